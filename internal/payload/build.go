@@ -1,0 +1,89 @@
+package payload
+
+import (
+	"dagger/lowcode-pipeline/internal/rules"
+)
+
+// Options are the build-up a pipeline run applies to its starting payload.
+// Zero values leave the starting payload as it is.
+type Options struct {
+	FrontendImage   string
+	BackendImages   []string
+	CodeAsDataImage string // set only when this run built a code-as-data image
+	// DeployRules, when not empty, replace the starting payload's rules.
+	DeployRules        []rules.Rule
+	UpdateMode         Mode
+	PromotionMode      Mode
+	SkipUpdateVersions *bool
+	ForceSync          bool
+}
+
+// Build applies opts to a copy of base the way the reference pipelines do:
+// set frontend.image, append each backend image, set codeAsData.image only
+// when given. The result is not validated.
+func Build(base *Payload, opts Options) *Payload {
+	p := base.Clone()
+	if opts.FrontendImage != "" {
+		if p.Frontend == nil {
+			p.Frontend = &Frontend{}
+		}
+		p.Frontend.Image = opts.FrontendImage
+	}
+	if len(opts.BackendImages) > 0 || len(opts.DeployRules) > 0 {
+		if p.Backends == nil {
+			p.Backends = &Backends{Images: []string{}}
+		}
+		p.Backends.Images = append(p.Backends.Images, opts.BackendImages...)
+		if len(opts.DeployRules) > 0 {
+			p.Backends.DeployRules = append([]rules.Rule{}, opts.DeployRules...)
+		}
+		if p.Backends.DeployRules == nil {
+			p.Backends.DeployRules = []rules.Rule{CatchAll}
+		}
+	}
+	if opts.CodeAsDataImage != "" || opts.UpdateMode != "" {
+		if p.CodeAsData == nil {
+			p.CodeAsData = &CodeAsData{}
+		}
+		if opts.CodeAsDataImage != "" {
+			p.CodeAsData.Image = opts.CodeAsDataImage
+		}
+		if opts.UpdateMode != "" {
+			p.CodeAsData.UpdateMode = opts.UpdateMode
+		}
+	}
+	if opts.PromotionMode != "" {
+		if p.NoDowntime == nil {
+			p.NoDowntime = &NoDowntime{}
+		}
+		p.NoDowntime.PromotionMode = opts.PromotionMode
+	}
+	if opts.SkipUpdateVersions != nil {
+		v := *opts.SkipUpdateVersions
+		p.SkipUpdateVersions = &v
+	}
+	if opts.ForceSync && !contains(p.ExtraArgs, ForceSync) {
+		p.ExtraArgs = append(p.ExtraArgs, ForceSync)
+	}
+	return p
+}
+
+// FromDefault builds on the reference default. The default's frontend object
+// is only a placeholder for frontend.image: a run that deploys no frontend
+// drops it rather than send a frontend section without an image.
+func FromDefault(opts Options) *Payload {
+	p := Build(Default(), opts)
+	if p.Frontend != nil && p.Frontend.Image == "" {
+		p.Frontend = nil
+	}
+	return p
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

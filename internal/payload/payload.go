@@ -1,0 +1,92 @@
+// Package payload holds the deployment payload the webhook receives: its
+// types with the spec's exact JSON names, the reference default, the build-up
+// the reference pipelines do, and strict parsing and validation.
+package payload
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"dagger/lowcode-pipeline/internal/rules"
+)
+
+// Mode is the approval mode of codeAsData.updateMode and noDowntime.promotionMode.
+type Mode string
+
+const (
+	ModeAuto   Mode = "auto"
+	ModeManual Mode = "manual"
+)
+
+// ForceSync is the only value extraArgs accepts.
+const ForceSync = "--force-sync"
+
+// Payload is the webhook's request body. Sections are pointers and lists use
+// omitzero so that what is absent stays absent and an explicit [] or false
+// survives a round trip.
+type Payload struct {
+	Backends           *Backends   `json:"backends,omitempty"`
+	CodeAsData         *CodeAsData `json:"codeAsData,omitempty"`
+	Frontend           *Frontend   `json:"frontend,omitempty"`
+	NoDowntime         *NoDowntime `json:"noDowntime,omitempty"`
+	SkipUpdateVersions *bool       `json:"skipUpdateVersions,omitempty"`
+	ExtraArgs          []string    `json:"extraArgs,omitzero"`
+}
+
+type Backends struct {
+	Images      []string     `json:"images,omitzero"`
+	DeployRules []rules.Rule `json:"deployRules,omitzero"`
+}
+
+type CodeAsData struct {
+	Image      string `json:"image,omitempty"`
+	UpdateMode Mode   `json:"updateMode,omitempty"`
+}
+
+type Frontend struct {
+	Image string `json:"image,omitempty"`
+}
+
+type NoDowntime struct {
+	PromotionMode Mode `json:"promotionMode,omitempty"`
+}
+
+// CatchAll is the rule of the reference default: every image to every backend.
+var CatchAll = rules.Rule{Source: ".*", Target: ".*"}
+
+// Default is the reference pipelines' starting point: a frontend object,
+// backends with no images and a catch-all rule, and both approval modes manual.
+func Default() *Payload {
+	return &Payload{
+		Frontend:   &Frontend{},
+		Backends:   &Backends{Images: []string{}, DeployRules: []rules.Rule{CatchAll}},
+		CodeAsData: &CodeAsData{UpdateMode: ModeManual},
+		NoDowntime: &NoDowntime{PromotionMode: ModeManual},
+	}
+}
+
+// Marshal renders the payload as indented JSON, with no HTML escaping so that
+// regular expressions such as ^(?!a&b) read as written.
+func (p *Payload) Marshal() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(p); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Clone returns a deep copy, so build-up never changes its starting point.
+func (p *Payload) Clone() *Payload {
+	data, err := json.Marshal(p)
+	if err != nil {
+		panic(err) // the types hold only strings, bools and slices of them
+	}
+	var out Payload
+	if err := json.Unmarshal(data, &out); err != nil {
+		panic(err)
+	}
+	return &out
+}

@@ -1,0 +1,265 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/dlclark/regexp2"
+
+	"dagger/lowcode-pipeline/internal/fielderr"
+)
+
+// Rule maps images whose reference matches Source to backends whose name
+// matches Target.
+type Rule struct {
+	Source string `json:"source"`
+	Target string `json:"target"`
+}
+
+// Input is what a plan is made from: the payload's images and rules, and the
+// names of the instance's backends.
+type Input struct {
+	Images       []string
+	Rules        []Rule
+	Backends     []string
+	MatchTimeout time.Duration // per match; zero means DefaultMatchTimeout
+}
+
+// ImageRoute says where one image goes and through which rules (indexes into
+// the payload's deployRules).
+type ImageRoute struct {
+	Image    string   `json:"image"`
+	Rules    []int    `json:"rules"`
+	Backends []string `json:"backends"`
+}
+
+// BackendAssignment says what one backend receives. More than one image is a
+// conflict, reported in Plan.Errors.
+type BackendAssignment struct {
+	Backend string   `json:"backend"`
+	Images  []string `json:"images"`
+	Rules   []int    `json:"rules"`
+}
+
+// Plan is the outcome of applying the deploy rules.
+type Plan struct {
+	Images   []ImageRoute        `json:"images"`
+	Backends []BackendAssignment `json:"backends"`
+	Errors   []string            `json:"errors"`
+	Warnings []string            `json:"warnings"`
+}
+
+// OK reports whether the plan can be deployed as it is.
+func (p *Plan) OK() bool { return len(p.Errors) == 0 }
+
+// CompiledRule is a rule whose two patterns compiled.
+type CompiledRule struct {
+	Rule
+	source, target *regexp2.Regexp
+}
+
+// CompileRules compiles every rule, reporting each bad pattern under
+// path[i].source or path[i].target.
+func CompileRules(path string, rs []Rule, timeout time.Duration) ([]CompiledRule, fielderr.List) {
+	var errs fielderr.List
+	out := make([]CompiledRule, len(rs))
+	for i, r := range rs {
+		out[i].Rule = r
+		for _, f := range []struct {
+			name, pattern string
+			dst           **regexp2.Regexp
+		}{{"source", r.Source, &out[i].source}, {"target", r.Target, &out[i].target}} {
+			re, err := Compile(f.pattern, timeout)
+			if err != nil {
+				errs.Addf(fielderr.Join(fielderr.Index(path, i), f.name), "invalid regular expression %s: %v", fielderr.Quote(f.pattern), err)
+				continue
+			}
+			*f.dst = re
+		}
+	}
+	return out, errs
+}
+
+// Build applies the rules: each image goes to the union of the targets of all
+// rules whose source matches it. Rule and backend-name problems, and a match
+// that times out, are returned as the error; deployment problems (conflicts,
+// images that reach no backend) are in Plan.Errors.
+func Build(in Input) (*Plan, error) {
+	if err := checkBackends(in.Backends); err != nil {
+		return nil, err
+	}
+	compiled, errs := CompileRules("backends.deployRules", in.Rules, in.MatchTimeout)
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	targets, err := matchTargets(compiled, in.Backends)
+	if err != nil {
+		return nil, err
+	}
+	images := uniqueImages(in.Images)
+	sources, err := matchSources(compiled, images)
+	if err != nil {
+		return nil, err
+	}
+	return assemble(in, images, sources, targets), nil
+}
+
+func checkBackends(names []string) error {
+	var errs fielderr.List
+	if len(names) == 0 {
+		errs.Addf("backends", "no backend names given: a plan needs the names of the instance's backends")
+	}
+	seen := map[string]bool{}
+	for i, n := range names {
+		switch {
+		case n == "":
+			errs.Addf(fielderr.Index("backends", i), "empty backend name")
+		case seen[n]:
+			errs.Addf(fielderr.Index("backends", i), "backend %q is listed twice", n)
+		}
+		seen[n] = true
+	}
+	return errs.Err()
+}
+
+// matchTargets computes, once per rule, the backends its target matches.
+func matchTargets(rs []CompiledRule, backends []string) ([][]bool, error) {
+	out := make([][]bool, len(rs))
+	for i, r := range rs {
+		out[i] = make([]bool, len(backends))
+		for j, b := range backends {
+			ok, err := Match(r.target, b)
+			if err != nil {
+				return nil, fmt.Errorf("backends.deployRules[%d].target: %w", i, err)
+			}
+			out[i][j] = ok
+		}
+	}
+	return out, nil
+}
+
+// matchSources tests every rule's source against every image, spread over the
+// machine's cores: this is the images × rules part of a plan.
+func matchSources(rs []CompiledRule, images []string) ([][]int, error) {
+	out := make([][]int, len(images))
+	next := make(chan int)
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	stop := make(chan struct{})
+	for range max(1, min(runtime.GOMAXPROCS(0), len(images))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				for k, r := range rs {
+					ok, err := Match(r.source, images[i])
+					if err != nil {
+						mu.Lock()
+						if firstErr == nil {
+							firstErr = fmt.Errorf("backends.deployRules[%d].source: %w", k, err)
+							close(stop)
+						}
+						mu.Unlock()
+						return
+					}
+					if ok {
+						out[i] = append(out[i], k)
+					}
+				}
+			}
+		}()
+	}
+feed:
+	for i := range images {
+		select {
+		case next <- i:
+		case <-stop:
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	return out, firstErr
+}
+
+func uniqueImages(images []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, im := range images {
+		if !seen[im] {
+			seen[im] = true
+			out = append(out, im)
+		}
+	}
+	return out
+}
+
+func assemble(in Input, images []string, sources [][]int, targets [][]bool) *Plan {
+	p := &Plan{Images: []ImageRoute{}, Backends: []BackendAssignment{}, Errors: []string{}, Warnings: []string{}}
+	byBackend := make([]BackendAssignment, len(in.Backends))
+	for j, b := range in.Backends {
+		byBackend[j] = BackendAssignment{Backend: b, Images: []string{}, Rules: []int{}}
+	}
+	ruleUsed := make([]bool, len(in.Rules))
+	for i, im := range images {
+		route := ImageRoute{Image: im, Rules: sources[i], Backends: []string{}}
+		if route.Rules == nil {
+			route.Rules = []int{}
+		}
+		for j, b := range in.Backends {
+			var via []int
+			for _, k := range route.Rules {
+				if targets[k][j] {
+					via = append(via, k)
+				}
+			}
+			if len(via) == 0 {
+				continue
+			}
+			route.Backends = append(route.Backends, b)
+			byBackend[j].Images = append(byBackend[j].Images, im)
+			byBackend[j].Rules = mergeSorted(byBackend[j].Rules, via)
+		}
+		for _, k := range route.Rules {
+			ruleUsed[k] = true
+		}
+		switch {
+		case len(route.Rules) == 0:
+			p.Errors = append(p.Errors, fmt.Sprintf("image %q reaches no backend: no rule's source matches it", im))
+		case len(route.Backends) == 0:
+			p.Errors = append(p.Errors, fmt.Sprintf("image %q reaches no backend: rules %v match it but their targets match none of %q", im, route.Rules, in.Backends))
+		}
+		p.Images = append(p.Images, route)
+	}
+	for _, a := range byBackend {
+		switch {
+		case len(a.Images) > 1:
+			p.Errors = append(p.Errors, fmt.Sprintf("backend %q would receive %d different images: %q (through rules %v)", a.Backend, len(a.Images), a.Images, a.Rules))
+		case len(a.Images) == 0:
+			p.Warnings = append(p.Warnings, fmt.Sprintf("backend %q receives no image", a.Backend))
+		}
+	}
+	for k, used := range ruleUsed {
+		if !used {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("rule %d (source %q) matches no image", k, in.Rules[k].Source))
+		}
+	}
+	p.Backends = byBackend
+	return p
+}
+
+func mergeSorted(a, b []int) []int {
+	out := append(slices.Clone(a), b...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// ErrPlan is wrapped by errors about a plan that cannot be deployed.
+var ErrPlan = errors.New("the deploy rules do not give a deployable plan")
