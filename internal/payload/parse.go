@@ -91,6 +91,9 @@ func (d *decoder) payload(v any) *Payload {
 		if o := d.object("codeAsData", v, "image", "updateMode"); o != nil {
 			if v, ok := o.Fields["image"]; ok {
 				p.CodeAsData.Image = d.str("codeAsData.image", v)
+				if v == "" {
+					d.fail("codeAsData.image", "empty image reference: leave codeAsData.image out when this run deploys no code-as-data image")
+				}
 			}
 			if v, ok := o.Fields["updateMode"]; ok {
 				p.CodeAsData.UpdateMode = Mode(d.str("codeAsData.updateMode", v))

@@ -1,0 +1,255 @@
+package payload
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"dagger/lowcode-pipeline/internal/fielderr"
+	"dagger/lowcode-pipeline/internal/rules"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const (
+	front = "registry.example.com/team/front:1.4.0"
+	back1 = "registry.example.com/team/api:1.4.0"
+	back2 = "registry.example.com/team/jobs:1.4.0@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	cad   = "registry.example.com/team/codeasdata:1.4.0"
+)
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+}
+
+func TestDefaultIsTheReferencePayload(t *testing.T) {
+	data, err := Default().Marshal()
+	require.NoError(t, err)
+	golden(t, "default.json", data)
+}
+
+func TestFromDefaultDoesTheReferenceBuildUp(t *testing.T) {
+	yes := true
+	for _, tc := range []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{
+			name: "frontend and backend images, no code-as-data built in this run",
+			opts: Options{FrontendImage: front, BackendImages: []string{back1, back2}},
+			want: `{"frontend":{"image":"` + front + `"},
+				"backends":{"images":["` + back1 + `","` + back2 + `"],"deployRules":[{"source":".*","target":".*"}]},
+				"codeAsData":{"updateMode":"manual"},"noDowntime":{"promotionMode":"manual"}}`,
+		},
+		{
+			name: "a code-as-data image built in this run is set",
+			opts: Options{FrontendImage: front, CodeAsDataImage: cad},
+			want: `{"frontend":{"image":"` + front + `"},
+				"backends":{"images":[],"deployRules":[{"source":".*","target":".*"}]},
+				"codeAsData":{"image":"` + cad + `","updateMode":"manual"},"noDowntime":{"promotionMode":"manual"}}`,
+		},
+		{
+			name: "without a frontend image the placeholder frontend is dropped",
+			opts: Options{BackendImages: []string{back1}},
+			want: `{"backends":{"images":["` + back1 + `"],"deployRules":[{"source":".*","target":".*"}]},
+				"codeAsData":{"updateMode":"manual"},"noDowntime":{"promotionMode":"manual"}}`,
+		},
+		{
+			name: "rules from flags replace the catch-all, modes and flags are set",
+			opts: Options{
+				FrontendImage: front, BackendImages: []string{back1},
+				DeployRules: []rules.Rule{{Source: "api", Target: "^(?!jobs$).*"}},
+				UpdateMode:  ModeAuto, PromotionMode: ModeAuto, SkipUpdateVersions: &yes, ForceSync: true,
+			},
+			want: `{"frontend":{"image":"` + front + `"},
+				"backends":{"images":["` + back1 + `"],"deployRules":[{"source":"api","target":"^(?!jobs$).*"}]},
+				"codeAsData":{"updateMode":"auto"},"noDowntime":{"promotionMode":"auto"},
+				"skipUpdateVersions":true,"extraArgs":["--force-sync"]}`,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := FromDefault(tc.opts)
+			require.NoError(t, p.Validate())
+			data, err := p.Marshal()
+			require.NoError(t, err)
+			assert.JSONEq(t, tc.want, string(data))
+		})
+	}
+}
+
+func TestBuildLeavesItsBaseUntouchedAndKeepsUserSections(t *testing.T) {
+	base, err := Parse([]byte(`{"backends":{"images":["` + back1 + `"],"deployRules":[{"source":"api","target":"api"}]},"extraArgs":["--force-sync"]}`))
+	require.NoError(t, err)
+	before, _ := base.Marshal()
+
+	p := Build(base, Options{BackendImages: []string{back2}, ForceSync: true})
+
+	after, _ := base.Marshal()
+	assert.Equal(t, string(before), string(after), "the base payload must not change")
+	assert.Equal(t, []string{back1, back2}, p.Backends.Images)
+	assert.Equal(t, []rules.Rule{{Source: "api", Target: "api"}}, p.Backends.DeployRules, "user rules are kept when no rule flag is given")
+	assert.Equal(t, []string{ForceSync}, p.ExtraArgs, "--force-sync is not added twice")
+	assert.Nil(t, p.Frontend)
+	assert.Nil(t, p.CodeAsData)
+}
+
+func TestParseRoundTripsWithoutChangingMeaning(t *testing.T) {
+	for _, in := range []string{
+		`{}`,
+		`{"frontend":{"image":"` + front + `"}}`,
+		`{"backends":{"images":[],"deployRules":[]}}`,
+		`{"backends":{"images":["` + back1 + `"],"deployRules":[{"source":"^(?!a$).*","target":".*"}]}}`,
+		`{"codeAsData":{}}`,
+		`{"codeAsData":{"image":"` + cad + `","updateMode":"auto"}}`,
+		`{"noDowntime":{"promotionMode":"auto"}}`,
+		`{"skipUpdateVersions":false}`,
+		`{"skipUpdateVersions":true}`,
+		`{"extraArgs":[]}`,
+		`{"extraArgs":["--force-sync"]}`,
+	} {
+		t.Run(in, func(t *testing.T) {
+			p, err := Parse([]byte(in))
+			require.NoError(t, err)
+			out, err := p.Marshal()
+			require.NoError(t, err)
+			assert.JSONEq(t, in, string(out))
+		})
+	}
+}
+
+func TestParseReportsEveryProblemWithItsPath(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   string
+		want []fielderr.Error // Message is matched as a substring
+	}{
+		{"backends needs images", `{"backends":{}}`,
+			[]fielderr.Error{{"backends.images", "required when backends is present"}}},
+		{"images need deploy rules", `{"backends":{"images":[]}}`,
+			[]fielderr.Error{{"backends.deployRules", "required when backends.images is present"}}},
+		{"a frontend needs an image", `{"frontend":{}}`,
+			[]fielderr.Error{{"frontend.image", "required when frontend is present"}}},
+		{"noDowntime needs a promotion mode", `{"noDowntime":{}}`,
+			[]fielderr.Error{{"noDowntime.promotionMode", "required when noDowntime is present"}}},
+		{"a misspelt section is refused with a suggestion", `{"noDowntim":{"promotionMode":"auto"}}`,
+			[]fielderr.Error{{"noDowntim", `unknown key (did you mean "noDowntime"?)`}}},
+		{"an unknown nested key is refused", `{"frontend":{"image":"` + front + `","tag":"x"}}`,
+			[]fielderr.Error{{"frontend.tag", "unknown key; allowed here: image"}}},
+		{"update mode is an enum", `{"codeAsData":{"updateMode":"Auto"}}`,
+			[]fielderr.Error{{"codeAsData.updateMode", `invalid value "Auto": allowed values are "auto" and "manual"`}}},
+		{"promotion mode is an enum", `{"noDowntime":{"promotionMode":"later"}}`,
+			[]fielderr.Error{{"noDowntime.promotionMode", `invalid value "later"`}}},
+		{"extraArgs only takes --force-sync", `{"extraArgs":["--force-sync","--force"]}`,
+			[]fielderr.Error{{"extraArgs[1]", `unsupported argument "--force": the only accepted value is "--force-sync"`}}},
+		{"skipUpdateVersions is a boolean", `{"skipUpdateVersions":"true"}`,
+			[]fielderr.Error{{"skipUpdateVersions", `must be a boolean (true or false), got string "true"`}}},
+		{"an image reference needs a tag or digest", `{"frontend":{"image":"registry.example.com/front"}}`,
+			[]fielderr.Error{{"frontend.image", "neither a tag nor a digest"}}},
+		{"an image reference must be a valid OCI reference", `{"frontend":{"image":"Registry/Front:1"}}`,
+			[]fielderr.Error{{"frontend.image", "not a valid OCI image reference"}}},
+		{"an empty image reference is refused", `{"codeAsData":{"image":""}}`,
+			[]fielderr.Error{{"codeAsData.image", "empty image reference"}}},
+		{"a backend image is checked too", `{"backends":{"images":["api:1","bad image"],"deployRules":[{"source":".*","target":".*"}]}}`,
+			[]fielderr.Error{{"backends.images[1]", "not a valid OCI image reference"}}},
+		{"a rule needs source and target", `{"backends":{"images":[],"deployRules":[{"source":".*"}]}}`,
+			[]fielderr.Error{{"backends.deployRules[0].target", "required"}}},
+		{"a rule pattern must be JavaScript", `{"backends":{"images":[],"deployRules":[{"source":"(?i)api","target":".*"}]}}`,
+			[]fielderr.Error{{"backends.deployRules[0].source", `invalid regular expression "(?i)api": inline flags`}}},
+		{"rules must be objects", `{"backends":{"images":[],"deployRules":[".*"]}}`,
+			[]fielderr.Error{{"backends.deployRules[0]", `must be an object, got string ".*"`}}},
+		{"images must be strings", `{"backends":{"images":[1],"deployRules":[]}}`,
+			[]fielderr.Error{{"backends.images[0]", "must be a string, got number 1"}}},
+		{"images must be an array", `{"backends":{"images":"api:1","deployRules":[]}}`,
+			[]fielderr.Error{{"backends.images", "must be an array of strings"}}},
+		{"a null section is not an absent one", `{"frontend":null}`,
+			[]fielderr.Error{{"frontend", "must be an object, got null"}}},
+		{"the payload is an object", `[]`,
+			[]fielderr.Error{{"", "must be an object, got array"}}},
+		{"all problems are reported at once", `{"frontend":{},"noDowntime":{"promotionMode":"soon"},"extraArgs":["-f"],"codeAsData":{"updateMode":1}}`,
+			[]fielderr.Error{
+				{"codeAsData.updateMode", "must be a string, got number 1"},
+				{"frontend.image", "required"},
+				{"noDowntime.promotionMode", `invalid value "soon"`},
+				{"extraArgs[0]", "unsupported argument"},
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Parse([]byte(tc.in))
+			require.Error(t, err)
+			assert.Nil(t, p, "an invalid payload is never returned")
+			var list fielderr.List
+			require.ErrorAs(t, err, &list)
+			require.Len(t, list, len(tc.want), "got: %v", err)
+			for i, w := range tc.want {
+				assert.Equal(t, w.Path, list[i].Path)
+				assert.Contains(t, list[i].Message, w.Message)
+			}
+		})
+	}
+}
+
+func TestParseRefusesMalformedJSON(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"a duplicate key would lose a value", `{"frontend":{"image":"a:1","image":"b:1"}}`, `frontend.image: duplicate key "image"`},
+		{"trailing data", `{} {}`, "unexpected data after the top-level value"},
+		{"truncated input", `{"frontend":`, "unexpected end of input"},
+		{"not JSON", `frontend=1`, "invalid JSON"},
+		{"empty input", ``, "unexpected end of input"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.in))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestErrorListReadsAsOneMessage(t *testing.T) {
+	_, err := Parse([]byte(`{"frontend":{},"noDowntime":{}}`))
+	require.Error(t, err)
+	assert.Equal(t, "2 problems:\n  - frontend.image: required when frontend is present: the frontend image reference to deploy\n  - noDowntime.promotionMode: required when noDowntime is present: \"auto\" or \"manual\"", err.Error())
+}
+
+func TestParseMode(t *testing.T) {
+	for _, s := range []string{"", "auto", "manual"} {
+		m, err := ParseMode("--update-mode", s)
+		require.NoError(t, err)
+		assert.Equal(t, Mode(s), m)
+	}
+	_, err := ParseMode("--update-mode", "AUTO")
+	assert.EqualError(t, err, `--update-mode: invalid value "AUTO": allowed values are "auto" and "manual"`)
+}
+
+func FuzzParse(f *testing.F) {
+	d, _ := Default().Marshal()
+	f.Add(d)
+	f.Add([]byte(`{"backends":{"images":["a:1"],"deployRules":[{"source":"(?!x)","target":".*"}]},"extraArgs":["--force-sync"]}`))
+	f.Add([]byte(`{"noDowntim":1,"frontend":{"image":"A"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := Parse(data)
+		if err != nil {
+			return
+		}
+		// Whatever parses must re-encode to a payload that parses to the same thing.
+		out, err := p.Marshal()
+		require.NoError(t, err)
+		again, err := Parse(out)
+		require.NoError(t, err, "re-encoded payload %s", out)
+		a, _ := json.Marshal(p)
+		b, _ := json.Marshal(again)
+		require.JSONEq(t, string(a), string(b))
+	})
+}
