@@ -61,21 +61,133 @@ func convertSlice[I any, O any](in []I, f func(I) O) []O {
 
 func (r LowcodePipeline) MarshalJSON() ([]byte, error) {
 	var concrete struct {
-		Source *dagger.Directory
+		Source      *dagger.Directory
+		NodeImage   string
+		Npmrc       *dagger.Secret
+		PlatformCli string
+		DrawPackage string
+		NpmCache    string
 	}
 	concrete.Source = r.Source
+	concrete.NodeImage = r.NodeImage
+	concrete.Npmrc = r.Npmrc
+	concrete.PlatformCli = r.PlatformCli
+	concrete.DrawPackage = r.DrawPackage
+	concrete.NpmCache = r.NpmCache
 	return json.Marshal(&concrete)
 }
 
 func (r *LowcodePipeline) UnmarshalJSON(bs []byte) error {
 	var concrete struct {
-		Source *dagger.Directory
+		Source      *dagger.Directory
+		NodeImage   string
+		Npmrc       *dagger.Secret
+		PlatformCli string
+		DrawPackage string
+		NpmCache    string
 	}
 	err := json.Unmarshal(bs, &concrete)
 	if err != nil {
 		return err
 	}
 	r.Source = concrete.Source
+	r.NodeImage = concrete.NodeImage
+	r.Npmrc = concrete.Npmrc
+	r.PlatformCli = concrete.PlatformCli
+	r.DrawPackage = concrete.DrawPackage
+	r.NpmCache = concrete.NpmCache
+	return nil
+}
+
+func (r ApprovalMode) IsEnum() {}
+
+func (r ApprovalMode) Name() string {
+	switch r {
+	case ApprovalModeAuto:
+		return "Auto"
+	case ApprovalModeManual:
+		return "Manual"
+	}
+	return ""
+}
+
+func (r ApprovalMode) Value() string {
+	return string(r)
+}
+
+func (r ApprovalMode) MarshalJSON() ([]byte, error) {
+	if r == "" {
+		return []byte("\"\""), nil
+	}
+	name := r.Name()
+	if name == "" {
+		return nil, fmt.Errorf("invalid enum value %q", r)
+	}
+	return json.Marshal(name)
+}
+
+func (r *ApprovalMode) UnmarshalJSON(bs []byte) error {
+	var s string
+	err := json.Unmarshal(bs, &s)
+	if err != nil {
+		return err
+	}
+	switch s {
+	case "":
+		*r = ""
+	case "Auto":
+		*r = ApprovalModeAuto
+	case "Manual":
+		*r = ApprovalModeManual
+	default:
+		return fmt.Errorf("invalid enum value %q", s)
+	}
+	return nil
+}
+
+func (r PlanFormat) IsEnum() {}
+
+func (r PlanFormat) Name() string {
+	switch r {
+	case PlanFormatJSON:
+		return "JSON"
+	case PlanFormatTable:
+		return "Table"
+	}
+	return ""
+}
+
+func (r PlanFormat) Value() string {
+	return string(r)
+}
+
+func (r PlanFormat) MarshalJSON() ([]byte, error) {
+	if r == "" {
+		return []byte("\"\""), nil
+	}
+	name := r.Name()
+	if name == "" {
+		return nil, fmt.Errorf("invalid enum value %q", r)
+	}
+	return json.Marshal(name)
+}
+
+func (r *PlanFormat) UnmarshalJSON(bs []byte) error {
+	var s string
+	err := json.Unmarshal(bs, &s)
+	if err != nil {
+		return err
+	}
+	switch s {
+	case "":
+		*r = ""
+	case "JSON":
+		*r = PlanFormatJSON
+	case "Table":
+		*r = PlanFormatTable
+	default:
+		return fmt.Errorf("invalid enum value %q", s)
+	}
 	return nil
 }
 
@@ -198,6 +310,139 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 	switch parentName {
 	case "LowcodePipeline":
 		switch fnName {
+		case "Payload":
+			var parent LowcodePipeline
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var frontendImage string
+			if inputArgs["frontendImage"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["frontendImage"]), &frontendImage)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg frontendImage", err))
+				}
+			}
+			var backendImage []string
+			if inputArgs["backendImage"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["backendImage"]), &backendImage)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg backendImage", err))
+				}
+			}
+			var codeAsDataImage string
+			if inputArgs["codeAsDataImage"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["codeAsDataImage"]), &codeAsDataImage)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg codeAsDataImage", err))
+				}
+			}
+			var deployRule []string
+			if inputArgs["deployRule"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["deployRule"]), &deployRule)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg deployRule", err))
+				}
+			}
+			var updateMode ApprovalMode
+			if inputArgs["updateMode"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["updateMode"]), &updateMode)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg updateMode", err))
+				}
+			}
+			var promotionMode ApprovalMode
+			if inputArgs["promotionMode"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["promotionMode"]), &promotionMode)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg promotionMode", err))
+				}
+			}
+			var skipUpdateVersions bool
+			if inputArgs["skipUpdateVersions"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["skipUpdateVersions"]), &skipUpdateVersions)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg skipUpdateVersions", err))
+				}
+			}
+			var forceSync bool
+			if inputArgs["forceSync"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["forceSync"]), &forceSync)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg forceSync", err))
+				}
+			}
+			var from *dagger.File
+			if inputArgs["from"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["from"]), &from)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg from", err))
+				}
+			}
+			var fromJson string
+			if inputArgs["fromJson"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["fromJson"]), &fromJson)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg fromJson", err))
+				}
+			}
+			return (*LowcodePipeline).Payload(&parent, ctx, frontendImage, backendImage, codeAsDataImage, deployRule, updateMode, promotionMode, skipUpdateVersions, forceSync, from, fromJson)
+		case "Plan":
+			var parent LowcodePipeline
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var backends []string
+			if inputArgs["backends"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["backends"]), &backends)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg backends", err))
+				}
+			}
+			var payload *dagger.File
+			if inputArgs["payload"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["payload"]), &payload)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg payload", err))
+				}
+			}
+			var payloadJson string
+			if inputArgs["payloadJson"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["payloadJson"]), &payloadJson)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg payloadJson", err))
+				}
+			}
+			var format PlanFormat
+			if inputArgs["format"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["format"]), &format)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg format", err))
+				}
+			}
+			return (*LowcodePipeline).Plan(&parent, ctx, backends, payload, payloadJson, format)
+		case "ValidatePayload":
+			var parent LowcodePipeline
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var payload *dagger.File
+			if inputArgs["payload"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["payload"]), &payload)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg payload", err))
+				}
+			}
+			var payloadJson string
+			if inputArgs["payloadJson"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["payloadJson"]), &payloadJson)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg payloadJson", err))
+				}
+			}
+			return (*LowcodePipeline).ValidatePayload(&parent, ctx, payload, payloadJson)
 		case "":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)
@@ -211,7 +456,42 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg source", err))
 				}
 			}
-			return New(source), nil
+			var nodeImage string
+			if inputArgs["nodeImage"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["nodeImage"]), &nodeImage)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg nodeImage", err))
+				}
+			}
+			var npmrc *dagger.Secret
+			if inputArgs["npmrc"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["npmrc"]), &npmrc)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg npmrc", err))
+				}
+			}
+			var platformCli string
+			if inputArgs["platformCli"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["platformCli"]), &platformCli)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platformCli", err))
+				}
+			}
+			var drawPackage string
+			if inputArgs["drawPackage"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["drawPackage"]), &drawPackage)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg drawPackage", err))
+				}
+			}
+			var npmCache string
+			if inputArgs["npmCache"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["npmCache"]), &npmCache)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg npmCache", err))
+				}
+			}
+			return New(source, nodeImage, npmrc, platformCli, drawPackage, npmCache), nil
 		default:
 			return nil, fmt.Errorf("unknown function %s", fnName)
 		}

@@ -1,12 +1,26 @@
-// A low-code platform's whole delivery as container-native steps.
+// A low-code platform's whole delivery as container-native steps
+//
+// Snapshot code as data into git, build the project in node:24 containers,
+// package the frontend, backend and code-as-data images, and deploy them with
+// one webhook call: the same pipeline from any CI and from a laptop.
 package main
 
 import "dagger/lowcode-pipeline/internal/dagger"
 
-// LowcodePipeline builds, packages and deploys a low-code platform project.
+// LowcodePipeline carries one project through the platform's delivery steps.
 type LowcodePipeline struct {
 	// Project source directory
 	Source *dagger.Directory
+	// Node.js image the builds run in
+	NodeImage string
+	// .npmrc for private registries, mounted as a secret
+	Npmrc *dagger.Secret
+	// Package that npx runs for buildCodeAsData and snapshot
+	PlatformCli string
+	// Design-tool package whose installed version labels the images
+	DrawPackage string
+	// Name of the npm cache volume
+	NpmCache string
 }
 
 func New(
@@ -14,6 +28,30 @@ func New(
 	// +defaultPath="/"
 	// +ignore=["node_modules", "dist", ".git"]
 	source *dagger.Directory,
+	// Node.js image the builds run in (Node.js 20 or above)
+	// +optional
+	// +default="node:24"
+	nodeImage string,
+	// .npmrc for private registries (the platform's packages usually come from one); mounted as a secret, never in a layer
+	// +optional
+	npmrc *dagger.Secret,
+	// Package (with optional @version) that npx runs for buildCodeAsData and snapshot: the platform's CLI
+	// +optional
+	platformCli string,
+	// Design-tool package whose installed version labels the images (draw_version)
+	// +optional
+	drawPackage string,
+	// Name of the npm cache volume, to share or isolate it between projects
+	// +optional
+	// +default="lowcode-pipeline-npm"
+	npmCache string,
 ) *LowcodePipeline {
-	return &LowcodePipeline{Source: source}
+	return &LowcodePipeline{
+		Source:      source,
+		NodeImage:   nodeImage,
+		Npmrc:       npmrc,
+		PlatformCli: platformCli,
+		DrawPackage: drawPackage,
+		NpmCache:    npmCache,
+	}
 }

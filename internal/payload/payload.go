@@ -6,6 +6,8 @@ package payload
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strings"
 
 	"dagger/lowcode-pipeline/internal/rules"
 )
@@ -89,4 +91,42 @@ func (p *Payload) Clone() *Payload {
 		panic(err)
 	}
 	return &out
+}
+
+// Summary says in one line what the payload deploys.
+func (p *Payload) Summary() string {
+	var parts []string
+	if p.Frontend != nil {
+		parts = append(parts, "frontend "+p.Frontend.Image)
+	}
+	if p.Backends != nil {
+		parts = append(parts, fmt.Sprintf("%d backend image(s) with %d deploy rule(s)", len(p.Backends.Images), len(p.Backends.DeployRules)))
+	}
+	if p.CodeAsData != nil {
+		c := "code as data"
+		if p.CodeAsData.Image != "" {
+			c += " " + p.CodeAsData.Image
+		}
+		parts = append(parts, fmt.Sprintf("%s (update mode %s)", c, orDefault(p.CodeAsData.UpdateMode)))
+	}
+	if p.NoDowntime != nil {
+		parts = append(parts, "no-downtime promotion "+string(p.NoDowntime.PromotionMode))
+	}
+	if p.SkipUpdateVersions != nil && *p.SkipUpdateVersions {
+		parts = append(parts, "skipping version updates")
+	}
+	if len(p.ExtraArgs) > 0 {
+		parts = append(parts, "extra args "+strings.Join(p.ExtraArgs, " "))
+	}
+	if len(parts) == 0 {
+		return "nothing to deploy"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func orDefault(m Mode) Mode {
+	if m == "" {
+		return ModeAuto + " (default)"
+	}
+	return m
 }

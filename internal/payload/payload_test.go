@@ -134,52 +134,52 @@ func TestParseReportsEveryProblemWithItsPath(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		in   string
-		want []fielderr.Error // Message is matched as a substring
+		want []pathMsg // Message is matched as a substring
 	}{
 		{"backends needs images", `{"backends":{}}`,
-			[]fielderr.Error{{"backends.images", "required when backends is present"}}},
+			[]pathMsg{{"backends.images", "required when backends is present"}}},
 		{"images need deploy rules", `{"backends":{"images":[]}}`,
-			[]fielderr.Error{{"backends.deployRules", "required when backends.images is present"}}},
+			[]pathMsg{{"backends.deployRules", "required when backends.images is present"}}},
 		{"a frontend needs an image", `{"frontend":{}}`,
-			[]fielderr.Error{{"frontend.image", "required when frontend is present"}}},
+			[]pathMsg{{"frontend.image", "required when frontend is present"}}},
 		{"noDowntime needs a promotion mode", `{"noDowntime":{}}`,
-			[]fielderr.Error{{"noDowntime.promotionMode", "required when noDowntime is present"}}},
+			[]pathMsg{{"noDowntime.promotionMode", "required when noDowntime is present"}}},
 		{"a misspelt section is refused with a suggestion", `{"noDowntim":{"promotionMode":"auto"}}`,
-			[]fielderr.Error{{"noDowntim", `unknown key (did you mean "noDowntime"?)`}}},
+			[]pathMsg{{"noDowntim", `unknown key (did you mean "noDowntime"?)`}}},
 		{"an unknown nested key is refused", `{"frontend":{"image":"` + front + `","tag":"x"}}`,
-			[]fielderr.Error{{"frontend.tag", "unknown key; allowed here: image"}}},
+			[]pathMsg{{"frontend.tag", "unknown key; allowed here: image"}}},
 		{"update mode is an enum", `{"codeAsData":{"updateMode":"Auto"}}`,
-			[]fielderr.Error{{"codeAsData.updateMode", `invalid value "Auto": allowed values are "auto" and "manual"`}}},
+			[]pathMsg{{"codeAsData.updateMode", `invalid value "Auto": allowed values are "auto" and "manual"`}}},
 		{"promotion mode is an enum", `{"noDowntime":{"promotionMode":"later"}}`,
-			[]fielderr.Error{{"noDowntime.promotionMode", `invalid value "later"`}}},
+			[]pathMsg{{"noDowntime.promotionMode", `invalid value "later"`}}},
 		{"extraArgs only takes --force-sync", `{"extraArgs":["--force-sync","--force"]}`,
-			[]fielderr.Error{{"extraArgs[1]", `unsupported argument "--force": the only accepted value is "--force-sync"`}}},
+			[]pathMsg{{"extraArgs[1]", `unsupported argument "--force": the only accepted value is "--force-sync"`}}},
 		{"skipUpdateVersions is a boolean", `{"skipUpdateVersions":"true"}`,
-			[]fielderr.Error{{"skipUpdateVersions", `must be a boolean (true or false), got string "true"`}}},
+			[]pathMsg{{"skipUpdateVersions", `must be a boolean (true or false), got string "true"`}}},
 		{"an image reference needs a tag or digest", `{"frontend":{"image":"registry.example.com/front"}}`,
-			[]fielderr.Error{{"frontend.image", "neither a tag nor a digest"}}},
+			[]pathMsg{{"frontend.image", "neither a tag nor a digest"}}},
 		{"an image reference must be a valid OCI reference", `{"frontend":{"image":"Registry/Front:1"}}`,
-			[]fielderr.Error{{"frontend.image", "not a valid OCI image reference"}}},
+			[]pathMsg{{"frontend.image", "not a valid OCI image reference"}}},
 		{"an empty image reference is refused", `{"codeAsData":{"image":""}}`,
-			[]fielderr.Error{{"codeAsData.image", "empty image reference"}}},
+			[]pathMsg{{"codeAsData.image", "empty image reference"}}},
 		{"a backend image is checked too", `{"backends":{"images":["api:1","bad image"],"deployRules":[{"source":".*","target":".*"}]}}`,
-			[]fielderr.Error{{"backends.images[1]", "not a valid OCI image reference"}}},
+			[]pathMsg{{"backends.images[1]", "not a valid OCI image reference"}}},
 		{"a rule needs source and target", `{"backends":{"images":[],"deployRules":[{"source":".*"}]}}`,
-			[]fielderr.Error{{"backends.deployRules[0].target", "required"}}},
+			[]pathMsg{{"backends.deployRules[0].target", "required"}}},
 		{"a rule pattern must be JavaScript", `{"backends":{"images":[],"deployRules":[{"source":"(?i)api","target":".*"}]}}`,
-			[]fielderr.Error{{"backends.deployRules[0].source", `invalid regular expression "(?i)api": inline flags`}}},
+			[]pathMsg{{"backends.deployRules[0].source", `invalid regular expression "(?i)api": inline flags`}}},
 		{"rules must be objects", `{"backends":{"images":[],"deployRules":[".*"]}}`,
-			[]fielderr.Error{{"backends.deployRules[0]", `must be an object, got string ".*"`}}},
+			[]pathMsg{{"backends.deployRules[0]", `must be an object, got string ".*"`}}},
 		{"images must be strings", `{"backends":{"images":[1],"deployRules":[]}}`,
-			[]fielderr.Error{{"backends.images[0]", "must be a string, got number 1"}}},
+			[]pathMsg{{"backends.images[0]", "must be a string, got number 1"}}},
 		{"images must be an array", `{"backends":{"images":"api:1","deployRules":[]}}`,
-			[]fielderr.Error{{"backends.images", "must be an array of strings"}}},
+			[]pathMsg{{"backends.images", "must be an array of strings"}}},
 		{"a null section is not an absent one", `{"frontend":null}`,
-			[]fielderr.Error{{"frontend", "must be an object, got null"}}},
+			[]pathMsg{{"frontend", "must be an object, got null"}}},
 		{"the payload is an object", `[]`,
-			[]fielderr.Error{{"", "must be an object, got array"}}},
+			[]pathMsg{{"", "must be an object, got array"}}},
 		{"all problems are reported at once", `{"frontend":{},"noDowntime":{"promotionMode":"soon"},"extraArgs":["-f"],"codeAsData":{"updateMode":1}}`,
-			[]fielderr.Error{
+			[]pathMsg{
 				{"codeAsData.updateMode", "must be a string, got number 1"},
 				{"frontend.image", "required"},
 				{"noDowntime.promotionMode", `invalid value "soon"`},
@@ -253,3 +253,6 @@ func FuzzParse(f *testing.F) {
 		require.JSONEq(t, string(a), string(b))
 	})
 }
+
+// pathMsg is an expected problem: its path, and a substring of its message.
+type pathMsg struct{ Path, Message string }

@@ -1,0 +1,55 @@
+package jsontree
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseKeepsKeyOrderAndTypes(t *testing.T) {
+	v, err := Parse([]byte(`{"b":1,"a":[true,null,"x",{"c":2.5}]}`))
+	require.NoError(t, err)
+	obj := v.(*Object)
+	assert.Equal(t, []string{"b", "a"}, obj.Keys)
+	assert.Equal(t, json.Number("1"), obj.Fields["b"])
+	arr := obj.Fields["a"].([]any)
+	assert.Equal(t, []string{"boolean", "null", "string", "object"}, []string{TypeName(arr[0]), TypeName(arr[1]), TypeName(arr[2]), TypeName(arr[3])})
+}
+
+func TestParseRefusesDuplicateKeysWithTheirPath(t *testing.T) {
+	_, err := Parse([]byte(`{"a":{"list":[{"k":1,"k":2}]}}`))
+	assert.EqualError(t, err, `a.list[0].k: duplicate key "k" (a second value would silently replace the first)`)
+}
+
+func TestParseRefusesWhatIsNotOneJSONValue(t *testing.T) {
+	for in, want := range map[string]string{
+		``:        "unexpected end of input",
+		`{`:       "unexpected end of input",
+		`{} []`:   "unexpected data after the top-level value",
+		`{"a" 1}`: "invalid JSON",
+		`nul`:     "invalid JSON",
+	} {
+		_, err := Parse([]byte(in))
+		require.Error(t, err, in)
+		assert.Contains(t, err.Error(), want, in)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":[1,{"b":null}]}`, `{"a":1,"a":2}`, `[`, `"x"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, err := Parse(data)
+		valid := json.Valid(data)
+		if err == nil && !valid {
+			t.Fatalf("accepted invalid JSON %q", data)
+		}
+		if err != nil && valid && !strings.Contains(err.Error(), "duplicate key") {
+			t.Fatalf("refused valid JSON %q: %v", data, err)
+		}
+	})
+}
