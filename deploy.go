@@ -143,8 +143,8 @@ func readInput(ctx context.Context, flag string, file *dagger.File, inline strin
 
 type payloadFlags struct {
 	frontendImage, codeAsDataImage, updateMode, promotionMode string
-	backendImages, deployRules                                 []string
-	skipUpdateVersions, forceSync                              bool
+	backendImages, deployRules                                []string
+	skipUpdateVersions, forceSync                             bool
 }
 
 func buildPayload(base []byte, f payloadFlags) (*payload.Payload, error) {
