@@ -310,6 +310,76 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 	switch parentName {
 	case "LowcodePipeline":
 		switch fnName {
+		case "Deploy":
+			var parent LowcodePipeline
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var webhookUrl string
+			if inputArgs["webhookUrl"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["webhookUrl"]), &webhookUrl)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg webhookUrl", err))
+				}
+			}
+			var webhookToken *dagger.Secret
+			if inputArgs["webhookToken"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["webhookToken"]), &webhookToken)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg webhookToken", err))
+				}
+			}
+			var payload *dagger.File
+			if inputArgs["payload"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["payload"]), &payload)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg payload", err))
+				}
+			}
+			var payloadJson string
+			if inputArgs["payloadJson"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["payloadJson"]), &payloadJson)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg payloadJson", err))
+				}
+			}
+			var dryRun bool
+			if inputArgs["dryRun"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["dryRun"]), &dryRun)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg dryRun", err))
+				}
+			}
+			var allowHttp bool
+			if inputArgs["allowHttp"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["allowHttp"]), &allowHttp)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg allowHttp", err))
+				}
+			}
+			var connectTimeout string
+			if inputArgs["connectTimeout"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["connectTimeout"]), &connectTimeout)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg connectTimeout", err))
+				}
+			}
+			var timeout string
+			if inputArgs["timeout"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["timeout"]), &timeout)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg timeout", err))
+				}
+			}
+			var connectRetries int
+			if inputArgs["connectRetries"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["connectRetries"]), &connectRetries)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg connectRetries", err))
+				}
+			}
+			return (*LowcodePipeline).Deploy(&parent, ctx, webhookUrl, webhookToken, payload, payloadJson, dryRun, allowHttp, connectTimeout, timeout, connectRetries)
 		case "Payload":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)
@@ -443,6 +513,27 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				}
 			}
 			return (*LowcodePipeline).ValidatePayload(&parent, ctx, payload, payloadJson)
+		case "WebhookReceiver":
+			var parent LowcodePipeline
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var token *dagger.Secret
+			if inputArgs["token"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["token"]), &token)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg token", err))
+				}
+			}
+			var port int
+			if inputArgs["port"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["port"]), &port)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg port", err))
+				}
+			}
+			return (*LowcodePipeline).WebhookReceiver(&parent, token, port), nil
 		case "":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)

@@ -4,6 +4,7 @@
 package fielderr
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -70,4 +71,9 @@ func Quote(s string) string {
 		return fmt.Sprintf("%q… (%d bytes)", s[:max], len(s))
 	}
 	return fmt.Sprintf("%q", s)
+}
+
+// MarshalJSON lists the problems as [{"path": …, "message": …}].
+func (l List) MarshalJSON() ([]byte, error) {
+	return json.Marshal([]Error(l))
 }

@@ -1,0 +1,326 @@
+// Package webhook sends the deployment payload to the platform's webhook: one
+// POST with a bearer token, exactly once, and reports what happened without
+// ever revealing the token.
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults for Config's zero values.
+const (
+	DefaultConnectTimeout = 10 * time.Second
+	DefaultTimeout        = 60 * time.Second
+	DefaultConnectRetries = 3
+	DefaultRetryBackoff   = time.Second
+	DefaultMaxErrorBody   = 8 << 10
+)
+
+// Config is one deployment call.
+type Config struct {
+	URL   string
+	Token string
+	// AllowHTTP permits http:// addresses (a bearer token over plain HTTP can
+	// be read on the way; meant for local receivers).
+	AllowHTTP bool
+	// ConnectTimeout bounds connecting (TCP and TLS); Timeout bounds the whole
+	// call, response included.
+	ConnectTimeout, Timeout time.Duration
+	// ConnectRetries is how many more times a failure to connect at all is
+	// tried, waiting RetryBackoff, then twice as long each time. Negative
+	// means no retry; zero means DefaultConnectRetries.
+	ConnectRetries int
+	RetryBackoff   time.Duration
+	// MaxErrorBody is how much of an error response body is kept.
+	MaxErrorBody int
+	// Logf receives progress lines; they never hold the token.
+	Logf func(format string, args ...any)
+	// RootCAs, when set, replaces the system roots (tests, private CAs).
+	RootCAs *x509.CertPool
+}
+
+// Receipt records one delivery. It holds no secret.
+type Receipt struct {
+	SentAt          time.Time `json:"sentAt"`
+	URL             string    `json:"url"`
+	PayloadSHA256   string    `json:"payloadSha256"`
+	Status          int       `json:"status"`
+	Message         string    `json:"message"`
+	DurationMs      int64     `json:"durationMs"`
+	ConnectAttempts int       `json:"connectAttempts"`
+	Warnings        []string  `json:"warnings,omitempty"`
+}
+
+// Error is a failed deployment call. Its text never holds the token.
+type Error struct {
+	// Status is the HTTP status, or 0 when no response came.
+	Status int
+	// Body is the response body, truncated to Config.MaxErrorBody.
+	Body string
+	// Sent is false only when the request certainly never reached the server.
+	Sent bool
+	msg  string
+}
+
+func (e *Error) Error() string { return e.msg }
+
+// Prepared is a validated call, ready to send.
+type Prepared struct {
+	cfg      Config
+	url      *url.URL
+	redacted string
+}
+
+// Prepare checks the address and fills in defaults.
+func Prepare(cfg Config) (*Prepared, error) {
+	u, err := url.Parse(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("webhook URL %q is not a URL", Redact(cfg.URL))
+	}
+	redacted := Redact(cfg.URL)
+	switch {
+	case u.User != nil:
+		return nil, fmt.Errorf("webhook URL %s carries credentials in its user-info: pass the token as a secret (--webhook-token env:WEBHOOK_TOKEN) and remove it from the URL", redacted)
+	case u.Scheme == "http" && !cfg.AllowHTTP:
+		return nil, fmt.Errorf("webhook URL %s uses plain http, which would send the bearer token unencrypted: use https, or allow http explicitly for a local receiver", redacted)
+	case u.Scheme != "https" && u.Scheme != "http":
+		return nil, fmt.Errorf("webhook URL %s: scheme must be https (or http when allowed)", redacted)
+	case u.Host == "":
+		return nil, fmt.Errorf("webhook URL %s has no host", redacted)
+	case cfg.Token == "":
+		return nil, errors.New("webhook token is empty: the call needs Authorization: Bearer <token>")
+	case strings.ContainsAny(cfg.Token, "\r\n"):
+		return nil, errors.New("webhook token contains a line break: check the secret's value (a trailing newline from a file?)")
+	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = DefaultConnectTimeout
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	switch {
+	case cfg.ConnectRetries == 0:
+		cfg.ConnectRetries = DefaultConnectRetries
+	case cfg.ConnectRetries < 0:
+		cfg.ConnectRetries = 0
+	}
+	if cfg.RetryBackoff <= 0 {
+		cfg.RetryBackoff = DefaultRetryBackoff
+	}
+	if cfg.MaxErrorBody <= 0 {
+		cfg.MaxErrorBody = DefaultMaxErrorBody
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	return &Prepared{cfg: cfg, url: u, redacted: redacted}, nil
+}
+
+// RedactedURL is the address as it may be printed.
+func (p *Prepared) RedactedURL() string { return p.redacted }
+
+// DryRun shows the request Send would make, with the token masked.
+func (p *Prepared) DryRun(body []byte) string {
+	sum := sha256.Sum256(body)
+	return fmt.Sprintf("POST %s\nAuthorization: Bearer ***\nContent-Type: application/json\n\n%s\n(dry run: nothing sent; payload sha256 %s)\n",
+		p.redacted, bytes.TrimRight(body, "\n"), hex.EncodeToString(sum[:]))
+}
+
+// Redact removes what may be secret from an address for printing: user-info
+// and query values.
+func Redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "<unparsable URL>"
+	}
+	if u.User != nil {
+		u.User = url.User("REDACTED")
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			q[k] = []string{"REDACTED"}
+		}
+		u.RawQuery = q.Encode()
+	}
+	u.Fragment = ""
+	return u.String()
+}
+
+// Send posts body once. Only a failure to connect at all (DNS, refused, TLS
+// handshake) is retried: once a connection exists the request may have
+// reached the server, and a deployment sent twice is worse than a failed step.
+func (p *Prepared) Send(ctx context.Context, body []byte) (*Receipt, error) {
+	sum := sha256.Sum256(body)
+	rec := &Receipt{URL: p.redacted, PayloadSHA256: hex.EncodeToString(sum[:])}
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
+	defer cancel()
+
+	start := time.Now()
+	backoff := p.cfg.RetryBackoff
+	for attempt := 1; ; attempt++ {
+		rec.ConnectAttempts = attempt
+		rec.SentAt = time.Now().UTC()
+		resp, connected, err := p.attempt(ctx, body)
+		if err == nil {
+			defer resp.Body.Close()
+			rec.Status = resp.StatusCode
+			err = p.readResponse(resp, rec)
+			rec.DurationMs = time.Since(start).Milliseconds()
+			return rec, err
+		}
+		failure := p.describe(ctx, err, connected)
+		if connected || attempt > p.cfg.ConnectRetries || !retryable(err) || ctx.Err() != nil {
+			return nil, &Error{Sent: connected, msg: failure}
+		}
+		p.cfg.Logf("could not connect to %s (attempt %d of %d): %s; retrying in %s", p.redacted, attempt, p.cfg.ConnectRetries+1, failure, backoff)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return nil, &Error{msg: p.describe(ctx, ctx.Err(), false)}
+		}
+		backoff *= 2
+	}
+}
+
+// attempt makes one request on a fresh connection. connected reports whether
+// a connection was established, i.e. whether the server may have the request.
+func (p *Prepared) attempt(ctx context.Context, body []byte) (*http.Response, bool, error) {
+	var connected atomic.Bool
+	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, p.url.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, false, err
+	}
+	// No GetBody: the transport must never replay this request by itself.
+	req.GetBody = nil
+	req.Header.Set("Authorization", "Bearer "+p.cfg.Token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "lowcode-pipeline")
+	resp, err := p.client().Do(req)
+	return resp, connected.Load(), err
+}
+
+func (p *Prepared) client() *http.Client {
+	dialer := &net.Dialer{Timeout: p.cfg.ConnectTimeout}
+	return &http.Client{
+		Transport: &http.Transport{
+			Proxy:               http.ProxyFromEnvironment,
+			DialContext:         dialer.DialContext,
+			TLSHandshakeTimeout: p.cfg.ConnectTimeout,
+			TLSClientConfig:     &tls.Config{RootCAs: p.cfg.RootCAs, MinVersion: tls.VersionTLS12},
+			DisableKeepAlives:   true,
+			ForceAttemptHTTP2:   true,
+		},
+		// Never follow a redirect: the token and the payload go to the
+		// address the user gave and nowhere else.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+func (p *Prepared) readResponse(resp *http.Response, rec *Receipt) error {
+	status := fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+	if resp.StatusCode == http.StatusOK {
+		data, err := io.ReadAll(io.LimitReader(resp.Body, int64(p.cfg.MaxErrorBody)+1))
+		if err != nil {
+			rec.Warnings = append(rec.Warnings, "HTTP 200, but the response body could not be read: "+p.scrub(err.Error()))
+			return nil
+		}
+		var answer struct {
+			Message *string `json:"message"`
+		}
+		switch err := json.Unmarshal(data, &answer); {
+		case err != nil || answer.Message == nil:
+			rec.Warnings = append(rec.Warnings, fmt.Sprintf("HTTP 200, but the body is not the expected {\"message\": …} JSON: %s", p.excerpt(data)))
+		case *answer.Message != "success":
+			rec.Message = *answer.Message
+			rec.Warnings = append(rec.Warnings, fmt.Sprintf("HTTP 200 with message %q instead of \"success\"", *answer.Message))
+		default:
+			rec.Message = *answer.Message
+		}
+		return nil
+	}
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, int64(p.cfg.MaxErrorBody)+1))
+	body := p.excerpt(data)
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return &Error{Status: resp.StatusCode, Body: body, Sent: true, msg: fmt.Sprintf(
+			"deployment failed: %s redirects to %s, which is not followed (the token and payload go only to the address given); use the final address as the webhook URL. Response body: %s",
+			status, Redact(resp.Header.Get("Location")), body)}
+	}
+	return &Error{Status: resp.StatusCode, Body: body, Sent: true, msg: fmt.Sprintf("deployment failed: %s %s. Response body: %s", p.redacted, status, body)}
+}
+
+// excerpt shows a response body within MaxErrorBody, marked when cut, with
+// the token scrubbed in case the server echoes request headers.
+func (p *Prepared) excerpt(data []byte) string {
+	if len(data) == 0 {
+		return "(empty)"
+	}
+	s := string(data)
+	if len(data) > p.cfg.MaxErrorBody {
+		s = string(data[:p.cfg.MaxErrorBody]) + fmt.Sprintf("… [truncated after %d bytes]", p.cfg.MaxErrorBody)
+	}
+	return p.scrub(s)
+}
+
+func (p *Prepared) scrub(s string) string {
+	return strings.ReplaceAll(s, p.cfg.Token, "***")
+}
+
+// describe turns a transport error into a message that says which limit or
+// step failed, without the URL's secrets (url.Error would print it whole).
+func (p *Prepared) describe(ctx context.Context, err error, connected bool) string {
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		err = uerr.Err
+	}
+	var msg string
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) && connected:
+		msg = fmt.Sprintf("no response from %s within the overall time limit of %s; the request may have reached the server, so it is not sent again: check the deployment on the platform before re-running", p.redacted, p.cfg.Timeout)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		msg = fmt.Sprintf("could not reach %s within the overall time limit of %s: %v", p.redacted, p.cfg.Timeout, err)
+	case isTimeout(err) && !connected:
+		msg = fmt.Sprintf("could not connect to %s within the connect time limit of %s: %v", p.redacted, p.cfg.ConnectTimeout, err)
+	case connected:
+		msg = fmt.Sprintf("connection to %s failed after the request was sent: %v; the request may have reached the server, so it is not sent again: check the deployment on the platform before re-running", p.redacted, err)
+	default:
+		msg = fmt.Sprintf("could not connect to %s: %v", p.redacted, err)
+	}
+	return "deployment failed: " + p.scrub(msg)
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// retryable reports whether a failure to connect may heal: a certificate the
+// client rejects will not.
+func retryable(err error) bool {
+	var (
+		unknownAuthority x509.UnknownAuthorityError
+		hostname         x509.HostnameError
+		invalid          x509.CertificateInvalidError
+		verification     *tls.CertificateVerificationError
+	)
+	return !errors.As(err, &unknownAuthority) && !errors.As(err, &hostname) &&
+		!errors.As(err, &invalid) && !errors.As(err, &verification)
+}

@@ -1,0 +1,379 @@
+package webhook
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const token = "s3cr3t-t0ken-value-4242"
+
+var body = []byte(`{"frontend":{"image":"reg.example.com/front:1"}}`)
+
+// leakCheck gathers every string a call produced (errors, log lines,
+// receipts) so a test can assert the token is in none of them.
+type leakCheck struct {
+	mu    sync.Mutex
+	texts []string
+}
+
+func (l *leakCheck) logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.texts = append(l.texts, fmt.Sprintf(format, args...))
+}
+
+func (l *leakCheck) add(rec *Receipt, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		l.texts = append(l.texts, err.Error())
+		if we, ok := err.(*Error); ok {
+			l.texts = append(l.texts, we.Body)
+		}
+	}
+	if rec != nil {
+		data, _ := json.Marshal(rec)
+		l.texts = append(l.texts, string(data))
+	}
+}
+
+func (l *leakCheck) assertClean(t *testing.T) {
+	t.Helper()
+	for _, s := range l.texts {
+		assert.NotContains(t, s, token)
+		assert.NotContains(t, s, "t0ken-value")
+	}
+}
+
+// counting is a TLS test server that counts requests and answers with h.
+func counting(t *testing.T, h http.HandlerFunc) (*httptest.Server, *atomic.Int32) {
+	var n atomic.Int32
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		h(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+func send(t *testing.T, cfg Config, leaks *leakCheck) (*Receipt, error) {
+	t.Helper()
+	if cfg.Token == "" {
+		cfg.Token = token
+	}
+	if cfg.RetryBackoff == 0 {
+		cfg.RetryBackoff = 5 * time.Millisecond
+	}
+	cfg.Logf = leaks.logf
+	p, err := Prepare(cfg)
+	require.NoError(t, err)
+	rec, err := p.Send(context.Background(), body)
+	leaks.add(rec, err)
+	return rec, err
+}
+
+func tlsConfig(srv *httptest.Server) Config {
+	pool := srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
+	return Config{URL: srv.URL + "/acme/production", RootCAs: pool}
+}
+
+func TestSendDeliversOnceWithBearerTokenAndReceipt(t *testing.T) {
+	leaks := &leakCheck{}
+	var got *http.Request
+	var gotBody []byte
+	srv, n := counting(t, func(w http.ResponseWriter, r *http.Request) {
+		got = r
+		gotBody, _ = io.ReadAll(r.Body)
+		io.WriteString(w, `{"message":"success"}`)
+	})
+	rec, err := send(t, tlsConfig(srv), leaks)
+	require.NoError(t, err)
+
+	assert.EqualValues(t, 1, n.Load())
+	assert.Equal(t, http.MethodPost, got.Method)
+	assert.Equal(t, "/acme/production", got.URL.Path)
+	assert.Equal(t, "Bearer "+token, got.Header.Get("Authorization"))
+	assert.Equal(t, "application/json", got.Header.Get("Content-Type"))
+	assert.Equal(t, body, gotBody)
+
+	assert.Equal(t, 200, rec.Status)
+	assert.Equal(t, "success", rec.Message)
+	assert.Equal(t, srv.URL+"/acme/production", rec.URL)
+	assert.Equal(t, "c8f5a0c9d9446f78ad637244083cd9f8f2ab9e60f941cfa54f5221f3bb09a864", rec.PayloadSHA256, "sha256 of the body sent")
+	assert.Equal(t, 1, rec.ConnectAttempts)
+	assert.Empty(t, rec.Warnings)
+	assert.WithinDuration(t, time.Now(), rec.SentAt, 5*time.Second)
+	leaks.assertClean(t)
+}
+
+func TestEveryStatusButOKFailsWithStatusAndBody(t *testing.T) {
+	leaks := &leakCheck{}
+	for _, status := range []int{400, 401, 403, 404, 409, 422, 429, 500, 502, 503} {
+		t.Run(fmt.Sprint(status), func(t *testing.T) {
+			srv, n := counting(t, func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(status)
+				fmt.Fprintf(w, `{"error":"status %d", "echo":%q}`, status, r.Header.Get("Authorization"))
+			})
+			rec, err := send(t, tlsConfig(srv), leaks)
+			require.Error(t, err)
+			require.NotNil(t, rec, "a failed delivery still has a receipt")
+			assert.Equal(t, status, rec.Status)
+			var we *Error
+			require.ErrorAs(t, err, &we)
+			assert.Equal(t, status, we.Status)
+			assert.True(t, we.Sent)
+			assert.Contains(t, err.Error(), fmt.Sprintf("%d %s", status, http.StatusText(status)))
+			assert.Contains(t, err.Error(), fmt.Sprintf(`{"error":"status %d"`, status), "the response body is written out")
+			assert.Contains(t, err.Error(), `"echo":"Bearer ***"`, "a token echoed by the server is scrubbed")
+			assert.EqualValues(t, 1, n.Load(), "a failed deployment is not retried")
+		})
+	}
+	leaks.assertClean(t)
+}
+
+func TestOKWithAnUnexpectedBodyIsReportedNotHidden(t *testing.T) {
+	leaks := &leakCheck{}
+	for _, tc := range []struct{ name, body, warning string }{
+		{"not JSON", "<html>ok</html>", "not the expected {\"message\": …} JSON: <html>ok</html>"},
+		{"no message", `{"status":"ok"}`, `not the expected`},
+		{"empty", ``, `(empty)`},
+		{"another message", `{"message":"queued"}`, `message "queued" instead of "success"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, _ := counting(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, tc.body) })
+			rec, err := send(t, tlsConfig(srv), leaks)
+			require.NoError(t, err, "HTTP 200 is success")
+			require.Len(t, rec.Warnings, 1)
+			assert.Contains(t, rec.Warnings[0], tc.warning)
+		})
+	}
+	leaks.assertClean(t)
+}
+
+func TestRedirectsAreNeverFollowed(t *testing.T) {
+	leaks := &leakCheck{}
+	for _, status := range []int{301, 302, 307, 308} {
+		t.Run(fmt.Sprint(status), func(t *testing.T) {
+			target, targetHits := counting(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"message":"success"}`) })
+			srv, n := counting(t, func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, target.URL+"/elsewhere?key=abc", status)
+			})
+			_, err := send(t, tlsConfig(srv), leaks)
+			require.Error(t, err)
+			var we *Error
+			require.ErrorAs(t, err, &we)
+			assert.Equal(t, status, we.Status)
+			assert.Contains(t, err.Error(), "redirects to "+target.URL+"/elsewhere?key=REDACTED")
+			assert.Contains(t, err.Error(), "not followed")
+			assert.EqualValues(t, 1, n.Load())
+			assert.Zero(t, targetHits.Load(), "the redirect target must never be contacted")
+		})
+	}
+	leaks.assertClean(t)
+}
+
+func TestASlowServerHitsTheOverallTimeoutAndIsNotRetried(t *testing.T) {
+	leaks := &leakCheck{}
+	release := make(chan struct{})
+	srv, n := counting(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-time.After(5 * time.Second):
+		}
+	})
+	defer close(release)
+	cfg := tlsConfig(srv)
+	cfg.Timeout = 300 * time.Millisecond
+	_, err := send(t, cfg, leaks)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "within the overall time limit of 300ms")
+	assert.Contains(t, err.Error(), "may have reached the server, so it is not sent again")
+	var we *Error
+	require.ErrorAs(t, err, &we)
+	assert.True(t, we.Sent)
+	assert.EqualValues(t, 1, n.Load())
+	leaks.assertClean(t)
+}
+
+// closedPort returns a loopback address nothing listens on.
+func closedPort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
+}
+
+func TestConnectionRefusedIsRetriedThenFails(t *testing.T) {
+	leaks := &leakCheck{}
+	addr := closedPort(t)
+	_, err := send(t, Config{URL: "https://" + addr + "/hook?token=" + token, ConnectRetries: 2}, leaks)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "could not connect to https://"+addr+"/hook?token=REDACTED")
+	assert.Contains(t, err.Error(), "connection refused")
+	var we *Error
+	require.ErrorAs(t, err, &we)
+	assert.False(t, we.Sent, "nothing reached a server")
+	retries := 0
+	for _, l := range leaks.texts {
+		if strings.Contains(l, "retrying in") {
+			retries++
+		}
+	}
+	assert.Equal(t, 2, retries)
+	leaks.assertClean(t)
+}
+
+func TestAServerThatComesUpDuringRetriesGetsExactlyOneRequest(t *testing.T) {
+	leaks := &leakCheck{}
+	addr := closedPort(t)
+	var n atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		io.WriteString(w, `{"message":"success"}`)
+	}))
+	defer srv.Close()
+	go func() {
+		time.Sleep(150 * time.Millisecond)
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return
+		}
+		srv.Listener = l
+		srv.Start()
+	}()
+	rec, err := send(t, Config{URL: "http://" + addr + "/", AllowHTTP: true, ConnectRetries: 8, RetryBackoff: 40 * time.Millisecond}, leaks)
+	require.NoError(t, err)
+	assert.Greater(t, rec.ConnectAttempts, 1)
+	assert.EqualValues(t, 1, n.Load())
+	leaks.assertClean(t)
+}
+
+func TestADroppedConnectionAfterSendingIsNotRetried(t *testing.T) {
+	leaks := &leakCheck{}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	var requests atomic.Int32
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			if _, err := http.ReadRequest(bufio.NewReader(conn)); err == nil {
+				requests.Add(1)
+			}
+			conn.Close() // hang up without answering
+		}
+	}()
+	_, err = send(t, Config{URL: "http://" + l.Addr().String() + "/", AllowHTTP: true, ConnectRetries: 3}, leaks)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "failed after the request was sent")
+	var we *Error
+	require.ErrorAs(t, err, &we)
+	assert.True(t, we.Sent)
+	time.Sleep(50 * time.Millisecond)
+	assert.EqualValues(t, 1, requests.Load(), "the request must not be sent a second time")
+	leaks.assertClean(t)
+}
+
+func TestAStalledTLSHandshakeHitsTheConnectLimitAndNoRequestArrives(t *testing.T) {
+	leaks := &leakCheck{}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	var conns atomic.Int32
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func() { time.Sleep(2 * time.Second); conn.Close() }() // never speaks TLS
+		}
+	}()
+	_, err = send(t, Config{URL: "https://" + l.Addr().String() + "/", ConnectTimeout: 100 * time.Millisecond, ConnectRetries: 1}, leaks)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "within the connect time limit of 100ms")
+	assert.EqualValues(t, 2, conns.Load(), "a handshake that never completed is retried")
+	leaks.assertClean(t)
+}
+
+func TestAnUntrustedCertificateFailsAtOnce(t *testing.T) {
+	leaks := &leakCheck{}
+	srv, n := counting(t, func(w http.ResponseWriter, r *http.Request) {})
+	_, err := send(t, Config{URL: srv.URL, ConnectRetries: 3}, leaks)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "certificate")
+	assert.Zero(t, n.Load())
+	for _, l := range leaks.texts {
+		assert.NotContains(t, l, "retrying", "a certificate error will not heal")
+	}
+	leaks.assertClean(t)
+}
+
+func TestAHugeErrorBodyIsTruncated(t *testing.T) {
+	leaks := &leakCheck{}
+	srv, _ := counting(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(500)
+		io.WriteString(w, strings.Repeat("x", 1<<20))
+	})
+	cfg := tlsConfig(srv)
+	cfg.MaxErrorBody = 1000
+	_, err := send(t, cfg, leaks)
+	var we *Error
+	require.ErrorAs(t, err, &we)
+	assert.True(t, strings.HasSuffix(we.Body, "… [truncated after 1000 bytes]"))
+	assert.Less(t, len(err.Error()), 1500)
+	leaks.assertClean(t)
+}
+
+func TestPrepareRefusesUnsafeAddresses(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"a token in the user-info", Config{URL: "https://" + token + "@hooks.example.com/a/b", Token: token}, "carries credentials in its user-info: pass the token as a secret"},
+		{"plain http", Config{URL: "http://hooks.example.com/a", Token: token}, "uses plain http"},
+		{"another scheme", Config{URL: "ftp://hooks.example.com/a", Token: token}, "scheme must be https"},
+		{"no host", Config{URL: "https:///a", Token: token}, "has no host"},
+		{"no token", Config{URL: "https://hooks.example.com/a"}, "webhook token is empty"},
+		{"a token with a newline", Config{URL: "https://hooks.example.com/a", Token: token + "\n"}, "contains a line break"},
+		{"not a URL", Config{URL: "https://hooks.example.com/%zz?t=" + token, Token: token}, "is not a URL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Prepare(tc.cfg)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), token)
+		})
+	}
+	_, err := Prepare(Config{URL: "http://127.0.0.1:8080/", Token: token, AllowHTTP: true})
+	assert.NoError(t, err, "http is allowed when asked for")
+}
+
+func TestDryRunMasksTheToken(t *testing.T) {
+	p, err := Prepare(Config{URL: "https://hooks.example.com/acme/prod?sig=" + token, Token: token})
+	require.NoError(t, err)
+	out := p.DryRun(body)
+	assert.Contains(t, out, "POST https://hooks.example.com/acme/prod?sig=REDACTED\nAuthorization: Bearer ***\nContent-Type: application/json\n\n"+string(body))
+	assert.Contains(t, out, "nothing sent")
+	assert.NotContains(t, out, token)
+}

@@ -1,0 +1,97 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"dagger/lowcode-pipeline/internal/payload"
+)
+
+func newReceiver(t *testing.T) (*Receiver, *httptest.Server, *leakCheck) {
+	leaks := &leakCheck{}
+	r := &Receiver{Token: token, Validate: func(b []byte) error { _, err := payload.Parse(b); return err }, Logf: leaks.logf}
+	srv := httptest.NewTLSServer(r)
+	t.Cleanup(srv.Close)
+	return r, srv, leaks
+}
+
+func TestReceiverChecksWhatThePlatformChecks(t *testing.T) {
+	r, srv, leaks := newReceiver(t)
+	for _, tc := range []struct {
+		name, method, contentType, auth, body string
+		status                                int
+		answer                                string
+	}{
+		{"a GET is refused", "GET", "application/json", "Bearer " + token, "{}", 405, `"error":"method GET not allowed`},
+		{"a form post is refused", "POST", "application/x-www-form-urlencoded", "Bearer " + token, "{}", 415, "Content-Type must be application/json"},
+		{"no token", "POST", "application/json", "", "{}", 401, "missing Authorization: Bearer"},
+		{"basic auth is not a bearer token", "POST", "application/json", "Basic " + token, "{}", 401, "missing Authorization"},
+		{"a wrong token", "POST", "application/json", "Bearer nope", "{}", 403, "invalid token"},
+		{"an invalid payload lists its problems", "POST", "application/json; charset=utf-8", "Bearer " + token,
+			`{"frontend":{},"extraArgs":["-x"]}`, 422, `"problems":[{"path":"frontend.image","message":"required when frontend is present`},
+		{"malformed JSON", "POST", "application/json", "Bearer " + token, `{"frontend":`, 422, "invalid payload: invalid JSON"},
+		{"a valid payload is accepted", "POST", "application/json", "Bearer " + token,
+			`{"frontend":{"image":"reg.example.com/front:1"}}`, 200, `{"message":"success"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequest(tc.method, srv.URL+"/acme/prod", strings.NewReader(tc.body))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", tc.contentType)
+			if tc.auth != "" {
+				req.Header.Set("Authorization", tc.auth)
+			}
+			resp, err := srv.Client().Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			answer, _ := io.ReadAll(resp.Body)
+			assert.Equal(t, tc.status, resp.StatusCode)
+			assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+			assert.Contains(t, string(answer), tc.answer)
+		})
+	}
+	require.Len(t, r.Deliveries(), 1, "only the valid payload is recorded")
+	assert.Equal(t, "/acme/prod", r.Deliveries()[0].Path)
+	assert.JSONEq(t, `{"frontend":{"image":"reg.example.com/front:1"}}`, string(r.Deliveries()[0].Payload))
+	leaks.assertClean(t)
+}
+
+func TestClientAndReceiverEndToEnd(t *testing.T) {
+	r, srv, leaks := newReceiver(t)
+	cfg := tlsConfig(srv)
+	rec, err := send(t, cfg, leaks)
+	require.NoError(t, err)
+	assert.Equal(t, "success", rec.Message)
+	require.Len(t, r.Deliveries(), 1)
+	assert.JSONEq(t, string(body), string(r.Deliveries()[0].Payload))
+
+	// The deliveries list is there for engine tests, behind the same token.
+	req, _ := http.NewRequestWithContext(context.Background(), "GET", srv.URL+DeliveriesPath, nil)
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, 401, resp.StatusCode)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err = srv.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var listed []Delivery
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&listed))
+	require.Len(t, listed, 1)
+
+	// A wrong token is a failed deployment that records nothing.
+	cfg.Token = "wrong-token"
+	_, err = send(t, cfg, leaks)
+	var we *Error
+	require.ErrorAs(t, err, &we)
+	assert.Equal(t, 403, we.Status)
+	assert.Len(t, r.Deliveries(), 1)
+	leaks.assertClean(t)
+}

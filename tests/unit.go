@@ -1,0 +1,23 @@
+package main
+
+import (
+	"context"
+)
+
+// The engine-free suite (scripts/test: Go tests, real git and npm, fuzzing), in a node:24 container with Go added
+// +check
+func (t *Tests) UnitTests(ctx context.Context) error {
+	goroot := dag.Container().From("golang:1.26").Directory("/usr/local/go")
+	_, err := dag.Container().From("node:24").
+		WithDirectory("/usr/local/go", goroot).
+		WithEnvVariable("PATH", "/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin").
+		WithMountedCache("/root/go/pkg/mod", dag.CacheVolume("lowcode-pipeline-tests-gomod")).
+		WithMountedCache("/root/.cache/go-build", dag.CacheVolume("lowcode-pipeline-tests-gobuild")).
+		WithDirectory("/src", t.Repo).
+		WithWorkdir("/src").
+		WithExec([]string{"git", "config", "--global", "user.email", "tests@lowcode-pipeline.invalid"}).
+		WithExec([]string{"git", "config", "--global", "user.name", "lowcode-pipeline tests"}).
+		WithExec([]string{"bash", "scripts/test"}).
+		Sync(ctx)
+	return err
+}

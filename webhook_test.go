@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const testToken = "tok-9f8e7d6c5b4a"
+
+func webhookServer(t *testing.T, status int, answer string) (*httptest.Server, *atomic.Int32) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(status)
+		io.WriteString(w, answer)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+func TestDeploySendsTheValidatedPayloadAndPrintsTheReceipt(t *testing.T) {
+	srv, n := webhookServer(t, 200, `{"message":"success"}`)
+	out, err := deployPayload(context.Background(), deployRequest{
+		url: srv.URL + "/acme/prod", token: testToken, allowHTTP: true, connectRetries: 3,
+		payload: []byte(`{"frontend":{"image":"reg.example.com/front:1"}}`), connectTimeout: "5s", timeout: "30s",
+	})
+	require.NoError(t, err)
+	var rec map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &rec))
+	assert.EqualValues(t, 200, rec["status"])
+	assert.Equal(t, "success", rec["message"])
+	assert.Equal(t, srv.URL+"/acme/prod", rec["url"])
+	assert.EqualValues(t, 1, n.Load())
+	assert.NotContains(t, out, testToken)
+}
+
+func TestDeployNeverSendsAnInvalidPayload(t *testing.T) {
+	srv, n := webhookServer(t, 200, `{"message":"success"}`)
+	_, err := deployPayload(context.Background(), deployRequest{
+		url: srv.URL, token: testToken, allowHTTP: true, payload: []byte(`{"frontend":{}}`),
+	})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "invalid payload, nothing sent: frontend.image: required")
+	assert.Zero(t, n.Load())
+}
+
+func TestDeployDryRunSendsNothing(t *testing.T) {
+	srv, n := webhookServer(t, 200, `{"message":"success"}`)
+	out, err := deployPayload(context.Background(), deployRequest{
+		url: srv.URL + "/a", token: testToken, allowHTTP: true, dryRun: true, payload: []byte(`{"extraArgs":["--force-sync"]}`),
+	})
+	require.NoError(t, err)
+	assert.Contains(t, out, "POST "+srv.URL+"/a\nAuthorization: Bearer ***\nContent-Type: application/json\n\n{\"extraArgs\":[\"--force-sync\"]}")
+	assert.NotContains(t, out, testToken)
+	assert.Zero(t, n.Load())
+}
+
+func TestDeployFailsOnAnyStatusButOKWithoutTheToken(t *testing.T) {
+	srv, n := webhookServer(t, 503, `{"error":"maintenance"}`)
+	_, err := deployPayload(context.Background(), deployRequest{
+		url: srv.URL, token: testToken, allowHTTP: true, connectRetries: 3, payload: []byte(`{}`),
+	})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `503 Service Unavailable. Response body: {"error":"maintenance"}`)
+	assert.NotContains(t, err.Error(), testToken)
+	assert.EqualValues(t, 1, n.Load())
+}
+
+func TestDeployRefusesBadOptionsBeforeSending(t *testing.T) {
+	srv, n := webhookServer(t, 200, `{"message":"success"}`)
+	for _, tc := range []struct {
+		name string
+		req  deployRequest
+		want string
+	}{
+		{"a bad connect timeout", deployRequest{url: srv.URL, allowHTTP: true, connectTimeout: "ten"}, `--connect-timeout: invalid duration "ten"`},
+		{"a negative timeout", deployRequest{url: srv.URL, allowHTTP: true, timeout: "-1s"}, `--timeout: invalid duration "-1s"`},
+		{"plain http not allowed", deployRequest{url: srv.URL}, "uses plain http"},
+		{"a token in the URL", deployRequest{url: "https://" + testToken + "@hooks.example.com/x"}, "pass the token as a secret"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.req.token, tc.req.payload = testToken, []byte(`{}`)
+			_, err := deployPayload(context.Background(), tc.req)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), testToken)
+		})
+	}
+	assert.Zero(t, n.Load())
+}
