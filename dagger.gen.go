@@ -310,6 +310,55 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 	switch parentName {
 	case "LowcodePipeline":
 		switch fnName {
+		case "Backend":
+			var parent LowcodePipeline
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return (*LowcodePipeline).Backend(&parent, ctx)
+		case "Build":
+			var parent LowcodePipeline
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var codeAsData bool
+			if inputArgs["codeAsData"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["codeAsData"]), &codeAsData)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg codeAsData", err))
+				}
+			}
+			var bricks bool
+			if inputArgs["bricks"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["bricks"]), &bricks)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg bricks", err))
+				}
+			}
+			return (*LowcodePipeline).Build(&parent, ctx, codeAsData, bricks)
+		case "CodeAsData":
+			var parent LowcodePipeline
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var bricks bool
+			if inputArgs["bricks"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["bricks"]), &bricks)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg bricks", err))
+				}
+			}
+			var args []string
+			if inputArgs["args"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["args"]), &args)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg args", err))
+				}
+			}
+			return (*LowcodePipeline).CodeAsData(&parent, ctx, bricks, args)
 		case "Deploy":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)
@@ -380,6 +429,27 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				}
 			}
 			return (*LowcodePipeline).Deploy(&parent, ctx, webhookUrl, webhookToken, payload, payloadJson, dryRun, allowHttp, connectTimeout, timeout, connectRetries)
+		case "DrawVersion":
+			var parent LowcodePipeline
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return (*LowcodePipeline).DrawVersion(&parent, ctx)
+		case "Frontend":
+			var parent LowcodePipeline
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return (*LowcodePipeline).Frontend(&parent, ctx)
+		case "Install":
+			var parent LowcodePipeline
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return (*LowcodePipeline).Install(&parent, ctx)
 		case "Payload":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)

@@ -198,6 +198,27 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 	switch parentName {
 	case "Tests":
 		switch fnName {
+		case "BuildNamesAMissingScript":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).BuildNamesAMissingScript(&parent, ctx)
+		case "BuildProducesTheThreeOutputs":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).BuildProducesTheThreeOutputs(&parent, ctx)
+		case "BuildRefusesAnOldNode":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).BuildRefusesAnOldNode(&parent, ctx)
 		case "DeployReachesTheReceiverOnce":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
@@ -212,6 +233,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).DeployRefusesPlainHTTP(&parent, ctx)
+		case "DrawVersionIsTheInstalledOne":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).DrawVersionIsTheInstalledOne(&parent, ctx)
 		case "PayloadBuildsTheReferencePayload":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)

@@ -1,0 +1,163 @@
+package nodebuild
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestExampleAppBuildsForReal runs the pipeline's own command lines on
+// examples/app with this machine's Node.js and npm, and checks what the
+// images will need.
+func TestExampleAppBuildsForReal(t *testing.T) {
+	for _, tool := range []string{"node", "npm"} {
+		_, err := exec.LookPath(tool)
+		require.NoError(t, err, "the example build needs %s (Node.js >= %d)", tool, MinNodeMajor)
+	}
+	app := copyExample(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	out := run(t, ctx, app, "node", "--version")
+	require.NoError(t, CheckNodeVersion("this machine", out))
+
+	manifestData, err := os.ReadFile(filepath.Join(app, ManifestFile))
+	require.NoError(t, err)
+	m, err := ParseManifest(manifestData)
+	require.NoError(t, err)
+	require.NoError(t, m.RequireScripts(DrawScript, NodeScript))
+	entries := readDirNames(t, app)
+	inputs, err := m.InstallInputs(entries)
+	require.NoError(t, err)
+	assert.Contains(t, inputs, Input{Path: "tools/platform-cli-standin", Dir: true})
+
+	install := InstallCommand(entries)
+	assert.Equal(t, "ci", install[1], "the example commits its lock file")
+	run(t, ctx, app, install...)
+	run(t, ctx, app, RunScript(DrawScript)...)
+	run(t, ctx, app, RunScript(NodeScript)...)
+	cad, err := CodeAsDataCommand("platform-cli-standin", false, nil)
+	require.NoError(t, err)
+	run(t, ctx, app, cad...)
+
+	// dist/web: an index.html that loads built JS and CSS that exist.
+	index, err := os.ReadFile(filepath.Join(app, WebDir, "index.html"))
+	require.NoError(t, err)
+	assets := regexp.MustCompile(`(?:src|href)="(assets/[^"]+)"`).FindAllStringSubmatch(string(index), -1)
+	require.Len(t, assets, 2, "index.html loads one script and one stylesheet")
+	for _, a := range assets {
+		assert.FileExists(t, filepath.Join(app, WebDir, a[1]))
+	}
+	// dist/codeAsData: configuration and the snapshot's patches.
+	assert.FileExists(t, filepath.Join(app, CodeAsDataDir, "config", "project.json"))
+	assert.FileExists(t, filepath.Join(app, CodeAsDataDir, "patches", "00000000000000000001", "project.patch.json"))
+
+	// The installed design-tool version is what labels the images.
+	lsOut := runAllowFailure(t, ctx, app, ListCommand("draw-standin")...)
+	version, err := InstalledVersion("draw-standin", []byte(lsOut))
+	require.NoError(t, err)
+	assert.Equal(t, "2.14.0", version)
+
+	// Bricks: a library instead of a final project.
+	cad, err = CodeAsDataCommand("platform-cli-standin", true, nil)
+	require.NoError(t, err)
+	run(t, ctx, app, cad...)
+	assert.FileExists(t, filepath.Join(app, CodeAsDataDir, "config", "library.json"))
+	assert.NoFileExists(t, filepath.Join(app, CodeAsDataDir, "config", "project.json"))
+
+	// dist/node: a backend that starts with node and answers its health check.
+	assertBackendServes(t, filepath.Join(app, NodeDir))
+}
+
+func assertBackendServes(t *testing.T, dir string) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command("node", "server.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	require.NoError(t, cmd.Start())
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+
+	url := fmt.Sprintf("http://127.0.0.1:%d/health", port)
+	var resp *http.Response
+	require.Eventually(t, func() bool {
+		resp, err = http.Get(url)
+		return err == nil
+	}, 10*time.Second, 50*time.Millisecond)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	assert.Equal(t, 200, resp.StatusCode)
+	var health struct{ Status string }
+	require.NoError(t, json.Unmarshal(body, &health))
+	assert.Equal(t, "ok", health.Status)
+}
+
+// copyExample copies examples/app without its build products.
+func copyExample(t *testing.T) string {
+	src, err := filepath.Abs("../../examples/app")
+	require.NoError(t, err)
+	dst := filepath.Join(t.TempDir(), "app")
+	err = filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if rel == "node_modules" || rel == "dist" {
+			return filepath.SkipDir
+		}
+		target := filepath.Join(dst, rel)
+		if info.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, info.Mode())
+	})
+	require.NoError(t, err)
+	return dst
+}
+
+func readDirNames(t *testing.T, dir string) []string {
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func run(t *testing.T, ctx context.Context, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CI=true", "NPM_CONFIG_UPDATE_NOTIFIER=false")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s:\n%s", strings.Join(args, " "), out)
+	return string(out)
+}
+
+func runAllowFailure(t *testing.T, ctx context.Context, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Dir = dir
+	out, _ := cmd.Output()
+	return string(out)
+}

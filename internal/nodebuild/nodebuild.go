@@ -1,0 +1,186 @@
+// Package nodebuild holds the decisions of the project build: what to copy
+// before installing, which install command, which scripts must exist, which
+// Node.js is new enough, the command lines of the three builds, and how the
+// installed design-tool version is read.
+package nodebuild
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// MinNodeMajor is the oldest Node.js the platform builds with.
+const MinNodeMajor = 20
+
+// The platform's build scripts and their output directories.
+const (
+	DrawScript     = "build:draw"
+	NodeScript     = "build:node"
+	WebDir         = "dist/web"
+	NodeDir        = "dist/node"
+	CodeAsDataDir  = "dist/codeAsData"
+	ManifestFile   = "package.json"
+	BricksFlag     = "--bricks"
+	CodeAsDataVerb = "buildCodeAsData"
+	SnapshotVerb   = "snapshot"
+)
+
+// LockFiles are the files that make `npm ci` possible, in npm's order of preference.
+var LockFiles = []string{"npm-shrinkwrap.json", "package-lock.json"}
+
+// Manifest is what the build needs of package.json.
+type Manifest struct {
+	Name                 string            `json:"name"`
+	Scripts              map[string]string `json:"scripts"`
+	Dependencies         map[string]string `json:"dependencies"`
+	DevDependencies      map[string]string `json:"devDependencies"`
+	OptionalDependencies map[string]string `json:"optionalDependencies"`
+	Workspaces           json.RawMessage   `json:"workspaces"`
+}
+
+// ParseManifest reads package.json.
+func ParseManifest(data []byte) (*Manifest, error) {
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%s: not valid JSON: %w", ManifestFile, err)
+	}
+	return &m, nil
+}
+
+// RequireScripts fails naming every build script package.json lacks.
+func (m *Manifest) RequireScripts(names ...string) error {
+	var missing []error
+	for _, n := range names {
+		if strings.TrimSpace(m.Scripts[n]) == "" {
+			missing = append(missing, fmt.Errorf("%s: no %q script in \"scripts\": the platform builds with `npm run %s`, which must write %s", ManifestFile, n, n, outputOf(n)))
+		}
+	}
+	return errors.Join(missing...)
+}
+
+func outputOf(script string) string {
+	switch script {
+	case DrawScript:
+		return "the frontend into " + WebDir
+	case NodeScript:
+		return "the backend into " + NodeDir
+	}
+	return "its output"
+}
+
+// InstallCommand is `npm ci` when a lock file pins the tree, else `npm install`.
+func InstallCommand(files []string) []string {
+	for _, lock := range LockFiles {
+		if slices.Contains(files, lock) {
+			return []string{"npm", "ci", "--no-audit", "--no-fund"}
+		}
+	}
+	return []string{"npm", "install", "--no-audit", "--no-fund"}
+}
+
+// Input is one path the install step needs.
+type Input struct {
+	Path string
+	Dir  bool
+}
+
+// InstallInputs are the paths the install step needs, and nothing else, so
+// that a change to the sources does not invalidate the installed layer:
+// package.json, the lock file, and local (file:) dependencies, folders or
+// tarballs. rootFiles are the names at the project root.
+func (m *Manifest) InstallInputs(rootFiles []string) ([]Input, error) {
+	if len(m.Workspaces) > 0 && string(m.Workspaces) != "null" {
+		return nil, fmt.Errorf("%s: npm workspaces are not supported yet: the install needs every workspace's package.json", ManifestFile)
+	}
+	inputs := []string{ManifestFile}
+	for _, lock := range LockFiles {
+		if slices.Contains(rootFiles, lock) {
+			inputs = append(inputs, lock)
+		}
+	}
+	var local []string
+	for _, deps := range []map[string]string{m.Dependencies, m.DevDependencies, m.OptionalDependencies} {
+		for name, spec := range deps {
+			p, ok := strings.CutPrefix(spec, "file:")
+			if !ok {
+				continue
+			}
+			clean := path.Clean(p)
+			if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
+				return nil, fmt.Errorf("%s: dependency %q is %q, outside the project: the build only sees the project directory", ManifestFile, name, spec)
+			}
+			local = append(local, clean)
+		}
+	}
+	slices.Sort(local)
+	out := make([]Input, 0, len(inputs)+len(local))
+	for _, p := range inputs {
+		out = append(out, Input{Path: p})
+	}
+	for _, p := range slices.Compact(local) {
+		out = append(out, Input{Path: p, Dir: !strings.HasSuffix(p, ".tgz") && !strings.HasSuffix(p, ".tar.gz")})
+	}
+	return out, nil
+}
+
+// CheckOutput fails a build that exited 0 but left its output directory
+// missing (listErr) or empty.
+func CheckOutput(step, dir string, entries []string, listErr error) error {
+	switch {
+	case listErr != nil:
+		return fmt.Errorf("%s exited 0 but left no %s directory: the step must write its output there", step, dir)
+	case len(entries) == 0:
+		return fmt.Errorf("%s exited 0 but left %s empty: the step must write its output there", step, dir)
+	}
+	return nil
+}
+
+var nodeVersion = regexp.MustCompile(`^v?(\d+)\.(\d+)\.(\d+)`)
+
+// CheckNodeVersion refuses a Node.js older than MinNodeMajor; output is what
+// `node --version` printed in image.
+func CheckNodeVersion(image, output string) error {
+	v := strings.TrimSpace(output)
+	match := nodeVersion.FindStringSubmatch(v)
+	if match == nil {
+		return fmt.Errorf("node image %q: `node --version` printed %q, not a version", image, v)
+	}
+	major, _ := strconv.Atoi(match[1])
+	if major < MinNodeMajor {
+		return fmt.Errorf("node image %q has Node.js %s: the platform needs %d or above (the reference uses node:24)", image, v, MinNodeMajor)
+	}
+	return nil
+}
+
+// RunScript is the command line of `npm run <script>`.
+func RunScript(script string) []string { return []string{"npm", "run", script} }
+
+// CodeAsDataCommand is `npx <cli> buildCodeAsData`, as a library of bricks
+// when asked, with the user's extra arguments last.
+func CodeAsDataCommand(cli string, bricks bool, extra []string) ([]string, error) {
+	if err := CheckCLI(cli); err != nil {
+		return nil, err
+	}
+	cmd := []string{"npx", "--yes", cli, CodeAsDataVerb}
+	if bricks {
+		cmd = append(cmd, BricksFlag)
+	}
+	return append(cmd, extra...), nil
+}
+
+// CheckCLI refuses a missing platform CLI with the way to set it.
+func CheckCLI(cli string) error {
+	if strings.TrimSpace(cli) == "" {
+		return errors.New("no platform CLI set: pass the package npx runs for buildCodeAsData and snapshot, e.g. `dagger call --platform-cli <package>[@version] …` (examples/app uses its stand-in, platform-cli-standin)")
+	}
+	if strings.ContainsAny(cli, " \t\n") || strings.HasPrefix(cli, "-") {
+		return fmt.Errorf("platform CLI %q: want one npm package name, optionally with @version", cli)
+	}
+	return nil
+}

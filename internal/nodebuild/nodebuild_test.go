@@ -1,0 +1,170 @@
+package nodebuild
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestInstallCommandUsesCIWhenALockFilePinsTheTree(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files []string
+		want  string
+	}{
+		{"package-lock.json", []string{"package.json", "package-lock.json", "src"}, "ci"},
+		{"npm-shrinkwrap.json", []string{"package.json", "npm-shrinkwrap.json"}, "ci"},
+		{"no lock file", []string{"package.json", "src"}, "install"},
+		{"a yarn lock is not npm's", []string{"package.json", "yarn.lock"}, "install"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, []string{"npm", tc.want, "--no-audit", "--no-fund"}, InstallCommand(tc.files))
+		})
+	}
+}
+
+func TestInstallInputsAreOnlyWhatTheInstallReads(t *testing.T) {
+	m, err := ParseManifest([]byte(`{
+		"dependencies": {"left-pad": "^1.3.0", "ui": "file:packages/ui"},
+		"devDependencies": {"cli": "file:./tools/cli/", "packed": "file:vendor/tool-1.0.0.tgz", "ui2": "file:packages/ui"},
+		"optionalDependencies": {"gh": "github:owner/repo"}}`))
+	require.NoError(t, err)
+	inputs, err := m.InstallInputs([]string{"package.json", "package-lock.json", "src", "README.md"})
+	require.NoError(t, err)
+	assert.Equal(t, []Input{
+		{Path: "package.json"}, {Path: "package-lock.json"},
+		{Path: "packages/ui", Dir: true}, {Path: "tools/cli", Dir: true}, {Path: "vendor/tool-1.0.0.tgz"},
+	}, inputs)
+}
+
+func TestInstallInputsRefuseWhatTheBuildCannotSee(t *testing.T) {
+	for _, tc := range []struct{ manifest, want string }{
+		{`{"dependencies": {"x": "file:../shared/x"}}`, `dependency "x" is "file:../shared/x", outside the project`},
+		{`{"dependencies": {"x": "file:/opt/x"}}`, `outside the project`},
+		{`{"workspaces": ["packages/*"]}`, "workspaces are not supported yet"},
+	} {
+		m, err := ParseManifest([]byte(tc.manifest))
+		require.NoError(t, err)
+		_, err = m.InstallInputs([]string{"package.json"})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), tc.want)
+	}
+}
+
+func TestRequireScriptsNamesEveryMissingScriptAndTheFile(t *testing.T) {
+	m, err := ParseManifest([]byte(`{"scripts": {"build:node": "node build.mjs", "build:draw": "  "}}`))
+	require.NoError(t, err)
+	err = m.RequireScripts(DrawScript, NodeScript)
+	require.Error(t, err)
+	assert.Equal(t, "package.json: no \"build:draw\" script in \"scripts\": the platform builds with `npm run build:draw`, which must write the frontend into dist/web", err.Error())
+
+	m, _ = ParseManifest([]byte(`{}`))
+	err = m.RequireScripts(DrawScript, NodeScript)
+	assert.ErrorContains(t, err, `no "build:draw" script`)
+	assert.ErrorContains(t, err, `no "build:node" script in "scripts": the platform builds with `+"`npm run build:node`"+`, which must write the backend into dist/node`)
+
+	_, err = ParseManifest([]byte(`{"scripts": [`))
+	assert.ErrorContains(t, err, "package.json: not valid JSON")
+}
+
+func TestCheckNodeVersion(t *testing.T) {
+	for _, tc := range []struct{ out, err string }{
+		{out: "v24.11.1\n"},
+		{out: "v20.0.0"},
+		{out: "v22.3.0"},
+		{out: "v18.20.4\n", err: `node image "img" has Node.js v18.20.4: the platform needs 20 or above`},
+		{out: "v8.17.0", err: "needs 20 or above"},
+		{out: "command not found", err: "printed \"command not found\", not a version"},
+	} {
+		err := CheckNodeVersion("img", tc.out)
+		if tc.err == "" {
+			assert.NoError(t, err, tc.out)
+		} else {
+			assert.ErrorContains(t, err, tc.err, tc.out)
+		}
+	}
+}
+
+func TestCommandLines(t *testing.T) {
+	assert.Equal(t, []string{"npm", "run", "build:draw"}, RunScript(DrawScript))
+	cmd, err := CodeAsDataCommand("@vendor/cli@3.1.0", false, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"npx", "--yes", "@vendor/cli@3.1.0", "buildCodeAsData"}, cmd)
+	cmd, err = CodeAsDataCommand("cli", true, []string{"--verbose"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"npx", "--yes", "cli", "buildCodeAsData", "--bricks", "--verbose"}, cmd)
+
+	_, err = CodeAsDataCommand("", false, nil)
+	assert.ErrorContains(t, err, "no platform CLI set: pass the package npx runs")
+	_, err = CodeAsDataCommand("cli --evil", false, nil)
+	assert.ErrorContains(t, err, "want one npm package name")
+}
+
+func TestCheckOutput(t *testing.T) {
+	assert.NoError(t, CheckOutput("npm run build:draw", WebDir, []string{"index.html"}, nil))
+	assert.EqualError(t, CheckOutput("npm run build:draw", WebDir, nil, errors.New("no such file")),
+		"npm run build:draw exited 0 but left no dist/web directory: the step must write its output there")
+	assert.EqualError(t, CheckOutput("npm run build:node", NodeDir, []string{}, nil),
+		"npm run build:node exited 0 but left dist/node empty: the step must write its output there")
+}
+
+func TestInstalledVersion(t *testing.T) {
+	for _, tc := range []struct{ name, out, want, err string }{
+		{name: "a registry package", out: `{"dependencies":{"@vendor/draw":{"version":"2.14.3","resolved":"https://registry.example/x.tgz"}}}`, want: "2.14.3"},
+		{name: "a pre-release", out: `{"dependencies":{"@vendor/draw":{"version":"3.0.0-beta.2"}}}`, want: "3.0.0-beta.2"},
+		{name: "not installed", out: `{"name":"app"}`, err: `design-tool package "@vendor/draw" is not installed`},
+		{name: "missing", out: `{"dependencies":{"@vendor/draw":{"missing":true,"required":"^2"}}}`, err: "is not installed"},
+		{name: "an odd version", out: `{"dependencies":{"@vendor/draw":{"version":"latest"}}}`, err: `has version "latest"`},
+		{name: "not JSON", out: `npm ERR!`, err: "reading `npm ls @vendor/draw --json`"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := InstalledVersion("@vendor/draw", []byte(tc.out))
+			if tc.err != "" {
+				assert.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestCheckPackageName(t *testing.T) {
+	for _, ok := range []string{"draw-standin", "@vendor/draw", "a.b_c~d"} {
+		assert.NoError(t, CheckPackageName("--draw-package", ok))
+	}
+	for _, bad := range []string{"", "Draw", "@vendor", "../x", "a b", "-x"} {
+		assert.ErrorContains(t, CheckPackageName("--draw-package", bad), "is not an npm package name", bad)
+	}
+}
+
+func FuzzInstalledVersion(f *testing.F) {
+	f.Add([]byte(`{"dependencies":{"p":{"version":"1.2.3"}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := InstalledVersion("p", data)
+		if err == nil && !semverish.MatchString(v) {
+			t.Fatalf("accepted version %q", v)
+		}
+	})
+}
+
+func FuzzParseManifest(f *testing.F) {
+	f.Add([]byte(`{"dependencies":{"x":"file:../x","y":"file:a/b"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := ParseManifest(data)
+		if err != nil {
+			return
+		}
+		inputs, err := m.InstallInputs([]string{"package.json"})
+		if err != nil {
+			return
+		}
+		for _, in := range inputs {
+			if in.Path == ".." || len(in.Path) > 2 && in.Path[:3] == "../" || len(in.Path) > 0 && in.Path[0] == '/' {
+				t.Fatalf("input %q escapes the project", in.Path)
+			}
+		}
+	})
+}
