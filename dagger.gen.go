@@ -61,12 +61,15 @@ func convertSlice[I any, O any](in []I, f func(I) O) []O {
 
 func (r LowcodePipeline) MarshalJSON() ([]byte, error) {
 	var concrete struct {
-		Source      *dagger.Directory
-		NodeImage   string
-		Npmrc       *dagger.Secret
-		PlatformCli string
-		DrawPackage string
-		NpmCache    string
+		Source       *dagger.Directory
+		NodeImage    string
+		Npmrc        *dagger.Secret
+		PlatformCli  string
+		DrawPackage  string
+		NpmCache     string
+		ImageVersion string
+		Revision     string
+		SourceUrl    string
 	}
 	concrete.Source = r.Source
 	concrete.NodeImage = r.NodeImage
@@ -74,17 +77,23 @@ func (r LowcodePipeline) MarshalJSON() ([]byte, error) {
 	concrete.PlatformCli = r.PlatformCli
 	concrete.DrawPackage = r.DrawPackage
 	concrete.NpmCache = r.NpmCache
+	concrete.ImageVersion = r.ImageVersion
+	concrete.Revision = r.Revision
+	concrete.SourceUrl = r.SourceUrl
 	return json.Marshal(&concrete)
 }
 
 func (r *LowcodePipeline) UnmarshalJSON(bs []byte) error {
 	var concrete struct {
-		Source      *dagger.Directory
-		NodeImage   string
-		Npmrc       *dagger.Secret
-		PlatformCli string
-		DrawPackage string
-		NpmCache    string
+		Source       *dagger.Directory
+		NodeImage    string
+		Npmrc        *dagger.Secret
+		PlatformCli  string
+		DrawPackage  string
+		NpmCache     string
+		ImageVersion string
+		Revision     string
+		SourceUrl    string
 	}
 	err := json.Unmarshal(bs, &concrete)
 	if err != nil {
@@ -96,6 +105,9 @@ func (r *LowcodePipeline) UnmarshalJSON(bs []byte) error {
 	r.PlatformCli = concrete.PlatformCli
 	r.DrawPackage = concrete.DrawPackage
 	r.NpmCache = concrete.NpmCache
+	r.ImageVersion = concrete.ImageVersion
+	r.Revision = concrete.Revision
+	r.SourceUrl = concrete.SourceUrl
 	return nil
 }
 
@@ -317,6 +329,20 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return (*LowcodePipeline).Backend(&parent, ctx)
+		case "BackendImage":
+			var parent LowcodePipeline
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var platform dagger.Platform
+			if inputArgs["platform"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["platform"]), &platform)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platform", err))
+				}
+			}
+			return (*LowcodePipeline).BackendImage(&parent, ctx, platform)
 		case "Build":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)
@@ -359,6 +385,27 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				}
 			}
 			return (*LowcodePipeline).CodeAsData(&parent, ctx, bricks, args)
+		case "CodeAsDataImage":
+			var parent LowcodePipeline
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var bricks bool
+			if inputArgs["bricks"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["bricks"]), &bricks)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg bricks", err))
+				}
+			}
+			var platform dagger.Platform
+			if inputArgs["platform"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["platform"]), &platform)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platform", err))
+				}
+			}
+			return (*LowcodePipeline).CodeAsDataImage(&parent, ctx, bricks, platform)
 		case "Deploy":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)
@@ -443,6 +490,27 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return (*LowcodePipeline).Frontend(&parent, ctx)
+		case "FrontendImage":
+			var parent LowcodePipeline
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var baseImage string
+			if inputArgs["baseImage"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["baseImage"]), &baseImage)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg baseImage", err))
+				}
+			}
+			var platform dagger.Platform
+			if inputArgs["platform"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["platform"]), &platform)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platform", err))
+				}
+			}
+			return (*LowcodePipeline).FrontendImage(&parent, ctx, baseImage, platform)
 		case "Install":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)
@@ -562,6 +630,90 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				}
 			}
 			return (*LowcodePipeline).Plan(&parent, ctx, backends, payload, payloadJson, format)
+		case "Publish":
+			var parent LowcodePipeline
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var registry string
+			if inputArgs["registry"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["registry"]), &registry)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg registry", err))
+				}
+			}
+			var frontendRepository string
+			if inputArgs["frontendRepository"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["frontendRepository"]), &frontendRepository)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg frontendRepository", err))
+				}
+			}
+			var backendRepository string
+			if inputArgs["backendRepository"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["backendRepository"]), &backendRepository)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg backendRepository", err))
+				}
+			}
+			var tags []string
+			if inputArgs["tags"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["tags"]), &tags)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg tags", err))
+				}
+			}
+			var username string
+			if inputArgs["username"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["username"]), &username)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg username", err))
+				}
+			}
+			var password *dagger.Secret
+			if inputArgs["password"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["password"]), &password)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg password", err))
+				}
+			}
+			var codeAsData bool
+			if inputArgs["codeAsData"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["codeAsData"]), &codeAsData)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg codeAsData", err))
+				}
+			}
+			var codeAsDataRepository string
+			if inputArgs["codeAsDataRepository"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["codeAsDataRepository"]), &codeAsDataRepository)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg codeAsDataRepository", err))
+				}
+			}
+			var bricks bool
+			if inputArgs["bricks"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["bricks"]), &bricks)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg bricks", err))
+				}
+			}
+			var platforms []string
+			if inputArgs["platforms"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["platforms"]), &platforms)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platforms", err))
+				}
+			}
+			var frontendBaseImage string
+			if inputArgs["frontendBaseImage"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["frontendBaseImage"]), &frontendBaseImage)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg frontendBaseImage", err))
+				}
+			}
+			return (*LowcodePipeline).Publish(&parent, ctx, registry, frontendRepository, backendRepository, tags, username, password, codeAsData, codeAsDataRepository, bricks, platforms, frontendBaseImage)
 		case "ValidatePayload":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)
@@ -652,7 +804,28 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg npmCache", err))
 				}
 			}
-			return New(source, nodeImage, npmrc, platformCli, drawPackage, npmCache), nil
+			var imageVersion string
+			if inputArgs["imageVersion"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["imageVersion"]), &imageVersion)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg imageVersion", err))
+				}
+			}
+			var revision string
+			if inputArgs["revision"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["revision"]), &revision)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg revision", err))
+				}
+			}
+			var sourceUrl string
+			if inputArgs["sourceUrl"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["sourceUrl"]), &sourceUrl)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg sourceUrl", err))
+				}
+			}
+			return New(source, nodeImage, npmrc, platformCli, drawPackage, npmCache, imageVersion, revision, sourceUrl), nil
 		default:
 			return nil, fmt.Errorf("unknown function %s", fnName)
 		}

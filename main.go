@@ -21,6 +21,12 @@ type LowcodePipeline struct {
 	DrawPackage string
 	// Name of the npm cache volume
 	NpmCache string
+	// Version the images are labelled with (org.opencontainers.image.version)
+	ImageVersion string
+	// Source revision the images are labelled with (org.opencontainers.image.revision)
+	Revision string
+	// Source repository URL the images are labelled with (org.opencontainers.image.source)
+	SourceUrl string
 }
 
 func New(
@@ -45,13 +51,25 @@ func New(
 	// +optional
 	// +default="lowcode-pipeline-npm"
 	npmCache string,
+	// Version to label the images with (org.opencontainers.image.version), e.g. the release
+	// +optional
+	imageVersion string,
+	// Source revision to label the images with (org.opencontainers.image.revision), e.g. $GITHUB_SHA
+	// +optional
+	revision string,
+	// Source repository URL to label the images with (org.opencontainers.image.source); credentials are dropped
+	// +optional
+	sourceUrl string,
 ) *LowcodePipeline {
 	return &LowcodePipeline{
-		Source:      source,
-		NodeImage:   nodeImage,
-		Npmrc:       npmrc,
-		PlatformCli: platformCli,
-		DrawPackage: drawPackage,
-		NpmCache:    npmCache,
+		Source:       source,
+		NodeImage:    nodeImage,
+		Npmrc:        npmrc,
+		PlatformCli:  platformCli,
+		DrawPackage:  drawPackage,
+		NpmCache:     npmCache,
+		ImageVersion: imageVersion,
+		Revision:     revision,
+		SourceUrl:    sourceUrl,
 	}
 }

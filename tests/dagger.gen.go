@@ -198,6 +198,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 	switch parentName {
 	case "Tests":
 		switch fnName {
+		case "BackendAndCodeAsDataImages":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).BackendAndCodeAsDataImages(&parent, ctx)
 		case "BuildNamesAMissingScript":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
@@ -240,6 +247,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).DrawVersionIsTheInstalledOne(&parent, ctx)
+		case "FrontendImageFollowsTheInterface":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).FrontendImageFollowsTheInterface(&parent, ctx)
 		case "PayloadBuildsTheReferencePayload":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
@@ -254,6 +268,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).PlanFailsOnAConflict(&parent, ctx)
+		case "PublishRefusesAnInvalidTag":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).PublishRefusesAnInvalidTag(&parent, ctx)
 		case "UnitTests":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)

@@ -1,0 +1,13 @@
+# Backend image: a Node.js 24 runtime running SOURCES_PATH (dist/node) as a
+# non-root user. dist/node must be self-contained (bundled, or with its
+# node_modules); the image starts it with `node .`, i.e. the "main" of
+# dist/node/package.json, or index.js.
+ARG NODE_IMAGE=node:24-alpine
+FROM ${NODE_IMAGE}
+ARG SOURCES_PATH=dist/node
+ENV NODE_ENV=production PORT=3000
+WORKDIR /app
+COPY --chown=node:root ${SOURCES_PATH}/ /app/
+USER node
+EXPOSE 3000
+CMD ["node", "."]

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"dagger/lowcode-pipeline/internal/dagger"
+	"dagger/lowcode-pipeline/internal/images"
+)
+
+// The frontend image: docker/frontend.Dockerfile over dist/web (SOURCES_PATH=dist/web), labelled draw_version
+func (m *LowcodePipeline) FrontendImage(
+	ctx context.Context,
+	// Base image: the vendor's frontend base image at tag stable (default: a public web server)
+	// +optional
+	baseImage string,
+	// Platform to build for (default: the engine's)
+	// +optional
+	platform dagger.Platform,
+) (*dagger.Container, error) {
+	web, err := m.Frontend(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return m.image(ctx, images.Frontend, web, platform, baseImageArg(baseImage), time.Time{})
+}
+
+// The backend image: docker/backend.Dockerfile over dist/node (SOURCES_PATH=dist/node), labelled draw_version
+func (m *LowcodePipeline) BackendImage(
+	ctx context.Context,
+	// Platform to build for (default: the engine's)
+	// +optional
+	platform dagger.Platform,
+) (*dagger.Container, error) {
+	node, err := m.Backend(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return m.image(ctx, images.Backend, node, platform, nil, time.Time{})
+}
+
+// The code-as-data image: docker/codeasdata.Dockerfile over dist/codeAsData (SOURCES_PATH=dist/codeAsData), labelled draw_version
+func (m *LowcodePipeline) CodeAsDataImage(
+	ctx context.Context,
+	// Build the code as data as a library of bricks
+	// +optional
+	bricks bool,
+	// Platform to build for (default: the engine's)
+	// +optional
+	platform dagger.Platform,
+) (*dagger.Container, error) {
+	cad, err := m.CodeAsData(ctx, bricks, nil)
+	if err != nil {
+		return nil, err
+	}
+	return m.image(ctx, images.CodeAsData, cad, platform, nil, time.Time{})
+}
+
+// Build and push the images; prints the references pinned by digest (registry/repo:tag@sha256:…), which are what the payload carries
+//
+// Names, tags and platforms are checked before anything is built. The
+// code-as-data image is built and pushed only with --code-as-data.
+//
+// +cache="never"
+func (m *LowcodePipeline) Publish(
+	ctx context.Context,
+	// Registry host[:port], e.g. registry.example.com
+	registry string,
+	// Repository of the frontend image within the registry, e.g. team/app-frontend
+	frontendRepository string,
+	// Repository of the backend image within the registry
+	backendRepository string,
+	// Tags to push each image under (the first one goes into the payload)
+	tags []string,
+	// Registry user name
+	// +optional
+	username string,
+	// Registry password or token
+	// +optional
+	password *dagger.Secret,
+	// Also build and push the code-as-data image
+	// +optional
+	codeAsData bool,
+	// Repository of the code-as-data image (required with --code-as-data)
+	// +optional
+	codeAsDataRepository string,
+	// Build the code as data as a library of bricks
+	// +optional
+	bricks bool,
+	// Platforms of a multi-platform image: linux/amd64, linux/arm64 (default: the engine's)
+	// +optional
+	platforms []string,
+	// Frontend base image: the vendor's frontend base image at tag stable
+	// +optional
+	frontendBaseImage string,
+) (string, error) {
+	req := images.PublishRequest{
+		Registry:     registry,
+		Repositories: map[images.Kind]string{images.Frontend: frontendRepository, images.Backend: backendRepository},
+		Tags:         tags, Platforms: platforms,
+	}
+	if codeAsData {
+		req.Repositories[images.CodeAsData] = codeAsDataRepository
+	}
+	targets, err := req.Targets()
+	if err != nil {
+		return "", err
+	}
+	if password != nil && username == "" {
+		return "", fmt.Errorf("--password needs --username")
+	}
+	dist, err := m.Build(ctx, codeAsData, bricks)
+	if err != nil {
+		return "", err
+	}
+	created := time.Now().UTC().Truncate(time.Second)
+	pinned := make(map[images.Kind][]string)
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	for _, target := range targets {
+		g.Go(func() error {
+			refs, err := m.publishImage(gctx, target, dist.Directory(target.Kind.SourcesPath()), req.Platforms, created,
+				registry, username, password, frontendBaseImage)
+			mu.Lock()
+			pinned[target.Kind] = refs
+			mu.Unlock()
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return "", err
+	}
+	out, err := json.MarshalIndent(images.PublishedRefs(pinned), "", "  ")
+	return string(out) + "\n", err
+}
+
+func (m *LowcodePipeline) publishImage(ctx context.Context, target images.Target, dist *dagger.Directory, platforms []string,
+	created time.Time, registry, username string, password *dagger.Secret, frontendBase string) ([]string, error) {
+	var extra map[string]string
+	if target.Kind == images.Frontend {
+		extra = baseImageArg(frontendBase)
+	}
+	if len(platforms) == 0 {
+		platforms = []string{""}
+	}
+	var variants []*dagger.Container
+	for _, p := range platforms {
+		ctr, err := m.image(ctx, target.Kind, dist, dagger.Platform(p), extra, created)
+		if err != nil {
+			return nil, err
+		}
+		if password != nil {
+			ctr = ctr.WithRegistryAuth(registry, username, password)
+		}
+		variants = append(variants, ctr)
+	}
+	var refs []string
+	for _, ref := range target.Refs() {
+		pinned, err := variants[0].Publish(ctx, ref, dagger.ContainerPublishOpts{PlatformVariants: variants[1:]})
+		if err != nil {
+			return nil, fmt.Errorf("push %s: %w", ref, err)
+		}
+		if err := images.CheckPinned(pinned); err != nil {
+			return nil, err
+		}
+		refs = append(refs, pinned)
+	}
+	return refs, nil
+}
+
+// image builds one image from the project's docker/<kind>.Dockerfile (or
+// this module's copy) over a context that holds only its build output.
+func (m *LowcodePipeline) image(ctx context.Context, kind images.Kind, dist *dagger.Directory, platform dagger.Platform,
+	extra map[string]string, created time.Time) (*dagger.Container, error) {
+	drawVersion, err := m.DrawVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	labels, err := images.Labels(images.Meta{
+		DrawVersion: drawVersion, SourceURL: m.SourceUrl, Revision: m.Revision, Created: created, Version: m.ImageVersion,
+	})
+	if err != nil {
+		return nil, err
+	}
+	args, err := kind.BuildArgs(extra)
+	if err != nil {
+		return nil, err
+	}
+	dockerfile := m.Source.File(kind.Dockerfile())
+	if ok, err := m.Source.Exists(ctx, kind.Dockerfile()); err != nil || !ok {
+		dockerfile = dag.CurrentModule().Source().File(kind.Dockerfile())
+	}
+	buildArgs := make([]dagger.BuildArg, len(args))
+	for i, a := range args {
+		buildArgs[i] = dagger.BuildArg{Name: a[0], Value: a[1]}
+	}
+	ctr := dag.Directory().
+		WithDirectory(kind.SourcesPath(), dist).
+		WithFile(kind.Dockerfile(), dockerfile).
+		DockerBuild(dagger.DirectoryDockerBuildOpts{Dockerfile: kind.Dockerfile(), BuildArgs: buildArgs, Platform: platform})
+	for _, l := range labels {
+		ctr = ctr.WithLabel(l[0], l[1])
+	}
+	return ctr, nil
+}
+
+func baseImageArg(image string) map[string]string {
+	if image == "" {
+		return nil
+	}
+	return map[string]string{"BASE_IMAGE": image}
+}

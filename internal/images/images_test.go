@@ -1,0 +1,211 @@
+package images
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/moby/buildkit/frontend/dockerfile/instructions"
+	"github.com/moby/buildkit/frontend/dockerfile/parser"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestBuildArgumentTable(t *testing.T) {
+	for _, tc := range []struct {
+		kind             Kind
+		dockerfile, path string
+	}{
+		{Frontend, "docker/frontend.Dockerfile", "dist/web"},
+		{Backend, "docker/backend.Dockerfile", "dist/node"},
+		{CodeAsData, "docker/codeasdata.Dockerfile", "dist/codeAsData"},
+	} {
+		t.Run(string(tc.kind), func(t *testing.T) {
+			assert.Equal(t, tc.dockerfile, tc.kind.Dockerfile())
+			args, err := tc.kind.BuildArgs(map[string]string{"WEB_USER": "www", "BASE_IMAGE": "vendor/frontend:stable"})
+			require.NoError(t, err)
+			assert.Equal(t, [][2]string{{"SOURCES_PATH", tc.path}, {"BASE_IMAGE", "vendor/frontend:stable"}, {"WEB_USER", "www"}}, args)
+		})
+	}
+	_, err := Frontend.BuildArgs(map[string]string{"SOURCES_PATH": "src"})
+	assert.EqualError(t, err, "build argument SOURCES_PATH is fixed by the interface (dist/web for the frontend image)")
+}
+
+func TestLabels(t *testing.T) {
+	created := time.Date(2026, 11, 25, 10, 0, 0, 0, time.FixedZone("CET", 3600))
+	labels, err := Labels(Meta{
+		DrawVersion: "2.14.0", SourceURL: "https://user:tok3n@git.example.com/team/app.git",
+		Revision: "0123abc", Created: created, Version: "1.4.0",
+	})
+	require.NoError(t, err)
+	assert.Equal(t, [][2]string{
+		{"draw_version", "2.14.0"},
+		{"org.opencontainers.image.source", "https://git.example.com/team/app.git"},
+		{"org.opencontainers.image.revision", "0123abc"},
+		{"org.opencontainers.image.created", "2026-11-25T09:00:00Z"},
+		{"org.opencontainers.image.version", "1.4.0"},
+	}, labels)
+
+	labels, err = Labels(Meta{DrawVersion: "2.14.0"})
+	require.NoError(t, err)
+	assert.Equal(t, [][2]string{{"draw_version", "2.14.0"}}, labels, "unknown metadata is left out, not empty")
+
+	_, err = Labels(Meta{})
+	assert.ErrorContains(t, err, "draw_version is unknown: set --draw-package")
+}
+
+func TestPublishTargets(t *testing.T) {
+	targets, err := PublishRequest{
+		Registry:     "registry.example.com:5000",
+		Repositories: map[Kind]string{Frontend: "team/front", Backend: "team/api"},
+		Tags:         []string{"1.4.0", "latest"},
+		Platforms:    []string{"linux/amd64", "linux/arm64"},
+	}.Targets()
+	require.NoError(t, err)
+	require.Len(t, targets, 2)
+	assert.Equal(t, Frontend, targets[0].Kind)
+	assert.Equal(t, []string{"registry.example.com:5000/team/front:1.4.0", "registry.example.com:5000/team/front:latest"}, targets[0].Refs())
+	assert.Equal(t, "registry.example.com:5000/team/api", targets[1].Repository)
+}
+
+func TestPublishRefusesBadNamesBeforeBuilding(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		req  PublishRequest
+		want []string
+	}{
+		{"an upper-case repository", PublishRequest{Registry: "r.example.com", Repositories: map[Kind]string{Frontend: "Team/Front"}, Tags: []string{"1"}},
+			[]string{`frontend repository "Team/Front": not a valid repository name`}},
+		{"a tag in the repository", PublishRequest{Registry: "r.example.com", Repositories: map[Kind]string{Backend: "team/api:1"}, Tags: []string{"1"}},
+			[]string{`backend repository "team/api:1": give the name only`}},
+		{"bad tags", PublishRequest{Registry: "r.example.com", Repositories: map[Kind]string{Frontend: "f"}, Tags: []string{"-x", "a b", strings.Repeat("a", 129)}},
+			[]string{`--tags: "-x" is not a valid tag`, `--tags: "a b" is not a valid tag`, "aaaa\" is not a valid tag"}},
+		{"no tags", PublishRequest{Registry: "r.example.com", Repositories: map[Kind]string{Frontend: "f"}},
+			[]string{"--tags: at least one tag"}},
+		{"a URL as registry", PublishRequest{Registry: "https://r.example.com", Repositories: map[Kind]string{Frontend: "f"}, Tags: []string{"1"}},
+			[]string{`--registry "https://r.example.com": want a host[:port] only`}},
+		{"no registry", PublishRequest{Repositories: map[Kind]string{Frontend: "f"}, Tags: []string{"1"}},
+			[]string{"--registry: required"}},
+		{"an unsupported platform", PublishRequest{Registry: "r.example.com", Repositories: map[Kind]string{Frontend: "f"}, Tags: []string{"1"}, Platforms: []string{"linux/s390x"}},
+			[]string{`--platforms: "linux/s390x" is not supported: choose from linux/amd64, linux/arm64`}},
+		{"an empty repository", PublishRequest{Registry: "r.example.com", Repositories: map[Kind]string{CodeAsData: ""}, Tags: []string{"1"}},
+			[]string{"codeasdata repository: empty name"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.req.Targets()
+			require.Error(t, err)
+			for _, w := range tc.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+func TestCheckPinned(t *testing.T) {
+	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	assert.NoError(t, CheckPinned("registry.example.com/team/front:1.4.0@"+digest))
+	assert.ErrorContains(t, CheckPinned("registry.example.com/team/front:1.4.0"), "not pinned by digest")
+	assert.Error(t, CheckPinned("not a ref"))
+}
+
+// The Dockerfiles' contract, read with BuildKit's own parser: each takes
+// SOURCES_PATH and copies it, and only it, from the context.
+func TestDockerfilesHonourTheirContract(t *testing.T) {
+	for _, dir := range []string{"../../docker", "../../examples/app/docker"} {
+		for _, k := range Kinds {
+			t.Run(dir+"/"+string(k), func(t *testing.T) {
+				stage, args := parseDockerfile(t, filepath.Join(dir, string(k)+".Dockerfile"))
+				assert.Contains(t, args, "SOURCES_PATH")
+
+				copies := copiesOf(stage)
+				require.Len(t, copies, 1, "exactly one COPY from the context")
+				assert.Equal(t, []string{"${SOURCES_PATH}/"}, copies[0].SourcePaths, "the image takes SOURCES_PATH and nothing else")
+				assert.Empty(t, copies[0].From, "copied from the build context")
+
+				switch k {
+				case Frontend:
+					assert.True(t, strings.HasSuffix(copies[0].Chown, ":root"), "frontend files owned by the web user with group root, got %q", copies[0].Chown)
+					assert.Equal(t, "${DOCUMENT_ROOT}/", copies[0].DestPath)
+					assert.Contains(t, runsOf(stage), `chmod -R g+rX,o+rX "${DOCUMENT_ROOT}"`)
+					assert.Equal(t, "${BASE_IMAGE}", stage.BaseName)
+				case Backend:
+					user := lastUser(stage)
+					assert.NotEmpty(t, user)
+					assert.NotContains(t, []string{"root", "0", "0:0"}, user, "the backend runs as a non-root user")
+				case CodeAsData:
+					assert.Equal(t, "/codeasdata/", copies[0].DestPath, "the documented path")
+				}
+			})
+		}
+	}
+}
+
+func TestTheExampleShipsTheModulesDockerfiles(t *testing.T) {
+	for _, k := range Kinds {
+		mod, err := os.ReadFile(filepath.Join("../../docker", string(k)+".Dockerfile"))
+		require.NoError(t, err)
+		ex, err := os.ReadFile(filepath.Join("../../examples/app/docker", string(k)+".Dockerfile"))
+		require.NoError(t, err)
+		assert.Equal(t, string(mod), string(ex), "examples/app/docker/%s.Dockerfile drifted from docker/", k)
+	}
+}
+
+func parseDockerfile(t *testing.T, path string) (instructions.Stage, []string) {
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	res, err := parser.Parse(f)
+	require.NoError(t, err)
+	stages, metaArgs, err := instructions.Parse(res.AST, nil)
+	require.NoError(t, err)
+	require.Len(t, stages, 1, "one stage")
+	var args []string
+	for _, a := range metaArgs {
+		for _, kv := range a.Args {
+			args = append(args, kv.Key)
+		}
+	}
+	for _, cmd := range stages[0].Commands {
+		if a, ok := cmd.(*instructions.ArgCommand); ok {
+			for _, kv := range a.Args {
+				args = append(args, kv.Key)
+			}
+		}
+	}
+	return stages[0], args
+}
+
+func copiesOf(s instructions.Stage) []*instructions.CopyCommand {
+	var out []*instructions.CopyCommand
+	for _, cmd := range s.Commands {
+		if c, ok := cmd.(*instructions.CopyCommand); ok {
+			out = append(out, c)
+		}
+		if _, ok := cmd.(*instructions.AddCommand); ok {
+			panic("ADD takes more than SOURCES_PATH")
+		}
+	}
+	return out
+}
+
+func runsOf(s instructions.Stage) []string {
+	var out []string
+	for _, cmd := range s.Commands {
+		if r, ok := cmd.(*instructions.RunCommand); ok {
+			out = append(out, strings.Join(r.CmdLine, " "))
+		}
+	}
+	return out
+}
+
+func lastUser(s instructions.Stage) string {
+	user := ""
+	for _, cmd := range s.Commands {
+		if u, ok := cmd.(*instructions.UserCommand); ok {
+			user = u.User
+		}
+	}
+	return user
+}
