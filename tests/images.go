@@ -16,7 +16,7 @@ func (t *Tests) FrontendImageFollowsTheInterface(ctx context.Context) error {
 	var out struct {
 		LowcodePipeline struct {
 			FrontendImage struct {
-				Label   string
+				Label    string
 				WithExec struct{ Stdout string }
 			}
 		}
