@@ -1,0 +1,300 @@
+// Package snapshotconfig reads and checks the snapshot configuration file
+// (typically res/snapshot-config.json) and renders commit messages.
+package snapshotconfig
+
+import (
+	"fmt"
+	"net/url"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"dagger/lowcode-pipeline/internal/fielderr"
+	"dagger/lowcode-pipeline/internal/jsontree"
+)
+
+// DefaultPath is where projects keep the file.
+const DefaultPath = "res/snapshot-config.json"
+
+// Entry is one snapshot job.
+type Entry struct {
+	Snapshooter Snapshooter `json:"snapshooter"`
+	Git         *Git        `json:"git,omitempty"`
+}
+
+type Snapshooter struct {
+	Name      string   `json:"name"`
+	RootTags  []string `json:"rootTags"`
+	Exclude   []string `json:"exclude,omitempty"`
+	OutputDir string   `json:"outputDir"`
+}
+
+type Git struct {
+	Repo          string `json:"repo"`
+	Branch        string `json:"branch"`
+	CommitMessage string `json:"commitMessage"`
+}
+
+// Remote splits git.repo into the address to clone (no credentials) and the
+// token the spec allows in its user-info, if any.
+func (g *Git) Remote() (cloneURL, token string) {
+	u, err := url.Parse(g.Repo)
+	if err != nil {
+		return g.Repo, ""
+	}
+	if u.User != nil {
+		token = u.User.Username()
+		if pw, ok := u.User.Password(); ok {
+			token = pw
+		}
+		u.User = nil
+	}
+	return u.String(), token
+}
+
+var tagPattern = regexp.MustCompile(`^[0-9]{20}$`)
+
+// Parse reads the file strictly and reports every problem with its entry
+// index and field.
+func Parse(data []byte) ([]Entry, error) {
+	tree, err := jsontree.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	var errs fielderr.List
+	arr, ok := tree.([]any)
+	if !ok {
+		errs.Addf("", "the file must be a JSON array of snapshot entries, got %s", jsontree.TypeName(tree))
+		return nil, errs
+	}
+	if len(arr) == 0 {
+		errs.Addf("", "no snapshot entries: the array is empty")
+	}
+	entries := make([]Entry, len(arr))
+	for i, v := range arr {
+		p := fmt.Sprintf("[%d]", i)
+		obj := object(&errs, p, v, "snapshooter", "git")
+		if obj == nil {
+			continue
+		}
+		if sv, ok := obj.Fields["snapshooter"]; ok {
+			entries[i].Snapshooter = snapshooter(&errs, p+".snapshooter", sv)
+		} else {
+			errs.Addf(p+".snapshooter", "required: {\"name\", \"rootTags\", \"outputDir\"}")
+		}
+		if gv, ok := obj.Fields["git"]; ok {
+			entries[i].Git = gitSection(&errs, p+".git", gv)
+		}
+	}
+	checkOutputDirs(&errs, entries)
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return entries, nil
+}
+
+func object(errs *fielderr.List, p string, v any, known ...string) *jsontree.Object {
+	obj, ok := v.(*jsontree.Object)
+	if !ok {
+		errs.Addf(p, "must be an object, got %s", jsontree.TypeName(v))
+		return nil
+	}
+	for _, k := range obj.Keys {
+		if !slices.Contains(known, k) {
+			errs.Addf(fielderr.Join(p, k), "unknown key; allowed here: %s", strings.Join(known, ", "))
+		}
+	}
+	return obj
+}
+
+func str(errs *fielderr.List, obj *jsontree.Object, p, key, what string) string {
+	v, ok := obj.Fields[key]
+	p = fielderr.Join(p, key)
+	if !ok {
+		errs.Addf(p, "required: %s", what)
+		return ""
+	}
+	s, ok := v.(string)
+	switch {
+	case !ok:
+		errs.Addf(p, "must be a string (%s), got %s", what, jsontree.TypeName(v))
+	case strings.TrimSpace(s) == "":
+		errs.Addf(p, "must not be empty: %s", what)
+	}
+	return s
+}
+
+func snapshooter(errs *fielderr.List, p string, v any) Snapshooter {
+	var s Snapshooter
+	obj := object(errs, p, v, "name", "rootTags", "exclude", "outputDir")
+	if obj == nil {
+		return s
+	}
+	s.Name = str(errs, obj, p, "name", "the label of the snapshot job")
+	if rv, ok := obj.Fields["rootTags"]; ok {
+		s.RootTags = tags(errs, p+".rootTags", rv)
+		if s.RootTags != nil && len(s.RootTags) == 0 {
+			errs.Addf(p+".rootTags", "must list at least one root folder or project identifier")
+		}
+	} else {
+		errs.Addf(p+".rootTags", "required: the identifiers (20-digit strings) of the root folders or projects to save")
+	}
+	if ev, ok := obj.Fields["exclude"]; ok {
+		s.Exclude = tags(errs, p+".exclude", ev)
+	}
+	s.OutputDir = str(errs, obj, p, "outputDir", "the directory, relative to the repository, where patch files are written")
+	if s.OutputDir != "" {
+		if err := checkOutputDir(s.OutputDir); err != nil {
+			errs.Addf(p+".outputDir", "%s: %v", fielderr.Quote(s.OutputDir), err)
+		}
+	}
+	return s
+}
+
+func tags(errs *fielderr.List, p string, v any) []string {
+	arr, ok := v.([]any)
+	if !ok {
+		errs.Addf(p, "must be an array of 20-digit strings, got %s", jsontree.TypeName(v))
+		return nil
+	}
+	out := make([]string, 0, len(arr))
+	seen := map[string]bool{}
+	for i, e := range arr {
+		ep := fielderr.Index(p, i)
+		switch t := e.(type) {
+		case string:
+			if !tagPattern.MatchString(t) {
+				errs.Addf(ep, "%s is not an identifier: want exactly 20 digits", fielderr.Quote(t))
+			} else if seen[t] {
+				errs.Addf(ep, "%s is listed twice", t)
+			}
+			seen[t] = true
+			out = append(out, t)
+		default:
+			if n, isNum := e.(interface{ String() string }); isNum && jsontree.TypeName(e) == "number" {
+				errs.Addf(ep, "the number %s must be written as a string (\"…\"): 20-digit identifiers do not survive as JSON numbers, which lose digits past 2^53", n.String())
+			} else {
+				errs.Addf(ep, "must be a 20-digit string, got %s", jsontree.TypeName(e))
+			}
+			out = append(out, "") // keeps the count: the error above already fails the file
+		}
+	}
+	return out
+}
+
+func checkOutputDir(dir string) error {
+	clean := path.Clean(dir)
+	switch {
+	case strings.Contains(dir, `\`):
+		return fmt.Errorf("use forward slashes")
+	case path.IsAbs(dir):
+		return fmt.Errorf("must be relative to the repository folder, not absolute")
+	case clean == ".":
+		return fmt.Errorf("must be a folder inside the repository, not the repository itself (the snapshot replaces the folder's contents)")
+	case clean == ".." || strings.HasPrefix(clean, "../"):
+		return fmt.Errorf("must stay inside the repository (no ..)")
+	case slices.Contains(strings.Split(clean, "/"), ".git"):
+		return fmt.Errorf("must not be inside .git")
+	}
+	return nil
+}
+
+// checkOutputDirs refuses two entries writing the same folder, or one inside
+// another's: each snapshot replaces its folder whole.
+func checkOutputDirs(errs *fielderr.List, entries []Entry) {
+	for i := range entries {
+		a := path.Clean(entries[i].Snapshooter.OutputDir)
+		for j := range i {
+			b := path.Clean(entries[j].Snapshooter.OutputDir)
+			if entries[i].Snapshooter.OutputDir == "" || entries[j].Snapshooter.OutputDir == "" {
+				continue
+			}
+			if a == b || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/") {
+				errs.Addf(fmt.Sprintf("[%d].snapshooter.outputDir", i), "%s overlaps entry [%d]'s %s: each entry needs its own folder", fielderr.Quote(a), j, fielderr.Quote(b))
+			}
+		}
+	}
+}
+
+func gitSection(errs *fielderr.List, p string, v any) *Git {
+	g := &Git{}
+	obj := object(errs, p, v, "repo", "branch", "commitMessage")
+	if obj == nil {
+		return g
+	}
+	g.Repo = str(errs, obj, p, "repo", "the https address of the repository, https://<repository_url>.git")
+	if g.Repo != "" {
+		if err := checkRepo(g.Repo); err != nil {
+			errs.Addf(p+".repo", "%v", err)
+		}
+	}
+	g.Branch = str(errs, obj, p, "branch", "the branch to clone and push")
+	if g.Branch != "" {
+		if err := CheckBranch(g.Branch); err != nil {
+			errs.Addf(p+".branch", "%s: %v", fielderr.Quote(g.Branch), err)
+		}
+	}
+	g.CommitMessage = str(errs, obj, p, "commitMessage", "the commit message template ({date} and {folder} are replaced)")
+	return g
+}
+
+func checkRepo(raw string) error {
+	u, err := url.Parse(raw)
+	shown := redact(raw)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s is not a URL", shown)
+	case u.Scheme != "https":
+		return fmt.Errorf("%s: must be an https address (https://<repository_url>.git)", shown)
+	case u.Host == "":
+		return fmt.Errorf("%s: has no host", shown)
+	case u.RawQuery != "" || u.Fragment != "":
+		return fmt.Errorf("%s: must not have a query or fragment", shown)
+	}
+	return nil
+}
+
+// redact hides the token the spec allows in a repository address.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		if at := strings.LastIndex(raw, "@"); at >= 0 {
+			return fielderr.Quote("…@" + raw[at+1:])
+		}
+		return fielderr.Quote(raw)
+	}
+	if u.User != nil {
+		u.User = url.User("REDACTED")
+	}
+	return fielderr.Quote(u.String())
+}
+
+var badRef = regexp.MustCompile(`[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//`)
+
+// CheckBranch applies git's ref-name rules to a branch name.
+func CheckBranch(b string) error {
+	switch {
+	case badRef.MatchString(b):
+		return fmt.Errorf("not a valid branch name: no spaces, control characters, ~ ^ : ? * [ \\, \"..\", \"@{\" or \"//\"")
+	case strings.HasPrefix(b, "-"), strings.HasPrefix(b, "/"), strings.HasSuffix(b, "/"), strings.HasSuffix(b, "."), strings.HasSuffix(b, ".lock"), b == "@":
+		return fmt.Errorf("not a valid branch name: it may not start with - or /, end with /, . or .lock, or be @")
+	}
+	for _, part := range strings.Split(b, "/") {
+		if strings.HasPrefix(part, ".") {
+			return fmt.Errorf("not a valid branch name: no component may start with .")
+		}
+	}
+	return nil
+}
+
+// DateLayout is the spec's yyyy.MM.dd hh:mm:ss in Go: hh is the 12-hour
+// clock, as the pattern letters say.
+const DateLayout = "2006.01.02 03:04:05"
+
+// RenderMessage replaces every {date} with now formatted yyyy.MM.dd hh:mm:ss
+// and every {folder} with the outputDir value.
+func RenderMessage(template string, now time.Time, folder string) string {
+	return strings.NewReplacer("{date}", now.Format(DateLayout), "{folder}", folder).Replace(template)
+}

@@ -1,0 +1,207 @@
+package snapshotconfig
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dlclark/regexp2"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"dagger/lowcode-pipeline/internal/fielderr"
+)
+
+const (
+	tag1 = "00000000000000000001"
+	tag2 = "12345678901234567890"
+)
+
+func entry(fields string) string {
+	return `[{"snapshooter":{"name":"Main","rootTags":["` + tag1 + `"],"outputDir":"codeasdata/main"` + fields + `}}]`
+}
+
+func TestParseReadsEveryField(t *testing.T) {
+	entries, err := Parse([]byte(`[
+		{"snapshooter":{"name":"Main","rootTags":["` + tag1 + `","` + tag2 + `"],"exclude":["00000000000000000003"],"outputDir":"codeasdata/main"},
+		 "git":{"repo":"https://git.example.com/team/code.git","branch":"snapshots/main","commitMessage":"snapshot {folder} at {date}"}},
+		{"snapshooter":{"name":"Lib","rootTags":["` + tag2 + `"],"outputDir":"codeasdata/lib"}}]`))
+	require.NoError(t, err)
+	require.Len(t, entries, 2)
+	assert.Equal(t, Snapshooter{Name: "Main", RootTags: []string{tag1, tag2}, Exclude: []string{"00000000000000000003"}, OutputDir: "codeasdata/main"}, entries[0].Snapshooter)
+	assert.Equal(t, &Git{Repo: "https://git.example.com/team/code.git", Branch: "snapshots/main", CommitMessage: "snapshot {folder} at {date}"}, entries[0].Git)
+	assert.Nil(t, entries[1].Git)
+}
+
+// The bad inputs of the spec's rules, with the path and message each must give.
+var invalid = []struct {
+	name, in, path, msg string
+}{
+	{"a tag written as a number", entry(`,"exclude":[12345678901234567890]`), "[0].snapshooter.exclude[0]", "must be written as a string"},
+	{"a tag that is not 20 digits", `[{"snapshooter":{"name":"M","rootTags":["123"],"outputDir":"o"}}]`, "[0].snapshooter.rootTags[0]", `"123" is not an identifier: want exactly 20 digits`},
+	{"no root tags", `[{"snapshooter":{"name":"M","rootTags":[],"outputDir":"o"}}]`, "[0].snapshooter.rootTags", "at least one"},
+	{"a tag twice", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `","` + tag1 + `"],"outputDir":"o"}}]`, "[0].snapshooter.rootTags[1]", "listed twice"},
+	{"no name", `[{"snapshooter":{"rootTags":["` + tag1 + `"],"outputDir":"o"}}]`, "[0].snapshooter.name", "required"},
+	{"a blank name", `[{"snapshooter":{"name":" ","rootTags":["` + tag1 + `"],"outputDir":"o"}}]`, "[0].snapshooter.name", "must not be empty"},
+	{"no outputDir", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"]}}]`, "[0].snapshooter.outputDir", "required"},
+	{"an absolute outputDir", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"/srv/code"}}]`, "[0].snapshooter.outputDir", "not absolute"},
+	{"an outputDir leaving the repository", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"a/../../b"}}]`, "[0].snapshooter.outputDir", "inside the repository"},
+	{"the repository itself as outputDir", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"./"}}]`, "[0].snapshooter.outputDir", "not the repository itself"},
+	{"an outputDir in .git", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"x/.git/hooks"}}]`, "[0].snapshooter.outputDir", "inside .git"},
+	{"a backslash outputDir", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"code\\main"}}]`, "[0].snapshooter.outputDir", "forward slashes"},
+	{"an unknown key", entry(`,"outDir":"x"`), "[0].snapshooter.outDir", "unknown key"},
+	{"no snapshooter", `[{"git":{"repo":"https://g.example.com/r.git","branch":"main","commitMessage":"m"}}]`, "[0].snapshooter", "required"},
+	{"git without branch", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"o"},"git":{"repo":"https://g.example.com/r.git","commitMessage":"m"}}]`, "[0].git.branch", "required"},
+	{"git over ssh", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"o"},"git":{"repo":"ssh://g.example.com/r.git","branch":"main","commitMessage":"m"}}]`, "[0].git.repo", "must be an https address"},
+	{"a bad branch", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"o"},"git":{"repo":"https://g.example.com/r.git","branch":"feature..x","commitMessage":"m"}}]`, "[0].git.branch", "not a valid branch name"},
+	{"a branch ending in .lock", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"o"},"git":{"repo":"https://g.example.com/r.git","branch":"main.lock","commitMessage":"m"}}]`, "[0].git.branch", "not a valid branch name"},
+	{"an empty commit message", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"o"},"git":{"repo":"https://g.example.com/r.git","branch":"main","commitMessage":""}}]`, "[0].git.commitMessage", "must not be empty"},
+	{"an object instead of an array", `{"snapshooter":{}}`, "", "must be a JSON array"},
+	{"an empty array", `[]`, "", "no snapshot entries"},
+}
+
+func TestParseRefusesEachRuleWithEntryAndField(t *testing.T) {
+	for _, tc := range invalid {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.in))
+			var list fielderr.List
+			require.ErrorAs(t, err, &list)
+			require.NotEmpty(t, list)
+			assert.Equal(t, tc.path, list[0].Path, "%v", err)
+			assert.Contains(t, list[0].Message, tc.msg)
+		})
+	}
+}
+
+func TestParseReportsAllProblemsAtOnce(t *testing.T) {
+	_, err := Parse([]byte(`[
+		{"snapshooter":{"name":"A","rootTags":[1],"outputDir":"code"}},
+		{"snapshooter":{"name":"B","rootTags":["` + tag1 + `"],"outputDir":"code/b"},"git":{"repo":"http://g.example.com/r.git","branch":"-x","commitMessage":"m"}}]`))
+	var list fielderr.List
+	require.ErrorAs(t, err, &list)
+	paths := []string{}
+	for _, e := range list {
+		paths = append(paths, e.Path)
+	}
+	assert.Equal(t, []string{"[0].snapshooter.rootTags[0]", "[1].git.repo", "[1].git.branch", "[1].snapshooter.outputDir"}, paths)
+	assert.Contains(t, list[3].Message, `overlaps entry [0]'s "code"`)
+}
+
+func TestATokenInTheRepoNeverShowsInAnError(t *testing.T) {
+	_, err := Parse([]byte(`[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"o"},"git":{"repo":"http://ghp_SECRET123@g.example.com/r.git","branch":"main","commitMessage":"m"}}]`))
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "ghp_SECRET123")
+	assert.Contains(t, err.Error(), "REDACTED@g.example.com")
+}
+
+func TestRemoteSplitsTheTokenTheSpecAllows(t *testing.T) {
+	for _, tc := range []struct{ repo, url, token string }{
+		{"https://ghp_abc@git.example.com/team/code.git", "https://git.example.com/team/code.git", "ghp_abc"},
+		{"https://oauth2:glpat-x@git.example.com/team/code.git", "https://git.example.com/team/code.git", "glpat-x"},
+		{"https://git.example.com/team/code.git", "https://git.example.com/team/code.git", ""},
+	} {
+		u, tok := (&Git{Repo: tc.repo}).Remote()
+		assert.Equal(t, tc.url, u)
+		assert.Equal(t, tc.token, tok)
+	}
+}
+
+func TestRenderMessage(t *testing.T) {
+	at := time.Date(2026, 3, 7, 14, 5, 9, 0, time.UTC)
+	for _, tc := range []struct{ tmpl, want string }{
+		{"snapshot {date}", "snapshot 2026.03.07 02:05:09"},
+		{"{folder}: {date} ({folder} again, {date} again)", "codeasdata/main: 2026.03.07 02:05:09 (codeasdata/main again, 2026.03.07 02:05:09 again)"},
+		{"no placeholder", "no placeholder"},
+		{"{Date} and {folders} are not placeholders", "{Date} and {folders} are not placeholders"},
+	} {
+		assert.Equal(t, tc.want, RenderMessage(tc.tmpl, at, "codeasdata/main"), tc.tmpl)
+	}
+	assert.Equal(t, "at 2026.03.07 09:00:00", RenderMessage("at {date}", time.Date(2026, 3, 7, 9, 0, 0, 0, time.UTC), "x"), "hh is the 12-hour clock, zero-padded")
+	assert.Equal(t, "{date} in a folder name", RenderMessage("{folder}", at, "{date} in a folder name"), "a replaced value is not replaced again")
+}
+
+func compileSchema(t testing.TB) *jsonschema.Schema {
+	data, err := os.ReadFile("../../schema/snapshot-config.schema.json")
+	require.NoError(t, err)
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	require.NoError(t, err)
+	c := jsonschema.NewCompiler()
+	// Editors read the schema's patterns as JavaScript regular expressions.
+	c.UseRegexpEngine(func(p string) (jsonschema.Regexp, error) {
+		re, err := regexp2.Compile(p, regexp2.ECMAScript)
+		if err != nil {
+			return nil, err
+		}
+		return ecma{re}, nil
+	})
+	require.NoError(t, c.AddResource("snapshot-config.schema.json", doc))
+	s, err := c.Compile("snapshot-config.schema.json")
+	require.NoError(t, err)
+	return s
+}
+
+type ecma struct{ *regexp2.Regexp }
+
+func (e ecma) MatchString(s string) bool {
+	ok, err := e.Regexp.MatchString(s)
+	return err == nil && ok
+}
+
+func schemaAccepts(t testing.TB, s *jsonschema.Schema, in string) bool {
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(in))
+	require.NoError(t, err)
+	return s.Validate(doc) == nil
+}
+
+func TestSchemaAndValidatorAgree(t *testing.T) {
+	s := compileSchema(t)
+	valid := []string{
+		entry(""),
+		entry(`,"exclude":["` + tag2 + `"]`),
+		`[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"./code/main"},"git":{"repo":"https://git.example.com/team/code.git","branch":"feature/snap-1","commitMessage":"{folder} {date}"}}]`,
+		`[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"a..b"},"git":{"repo":"https://tok@git.example.com/code.git","branch":"main","commitMessage":"m"}}]`,
+	}
+	for _, in := range valid {
+		_, err := Parse([]byte(in))
+		assert.NoError(t, err, in)
+		assert.True(t, schemaAccepts(t, s, in), "the schema refuses what the validator accepts: %s", in)
+	}
+	for _, tc := range invalid {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.False(t, schemaAccepts(t, s, tc.in), "the schema accepts what the validator refuses: %s", tc.in)
+		})
+	}
+}
+
+func TestTheExampleConfigIsValid(t *testing.T) {
+	data, err := os.ReadFile("../../examples/app/res/snapshot-config.json")
+	require.NoError(t, err)
+	_, err = Parse(data)
+	require.NoError(t, err)
+	assert.True(t, schemaAccepts(t, compileSchema(t), string(data)))
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(entry("")))
+	f.Add([]byte(`[{"snapshooter":{"name":"M","rootTags":[1],"outputDir":"../x"},"git":{"repo":"https://t@h/r.git","branch":"a..b","commitMessage":"{date}"}}]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		entries, err := Parse(data)
+		if err != nil {
+			return
+		}
+		// What is accepted must be something the pipeline can act on safely.
+		for _, e := range entries {
+			if checkOutputDir(e.Snapshooter.OutputDir) != nil || len(e.Snapshooter.RootTags) == 0 {
+				t.Fatalf("accepted %+v", e)
+			}
+			if e.Git != nil && CheckBranch(e.Git.Branch) != nil {
+				t.Fatalf("accepted branch %q", e.Git.Branch)
+			}
+		}
+		_, _ = json.Marshal(entries)
+	})
+}
