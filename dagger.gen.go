@@ -714,6 +714,97 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				}
 			}
 			return (*LowcodePipeline).Publish(&parent, ctx, registry, frontendRepository, backendRepository, tags, username, password, codeAsData, codeAsDataRepository, bricks, platforms, frontendBaseImage)
+		case "Snapshot":
+			var parent LowcodePipeline
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var config string
+			if inputArgs["config"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["config"]), &config)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg config", err))
+				}
+			}
+			var platformToken *dagger.Secret
+			if inputArgs["platformToken"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["platformToken"]), &platformToken)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platformToken", err))
+				}
+			}
+			var platformTokenEnv string
+			if inputArgs["platformTokenEnv"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["platformTokenEnv"]), &platformTokenEnv)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platformTokenEnv", err))
+				}
+			}
+			return (*LowcodePipeline).Snapshot(&parent, ctx, config, platformToken, platformTokenEnv)
+		case "SnapshotPush":
+			var parent LowcodePipeline
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var config string
+			if inputArgs["config"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["config"]), &config)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg config", err))
+				}
+			}
+			var gitToken *dagger.Secret
+			if inputArgs["gitToken"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["gitToken"]), &gitToken)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg gitToken", err))
+				}
+			}
+			var gitUsername string
+			if inputArgs["gitUsername"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["gitUsername"]), &gitUsername)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg gitUsername", err))
+				}
+			}
+			var authorName string
+			if inputArgs["authorName"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["authorName"]), &authorName)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg authorName", err))
+				}
+			}
+			var authorEmail string
+			if inputArgs["authorEmail"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["authorEmail"]), &authorEmail)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg authorEmail", err))
+				}
+			}
+			var maxAttempts int
+			if inputArgs["maxAttempts"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["maxAttempts"]), &maxAttempts)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg maxAttempts", err))
+				}
+			}
+			var platformToken *dagger.Secret
+			if inputArgs["platformToken"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["platformToken"]), &platformToken)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platformToken", err))
+				}
+			}
+			var platformTokenEnv string
+			if inputArgs["platformTokenEnv"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["platformTokenEnv"]), &platformTokenEnv)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platformTokenEnv", err))
+				}
+			}
+			return (*LowcodePipeline).SnapshotPush(&parent, ctx, config, gitToken, gitUsername, authorName, authorEmail, maxAttempts, platformToken, platformTokenEnv)
 		case "ValidatePayload":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)

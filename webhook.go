@@ -85,14 +85,14 @@ func (m *LowcodePipeline) WebhookReceiver(
 	port int,
 ) *dagger.Service {
 	return dag.Container().From(runtimeImage).
-		WithFile("/usr/local/bin/webhook-receiver", receiverBinary()).
+		WithFile("/usr/local/bin/webhook-receiver", toolBinary("webhook-receiver")).
 		WithSecretVariable("WEBHOOK_TOKEN", token).
 		WithExposedPort(port).
 		AsService(dagger.ContainerAsServiceOpts{Args: []string{"webhook-receiver", "-listen", fmt.Sprintf(":%d", port)}})
 }
 
-// receiverBinary builds cmd/webhook-receiver from this module's own source.
-func receiverBinary() *dagger.File {
+// toolBinary builds cmd/<name> from this module's own source.
+func toolBinary(name string) *dagger.File {
 	src := dag.CurrentModule().Source()
 	return dag.Container().From(goImage).
 		WithMountedCache("/go/pkg/mod", dag.CacheVolume("lowcode-pipeline-gomod")).
@@ -100,8 +100,8 @@ func receiverBinary() *dagger.File {
 		WithEnvVariable("CGO_ENABLED", "0").
 		WithDirectory("/src", src, dagger.ContainerWithDirectoryOpts{Include: []string{"go.mod", "go.sum", "cmd/", "internal/"}}).
 		WithWorkdir("/src").
-		WithExec([]string{"go", "build", "-trimpath", "-o", "/out/webhook-receiver", "./cmd/webhook-receiver"}).
-		File("/out/webhook-receiver")
+		WithExec([]string{"go", "build", "-trimpath", "-o", "/out/" + name, "./cmd/" + name}).
+		File("/out/" + name)
 }
 
 type deployRequest struct {

@@ -275,6 +275,20 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).PublishRefusesAnInvalidTag(&parent, ctx)
+		case "SnapshotPushNeedsAGitSection":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).SnapshotPushNeedsAGitSection(&parent, ctx)
+		case "SnapshotWritesTheOutputDirs":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).SnapshotWritesTheOutputDirs(&parent, ctx)
 		case "UnitTests":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)

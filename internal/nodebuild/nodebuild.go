@@ -184,3 +184,16 @@ func CheckCLI(cli string) error {
 	}
 	return nil
 }
+
+// SnapshotCommand is `npx <cli> snapshot`, naming the configuration file only
+// when it is not the toolkit's default location.
+func SnapshotCommand(cli, config, defaultConfig string) ([]string, error) {
+	if err := CheckCLI(cli); err != nil {
+		return nil, err
+	}
+	cmd := []string{"npx", "--yes", cli, SnapshotVerb}
+	if config != defaultConfig {
+		cmd = append(cmd, "--config", config)
+	}
+	return cmd, nil
+}

@@ -168,3 +168,14 @@ func FuzzParseManifest(f *testing.F) {
 		}
 	})
 }
+
+func TestSnapshotCommand(t *testing.T) {
+	cmd, err := SnapshotCommand("platform-cli-standin", "res/snapshot-config.json", "res/snapshot-config.json")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"npx", "--yes", "platform-cli-standin", "snapshot"}, cmd)
+	cmd, err = SnapshotCommand("cli", "config/snap.json", "res/snapshot-config.json")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"npx", "--yes", "cli", "snapshot", "--config", "config/snap.json"}, cmd)
+	_, err = SnapshotCommand("", "x", "x")
+	assert.ErrorContains(t, err, "no platform CLI set")
+}
