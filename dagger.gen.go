@@ -406,6 +406,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				}
 			}
 			return (*LowcodePipeline).CodeAsDataImage(&parent, ctx, bricks, platform)
+		case "Demo":
+			var parent LowcodePipeline
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return (*LowcodePipeline).Demo(&parent, ctx)
 		case "Deploy":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)

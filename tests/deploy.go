@@ -112,3 +112,20 @@ func (t *Tests) DeployRefusesPlainHTTP(ctx context.Context) error {
 		deploy(webhookUrl: "http://hooks.example.com/a", webhookToken: $t, payloadJson: "{}") } }`,
 		map[string]any{"t": id}, "uses plain http")
 }
+
+// demo runs the whole pipeline on the embedded example and deploys once to the receiver.
+// +check
+func (t *Tests) DemoRunsTheWholePipeline(ctx context.Context) error {
+	var out struct {
+		LowcodePipeline struct{ Demo string }
+	}
+	if err := t.query(ctx, `{ lowcodePipeline { demo } }`, nil, &out); err != nil {
+		return err
+	}
+	for _, want := range []string{"draw_version 2.14.0", `"message": "success"`, `"status": 200`} {
+		if !strings.Contains(out.LowcodePipeline.Demo, want) {
+			return fmt.Errorf("demo output lacks %q:\n%s", want, out.LowcodePipeline.Demo)
+		}
+	}
+	return nil
+}
