@@ -721,6 +721,174 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				}
 			}
 			return (*LowcodePipeline).Publish(&parent, ctx, registry, frontendRepository, backendRepository, tags, username, password, codeAsData, codeAsDataRepository, bricks, platforms, frontendBaseImage)
+		case "Ship":
+			var parent LowcodePipeline
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var registry string
+			if inputArgs["registry"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["registry"]), &registry)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg registry", err))
+				}
+			}
+			var frontendRepository string
+			if inputArgs["frontendRepository"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["frontendRepository"]), &frontendRepository)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg frontendRepository", err))
+				}
+			}
+			var backendRepository string
+			if inputArgs["backendRepository"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["backendRepository"]), &backendRepository)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg backendRepository", err))
+				}
+			}
+			var tags []string
+			if inputArgs["tags"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["tags"]), &tags)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg tags", err))
+				}
+			}
+			var webhookUrl string
+			if inputArgs["webhookUrl"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["webhookUrl"]), &webhookUrl)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg webhookUrl", err))
+				}
+			}
+			var webhookToken *dagger.Secret
+			if inputArgs["webhookToken"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["webhookToken"]), &webhookToken)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg webhookToken", err))
+				}
+			}
+			var username string
+			if inputArgs["username"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["username"]), &username)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg username", err))
+				}
+			}
+			var password *dagger.Secret
+			if inputArgs["password"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["password"]), &password)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg password", err))
+				}
+			}
+			var codeAsData bool
+			if inputArgs["codeAsData"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["codeAsData"]), &codeAsData)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg codeAsData", err))
+				}
+			}
+			var codeAsDataRepository string
+			if inputArgs["codeAsDataRepository"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["codeAsDataRepository"]), &codeAsDataRepository)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg codeAsDataRepository", err))
+				}
+			}
+			var bricks bool
+			if inputArgs["bricks"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["bricks"]), &bricks)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg bricks", err))
+				}
+			}
+			var platforms []string
+			if inputArgs["platforms"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["platforms"]), &platforms)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platforms", err))
+				}
+			}
+			var frontendBaseImage string
+			if inputArgs["frontendBaseImage"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["frontendBaseImage"]), &frontendBaseImage)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg frontendBaseImage", err))
+				}
+			}
+			var deployRule []string
+			if inputArgs["deployRule"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["deployRule"]), &deployRule)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg deployRule", err))
+				}
+			}
+			var updateMode ApprovalMode
+			if inputArgs["updateMode"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["updateMode"]), &updateMode)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg updateMode", err))
+				}
+			}
+			var promotionMode ApprovalMode
+			if inputArgs["promotionMode"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["promotionMode"]), &promotionMode)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg promotionMode", err))
+				}
+			}
+			var skipUpdateVersions bool
+			if inputArgs["skipUpdateVersions"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["skipUpdateVersions"]), &skipUpdateVersions)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg skipUpdateVersions", err))
+				}
+			}
+			var forceSync bool
+			if inputArgs["forceSync"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["forceSync"]), &forceSync)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg forceSync", err))
+				}
+			}
+			var from *dagger.File
+			if inputArgs["from"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["from"]), &from)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg from", err))
+				}
+			}
+			var allowHttp bool
+			if inputArgs["allowHttp"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["allowHttp"]), &allowHttp)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg allowHttp", err))
+				}
+			}
+			var connectTimeout string
+			if inputArgs["connectTimeout"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["connectTimeout"]), &connectTimeout)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg connectTimeout", err))
+				}
+			}
+			var timeout string
+			if inputArgs["timeout"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["timeout"]), &timeout)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg timeout", err))
+				}
+			}
+			var connectRetries int
+			if inputArgs["connectRetries"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["connectRetries"]), &connectRetries)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg connectRetries", err))
+				}
+			}
+			return (*LowcodePipeline).Ship(&parent, ctx, registry, frontendRepository, backendRepository, tags, webhookUrl, webhookToken, username, password, codeAsData, codeAsDataRepository, bricks, platforms, frontendBaseImage, deployRule, updateMode, promotionMode, skipUpdateVersions, forceSync, from, allowHttp, connectTimeout, timeout, connectRetries)
 		case "Snapshot":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)

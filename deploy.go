@@ -148,6 +148,16 @@ type payloadFlags struct {
 }
 
 func buildPayload(base []byte, f payloadFlags) (*payload.Payload, error) {
+	start, opts, err := payloadOptions(base, f)
+	if err != nil {
+		return nil, err
+	}
+	return finishPayload(start, opts)
+}
+
+// payloadOptions checks the flags and the starting payload, all problems at
+// once, before anything is built; start is nil for the reference default.
+func payloadOptions(base []byte, f payloadFlags) (*payload.Payload, payload.Options, error) {
 	opts := payload.Options{
 		FrontendImage: f.frontendImage, BackendImages: f.backendImages, CodeAsDataImage: f.codeAsDataImage,
 		ForceSync: f.forceSync,
@@ -167,20 +177,27 @@ func buildPayload(base []byte, f payloadFlags) (*payload.Payload, error) {
 		}
 		opts.DeployRules = append(opts.DeployRules, r)
 	}
+	if _, ruleErrs := rules.CompileRules("--deploy-rule", opts.DeployRules, 0); len(ruleErrs) > 0 && len(errs) == 0 {
+		errs = append(errs, ruleErrs)
+	}
 	if f.skipUpdateVersions {
 		opts.SkipUpdateVersions = &f.skipUpdateVersions
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	var start *payload.Payload
+	if base != nil {
+		if start, err = payload.Parse(base); err != nil {
+			errs = append(errs, fmt.Errorf("starting payload: %w", err))
+		}
 	}
+	return start, opts, errors.Join(errs...)
+}
+
+// finishPayload applies the options to the starting payload and validates the result.
+func finishPayload(start *payload.Payload, opts payload.Options) (*payload.Payload, error) {
 	var p *payload.Payload
-	if base == nil {
+	if start == nil {
 		p = payload.FromDefault(opts)
 	} else {
-		start, err := payload.Parse(base)
-		if err != nil {
-			return nil, fmt.Errorf("starting payload: %w", err)
-		}
 		p = payload.Build(start, opts)
 	}
 	if err := p.Validate(); err != nil {

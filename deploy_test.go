@@ -53,7 +53,7 @@ func TestPayloadFunctionRefusesBadInputWithAllProblems(t *testing.T) {
 		}, []string{"frontend.image", "backends.images[0]"}},
 		{"a non-JavaScript rule is refused", func() (string, error) {
 			return m.Payload(context.Background(), "", nil, "", []string{"(?i)api -> .*"}, "", "", false, false, nil, "")
-		}, []string{"backends.deployRules[0].source", "inline flags"}},
+		}, []string{"--deploy-rule[0].source", "inline flags"}},
 		{"a bad starting payload names its path", func() (string, error) {
 			return m.Payload(context.Background(), "", nil, "", nil, "", "", false, false, nil, `{"frontend":{"img":"a:1"}}`)
 		}, []string{"starting payload", "frontend.img", `did you mean "image"?`}},

@@ -99,24 +99,42 @@ func (m *LowcodePipeline) Publish(
 	// +optional
 	frontendBaseImage string,
 ) (string, error) {
-	req := images.PublishRequest{
-		Registry:     registry,
-		Repositories: map[images.Kind]string{images.Frontend: frontendRepository, images.Backend: backendRepository},
-		Tags:         tags, Platforms: platforms,
+	pub := publishArgs{
+		req: images.PublishRequest{
+			Registry:     registry,
+			Repositories: map[images.Kind]string{images.Frontend: frontendRepository, images.Backend: backendRepository},
+			Tags:         tags, Platforms: platforms, Username: username, HasPassword: password != nil,
+		},
+		password: password, codeAsData: codeAsData, bricks: bricks, frontendBase: frontendBaseImage,
 	}
 	if codeAsData {
-		req.Repositories[images.CodeAsData] = codeAsDataRepository
+		pub.req.Repositories[images.CodeAsData] = codeAsDataRepository
 	}
-	targets, err := req.Targets()
+	targets, err := pub.req.Targets()
 	if err != nil {
 		return "", err
 	}
-	if password != nil && username == "" {
-		return "", fmt.Errorf("--password needs --username")
-	}
-	dist, err := m.Build(ctx, codeAsData, bricks)
+	published, err := m.publish(ctx, pub, targets)
 	if err != nil {
 		return "", err
+	}
+	out, err := json.MarshalIndent(published, "", "  ")
+	return string(out) + "\n", err
+}
+
+// publishArgs is what publish and ship pass to the image pushes.
+type publishArgs struct {
+	req                images.PublishRequest
+	password           *dagger.Secret
+	codeAsData, bricks bool
+	frontendBase       string
+}
+
+// publish builds once and pushes every target concurrently.
+func (m *LowcodePipeline) publish(ctx context.Context, a publishArgs, targets []images.Target) (images.Published, error) {
+	dist, err := m.Build(ctx, a.codeAsData, a.bricks)
+	if err != nil {
+		return images.Published{}, err
 	}
 	created := time.Now().UTC().Truncate(time.Second)
 	pinned := make(map[images.Kind][]string)
@@ -124,8 +142,7 @@ func (m *LowcodePipeline) Publish(
 	g, gctx := errgroup.WithContext(ctx)
 	for _, target := range targets {
 		g.Go(func() error {
-			refs, err := m.publishImage(gctx, target, dist.Directory(target.Kind.SourcesPath()), req.Platforms, created,
-				registry, username, password, frontendBaseImage)
+			refs, err := m.publishImage(gctx, target, dist.Directory(target.Kind.SourcesPath()), a, created)
 			mu.Lock()
 			pinned[target.Kind] = refs
 			mu.Unlock()
@@ -133,18 +150,17 @@ func (m *LowcodePipeline) Publish(
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return "", err
+		return images.Published{}, err
 	}
-	out, err := json.MarshalIndent(images.PublishedRefs(pinned), "", "  ")
-	return string(out) + "\n", err
+	return images.PublishedRefs(pinned), nil
 }
 
-func (m *LowcodePipeline) publishImage(ctx context.Context, target images.Target, dist *dagger.Directory, platforms []string,
-	created time.Time, registry, username string, password *dagger.Secret, frontendBase string) ([]string, error) {
+func (m *LowcodePipeline) publishImage(ctx context.Context, target images.Target, dist *dagger.Directory, a publishArgs, created time.Time) ([]string, error) {
 	var extra map[string]string
 	if target.Kind == images.Frontend {
-		extra = baseImageArg(frontendBase)
+		extra = baseImageArg(a.frontendBase)
 	}
+	platforms := a.req.Platforms
 	if len(platforms) == 0 {
 		platforms = []string{""}
 	}
@@ -154,8 +170,8 @@ func (m *LowcodePipeline) publishImage(ctx context.Context, target images.Target
 		if err != nil {
 			return nil, err
 		}
-		if password != nil {
-			ctr = ctr.WithRegistryAuth(registry, username, password)
+		if a.password != nil {
+			ctr = ctr.WithRegistryAuth(a.req.Registry, a.req.Username, a.password)
 		}
 		variants = append(variants, ctr)
 	}

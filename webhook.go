@@ -118,6 +118,19 @@ func deployPayload(ctx context.Context, r deployRequest) (string, error) {
 	if _, err := payload.Parse(r.payload); err != nil {
 		return "", fmt.Errorf("invalid payload, nothing sent: %w", err)
 	}
+	call, err := prepareWebhook(r)
+	if err != nil {
+		return "", err
+	}
+	if r.dryRun {
+		return call.DryRun(r.payload), nil
+	}
+	return sendPayload(ctx, call, r.payload)
+}
+
+// prepareWebhook checks the address, token and limits before anything is
+// built or sent.
+func prepareWebhook(r deployRequest) (*webhook.Prepared, error) {
 	var err error
 	cfg := webhook.Config{
 		URL: r.url, Token: r.token, AllowHTTP: r.allowHTTP, ConnectRetries: r.connectRetries,
@@ -127,19 +140,16 @@ func deployPayload(ctx context.Context, r deployRequest) (string, error) {
 		cfg.ConnectRetries = -1 // the flag's 0 means "no retry"; the library's zero means its default
 	}
 	if cfg.ConnectTimeout, err = parseDuration("--connect-timeout", r.connectTimeout); err != nil {
-		return "", err
+		return nil, err
 	}
 	if cfg.Timeout, err = parseDuration("--timeout", r.timeout); err != nil {
-		return "", err
+		return nil, err
 	}
-	call, err := webhook.Prepare(cfg)
-	if err != nil {
-		return "", err
-	}
-	body := r.payload
-	if r.dryRun {
-		return call.DryRun(body), nil
-	}
+	return webhook.Prepare(cfg)
+}
+
+// sendPayload posts body once and renders the receipt.
+func sendPayload(ctx context.Context, call *webhook.Prepared, body []byte) (string, error) {
 	rec, err := call.Send(ctx, body)
 	if err != nil {
 		return "", err

@@ -130,6 +130,8 @@ type PublishRequest struct {
 	Repositories map[Kind]string // repository names within the registry
 	Tags         []string
 	Platforms    []string
+	Username     string
+	HasPassword  bool
 }
 
 // Targets validates the request, all problems at once, before anything is
@@ -151,6 +153,9 @@ func (r PublishRequest) Targets() ([]Target, error) {
 	}
 	if _, err := ParsePlatforms(r.Platforms); err != nil {
 		errs = append(errs, err)
+	}
+	if r.HasPassword && r.Username == "" {
+		errs = append(errs, errors.New("--password needs --username: registries authenticate the pair"))
 	}
 	var targets []Target
 	for _, k := range Kinds {
@@ -219,4 +224,9 @@ type Published struct {
 // PublishedRefs orders what publish pushed.
 func PublishedRefs(pinned map[Kind][]string) Published {
 	return Published{Frontend: pinned[Frontend], Backend: pinned[Backend], CodeAsData: pinned[CodeAsData]}
+}
+
+// All lists every pinned reference, frontend first.
+func (p Published) All() []string {
+	return append(append(append([]string{}, p.Frontend...), p.Backend...), p.CodeAsData...)
 }

@@ -92,6 +92,8 @@ func TestPublishRefusesBadNamesBeforeBuilding(t *testing.T) {
 			[]string{`--platforms: "linux/s390x" is not supported: choose from linux/amd64, linux/arm64`}},
 		{"an empty repository", PublishRequest{Registry: "r.example.com", Repositories: map[Kind]string{CodeAsData: ""}, Tags: []string{"1"}},
 			[]string{"codeasdata repository: empty name"}},
+		{"a password without a user name", PublishRequest{Registry: "r.example.com", Repositories: map[Kind]string{Frontend: "f"}, Tags: []string{"1"}, HasPassword: true},
+			[]string{"--password needs --username"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.req.Targets()
@@ -208,4 +210,11 @@ func lastUser(s instructions.Stage) string {
 		}
 	}
 	return user
+}
+
+func TestPublishedListsFrontendFirst(t *testing.T) {
+	p := PublishedRefs(map[Kind][]string{Backend: {"r/b:1@sha256:b"}, Frontend: {"r/f:1@sha256:f", "r/f:latest@sha256:f"}})
+	assert.Equal(t, []string{"r/f:1@sha256:f", "r/f:latest@sha256:f", "r/b:1@sha256:b"}, p.All())
+	assert.Equal(t, []string{"r/f:1@sha256:f", "r/f:latest@sha256:f"}, p.Frontend, "All does not change the lists")
+	assert.Nil(t, p.CodeAsData)
 }
