@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"time"
@@ -20,28 +21,39 @@ import (
 )
 
 func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// run is the command: flags in, the result as JSON on stdout, 0 or 1 out.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("snapshot-push", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	var o gitsync.Options
 	var message string
-	flag.StringVar(&o.RemoteURL, "remote", "", "https address of the repository, without credentials")
-	flag.StringVar(&o.Branch, "branch", "", "branch to clone and push")
-	flag.StringVar(&o.OutputDir, "output-dir", "", "folder of the repository the snapshot replaces")
-	flag.StringVar(&o.Snapshot, "snapshot", "", "local folder holding the snapshot")
-	flag.StringVar(&message, "message", "", "commit message template ({date}, {folder})")
-	flag.StringVar(&o.Username, "username", gitsync.DefaultUsername, "user name sent with the token")
-	flag.StringVar(&o.AuthorName, "author-name", gitsync.DefaultAuthorName, "commit author name")
-	flag.StringVar(&o.AuthorEmail, "author-email", gitsync.DefaultAuthorEmail, "commit author e-mail")
-	flag.IntVar(&o.MaxAttempts, "max-attempts", gitsync.DefaultMaxAttempts, "pushes to try when the branch keeps moving")
-	flag.Parse()
-
-	o.Token = os.Getenv("GIT_TOKEN")
+	fs.StringVar(&o.RemoteURL, "remote", "", "https address of the repository, without credentials")
+	fs.StringVar(&o.Branch, "branch", "", "branch to clone and push")
+	fs.StringVar(&o.OutputDir, "output-dir", "", "folder of the repository the snapshot replaces")
+	fs.StringVar(&o.Snapshot, "snapshot", "", "local folder holding the snapshot")
+	fs.StringVar(&message, "message", "", "commit message template ({date}, {folder})")
+	fs.StringVar(&o.Username, "username", gitsync.DefaultUsername, "user name sent with the token")
+	fs.StringVar(&o.AuthorName, "author-name", gitsync.DefaultAuthorName, "commit author name")
+	fs.StringVar(&o.AuthorEmail, "author-email", gitsync.DefaultAuthorEmail, "commit author e-mail")
+	fs.IntVar(&o.MaxAttempts, "max-attempts", gitsync.DefaultMaxAttempts, "pushes to try when the branch keeps moving")
+	fs.BoolVar(&o.AllowHTTP, "allow-http", false, "allow a plain-http repository (local test servers only)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	o.Token = getenv("GIT_TOKEN")
 	o.Message = snapshotconfig.RenderMessage(message, time.Now().UTC(), o.OutputDir)
-	o.Logf = log.Printf
-	res, err := gitsync.Sync(context.Background(), o)
+	o.Logf = log.New(stderr, "", log.LstdFlags).Printf
+	res, err := gitsync.Sync(ctx, o)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "snapshot-push:", err)
-		os.Exit(1)
+		fmt.Fprintln(stderr, "snapshot-push:", err)
+		return 1
 	}
-	if err := json.NewEncoder(os.Stdout).Encode(res); err != nil {
-		log.Fatal(err)
+	if err := json.NewEncoder(stdout).Encode(res); err != nil {
+		fmt.Fprintln(stderr, "snapshot-push:", err)
+		return 1
 	}
+	return 0
 }

@@ -1,0 +1,94 @@
+// Package gittest serves a real git repository over HTTP for tests: git
+// http-backend behind a Go server that demands a token, so the auth path of
+// the code under test is the real one.
+package gittest
+
+import (
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Token is the password the server demands (any user name).
+const Token = "glpat-S3CRET-token-777"
+
+// Remote is a bare repository served over HTTP by git http-backend behind a
+// Go server that demands the token, so the auth path is the real one.
+type Remote struct {
+	Bare, URL string
+	Pushes    atomic.Int32
+}
+
+// Git runs git with no user or system configuration, failing the test on error.
+func Git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+	return strings.TrimSpace(string(out))
+}
+
+// NewRemote serves a bare repository whose main branch holds README.md,
+// other/keep.txt and codeasdata/main/stale.patch.json.
+func NewRemote(t testing.TB) *Remote {
+	_, err := exec.LookPath("git")
+	require.NoError(t, err, "these tests run the real git")
+	root := t.TempDir()
+	r := &Remote{Bare: filepath.Join(root, "code.git")}
+	Git(t, root, "init", "--quiet", "--bare", "--initial-branch=main", r.Bare)
+	Git(t, r.Bare, "config", "http.receivepack", "true")
+
+	// Seed the branch: a README and a file outside the snapshot folder.
+	seed := filepath.Join(root, "seed")
+	Git(t, root, "init", "--quiet", "--initial-branch=main", seed)
+	Write(t, filepath.Join(seed, "README.md"), "# code as data\n")
+	Write(t, filepath.Join(seed, "other/keep.txt"), "not the snapshot's\n")
+	Write(t, filepath.Join(seed, "codeasdata/main/stale.patch.json"), "{}\n")
+	Git(t, seed, "add", ".")
+	Git(t, seed, "commit", "--quiet", "-m", "seed")
+	Git(t, seed, "push", "--quiet", r.Bare, "main")
+
+	execPath := Git(t, root, "--exec-path")
+	backend := &cgi.Handler{
+		Path: filepath.Join(execPath, "git-http-backend"),
+		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if _, pw, ok := req.BasicAuth(); !ok || pw != Token {
+			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+			http.Error(w, "authentication required", http.StatusUnauthorized)
+			return
+		}
+		if strings.HasSuffix(req.URL.Path, "/git-receive-pack") {
+			r.Pushes.Add(1)
+		}
+		backend.ServeHTTP(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	r.URL = srv.URL + "/code.git"
+	return r
+}
+
+// Write creates path with content, and its folders.
+func Write(t testing.TB, path, content string) {
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+}
+
+// Checkout clones the remote's main branch as it is now.
+func (r *Remote) Checkout(t testing.TB) string {
+	dir := filepath.Join(t.TempDir(), "check")
+	Git(t, "", "clone", "--quiet", "--branch", "main", r.Bare, dir)
+	return dir
+}
