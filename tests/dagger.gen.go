@@ -261,6 +261,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).FrontendImageFollowsTheInterface(&parent, ctx)
+		case "NpmrcNeverEntersALayer":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).NpmrcNeverEntersALayer(&parent, ctx)
 		case "PayloadBuildsTheReferencePayload":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)

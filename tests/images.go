@@ -9,10 +9,6 @@ import (
 // The frontend image serves dist/web from the document root, owned by the web user with group root, labelled draw_version.
 // +check
 func (t *Tests) FrontendImageFollowsTheInterface(ctx context.Context) error {
-	vars, err := t.exampleID(ctx)
-	if err != nil {
-		return err
-	}
 	var out struct {
 		LowcodePipeline struct {
 			FrontendImage struct {
@@ -21,9 +17,9 @@ func (t *Tests) FrontendImageFollowsTheInterface(ctx context.Context) error {
 			}
 		}
 	}
-	err = t.query(ctx, `query($s: DirectoryID!) { lowcodePipeline(`+exampleArgs+`) { frontendImage {
+	err := t.example(ctx, `frontendImage {
 		label(name: "draw_version")
-		withExec(args: ["sh", "-c", "stat -c '%U:%G %A' /usr/share/nginx/html/index.html"]) { stdout } } } }`, vars, &out)
+		withExec(args: ["sh", "-c", "stat -c '%U:%G %A' /usr/share/nginx/html/index.html"]) { stdout } }`, &out)
 	if err != nil {
 		return err
 	}
@@ -40,10 +36,6 @@ func (t *Tests) FrontendImageFollowsTheInterface(ctx context.Context) error {
 // The backend image runs dist/node as a non-root user, and the code-as-data image holds dist/codeAsData at /codeasdata.
 // +check
 func (t *Tests) BackendAndCodeAsDataImages(ctx context.Context) error {
-	vars, err := t.exampleID(ctx)
-	if err != nil {
-		return err
-	}
 	var out struct {
 		LowcodePipeline struct {
 			BackendImage    struct{ User string }
@@ -52,9 +44,8 @@ func (t *Tests) BackendAndCodeAsDataImages(ctx context.Context) error {
 			}
 		}
 	}
-	err = t.query(ctx, `query($s: DirectoryID!) { lowcodePipeline(`+exampleArgs+`) {
-		backendImage { user }
-		codeAsDataImage { file(path: "/codeasdata/config/project.json") { contents } } } }`, vars, &out)
+	err := t.example(ctx, `backendImage { user }
+		codeAsDataImage { file(path: "/codeasdata/config/project.json") { contents } }`, &out)
 	if err != nil {
 		return err
 	}
@@ -70,11 +61,6 @@ func (t *Tests) BackendAndCodeAsDataImages(ctx context.Context) error {
 // publish refuses an invalid tag before building anything.
 // +check
 func (t *Tests) PublishRefusesAnInvalidTag(ctx context.Context) error {
-	vars, err := t.exampleID(ctx)
-	if err != nil {
-		return err
-	}
-	return t.expectFailure(ctx, `query($s: DirectoryID!) { lowcodePipeline(`+exampleArgs+`) {
-		publish(registry: "registry.example.com", frontendRepository: "team/front", backendRepository: "team/api", tags: ["bad tag"]) } }`,
-		vars, `--tags: "bad tag" is not a valid tag`)
+	return t.exampleFails(ctx, `publish(registry: "registry.example.com", frontendRepository: "team/front",
+		backendRepository: "team/api", tags: ["bad tag"])`, `--tags: "bad tag" is not a valid tag`)
 }

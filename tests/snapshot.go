@@ -9,17 +9,12 @@ import (
 // snapshot writes each entry's roots, less the excluded folders, into its outputDir.
 // +check
 func (t *Tests) SnapshotWritesTheOutputDirs(ctx context.Context) error {
-	vars, err := t.exampleID(ctx)
-	if err != nil {
-		return err
-	}
 	var out struct {
 		LowcodePipeline struct {
 			Snapshot struct{ Glob []string }
 		}
 	}
-	if err := t.query(ctx, `query($s: DirectoryID!) { lowcodePipeline(`+exampleArgs+`) {
-		snapshot { glob(pattern: "codeasdata/orders/**/*.patch.json") } } }`, vars, &out); err != nil {
+	if err := t.example(ctx, `snapshot { glob(pattern: "codeasdata/orders/**/*.patch.json") }`, &out); err != nil {
 		return err
 	}
 	got := out.LowcodePipeline.Snapshot.Glob
@@ -37,10 +32,5 @@ func (t *Tests) SnapshotWritesTheOutputDirs(ctx context.Context) error {
 // snapshot-push refuses a configuration without git sections.
 // +check
 func (t *Tests) SnapshotPushNeedsAGitSection(ctx context.Context) error {
-	vars, err := t.exampleID(ctx)
-	if err != nil {
-		return err
-	}
-	return t.expectFailure(ctx, `query($s: DirectoryID!) { lowcodePipeline(`+exampleArgs+`) { snapshotPush } }`,
-		vars, "no entry has a git section")
+	return t.exampleFails(ctx, `snapshotPush`, "no entry has a git section")
 }
