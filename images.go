@@ -27,7 +27,11 @@ func (m *LowcodePipeline) FrontendImage(
 	if err != nil {
 		return nil, err
 	}
-	return m.image(ctx, images.Frontend, web, platform, baseImageArg(baseImage), time.Time{})
+	labels, err := m.imageLabels(ctx, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	return m.image(ctx, images.Frontend, web, platform, baseImageArg(baseImage), labels)
 }
 
 // The backend image: docker/backend.Dockerfile over dist/node (SOURCES_PATH=dist/node), labelled draw_version
@@ -41,7 +45,11 @@ func (m *LowcodePipeline) BackendImage(
 	if err != nil {
 		return nil, err
 	}
-	return m.image(ctx, images.Backend, node, platform, nil, time.Time{})
+	labels, err := m.imageLabels(ctx, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	return m.image(ctx, images.Backend, node, platform, nil, labels)
 }
 
 // The code-as-data image: docker/codeasdata.Dockerfile over dist/codeAsData (SOURCES_PATH=dist/codeAsData), labelled draw_version
@@ -58,7 +66,11 @@ func (m *LowcodePipeline) CodeAsDataImage(
 	if err != nil {
 		return nil, err
 	}
-	return m.image(ctx, images.CodeAsData, cad, platform, nil, time.Time{})
+	labels, err := m.imageLabels(ctx, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	return m.image(ctx, images.CodeAsData, cad, platform, nil, labels)
 }
 
 // Build and push the images; prints the references pinned by digest (registry/repo:tag@sha256:…), which are what the payload carries
@@ -136,13 +148,16 @@ func (m *LowcodePipeline) publish(ctx context.Context, a publishArgs, targets []
 	if err != nil {
 		return images.Published{}, err
 	}
-	created := time.Now().UTC().Truncate(time.Second)
+	labels, err := m.imageLabels(ctx, time.Now().UTC().Truncate(time.Second))
+	if err != nil {
+		return images.Published{}, err
+	}
 	pinned := make(map[images.Kind][]string)
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	for _, target := range targets {
 		g.Go(func() error {
-			refs, err := m.publishImage(gctx, target, dist.Directory(target.Kind.SourcesPath()), a, created)
+			refs, err := m.publishImage(gctx, target, dist.Directory(target.Kind.SourcesPath()), a, labels)
 			mu.Lock()
 			pinned[target.Kind] = refs
 			mu.Unlock()
@@ -155,7 +170,7 @@ func (m *LowcodePipeline) publish(ctx context.Context, a publishArgs, targets []
 	return images.PublishedRefs(pinned), nil
 }
 
-func (m *LowcodePipeline) publishImage(ctx context.Context, target images.Target, dist *dagger.Directory, a publishArgs, created time.Time) ([]string, error) {
+func (m *LowcodePipeline) publishImage(ctx context.Context, target images.Target, dist *dagger.Directory, a publishArgs, labels [][2]string) ([]string, error) {
 	var extra map[string]string
 	if target.Kind == images.Frontend {
 		extra = baseImageArg(a.frontendBase)
@@ -166,7 +181,7 @@ func (m *LowcodePipeline) publishImage(ctx context.Context, target images.Target
 	}
 	var variants []*dagger.Container
 	for _, p := range platforms {
-		ctr, err := m.image(ctx, target.Kind, dist, dagger.Platform(p), extra, created)
+		ctr, err := m.image(ctx, target.Kind, dist, dagger.Platform(p), extra, labels)
 		if err != nil {
 			return nil, err
 		}
@@ -189,20 +204,22 @@ func (m *LowcodePipeline) publishImage(ctx context.Context, target images.Target
 	return refs, nil
 }
 
-// image builds one image from the project's docker/<kind>.Dockerfile (or
-// this module's copy) over a context that holds only its build output.
-func (m *LowcodePipeline) image(ctx context.Context, kind images.Kind, dist *dagger.Directory, platform dagger.Platform,
-	extra map[string]string, created time.Time) (*dagger.Container, error) {
+// imageLabels computes the labels once per run: draw_version from the
+// installed design-tool package, and the OCI ones.
+func (m *LowcodePipeline) imageLabels(ctx context.Context, created time.Time) ([][2]string, error) {
 	drawVersion, err := m.DrawVersion(ctx)
 	if err != nil {
 		return nil, err
 	}
-	labels, err := images.Labels(images.Meta{
+	return images.Labels(images.Meta{
 		DrawVersion: drawVersion, SourceURL: m.SourceUrl, Revision: m.Revision, Created: created, Version: m.ImageVersion,
 	})
-	if err != nil {
-		return nil, err
-	}
+}
+
+// image builds one image from the project's docker/<kind>.Dockerfile (or
+// this module's copy) over a context that holds only its build output.
+func (m *LowcodePipeline) image(ctx context.Context, kind images.Kind, dist *dagger.Directory, platform dagger.Platform,
+	extra map[string]string, labels [][2]string) (*dagger.Container, error) {
 	args, err := kind.BuildArgs(extra)
 	if err != nil {
 		return nil, err
