@@ -10,8 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-
-	"dagger/lowcode-pipeline/internal/fielderr"
+	"strconv"
+	"strings"
 )
 
 // Object is a JSON object with its keys in document order.
@@ -20,12 +20,17 @@ type Object struct {
 	Fields map[string]any
 }
 
+// MaxDepth bounds nesting: configuration files are shallow, and a bound
+// keeps hostile input from costing time or stack.
+const MaxDepth = 1000
+
 // Parse reads exactly one JSON value. Values are *Object, []any, string,
 // json.Number, bool or nil.
 func Parse(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	v, err := parseValue(dec, "")
+	p := &parser{dec: dec}
+	v, err := p.value()
 	if err != nil {
 		return nil, err
 	}
@@ -35,61 +40,85 @@ func Parse(data []byte) (any, error) {
 	return v, nil
 }
 
-func parseValue(dec *json.Decoder, path string) (any, error) {
-	tok, err := dec.Token()
+// parser keeps the path to the current value as segments, and joins them
+// only for an error message, so deep input costs linear time.
+type parser struct {
+	dec  *json.Decoder
+	path []string // "key" or "[i]"
+}
+
+func (p *parser) where() string {
+	var b strings.Builder
+	for _, seg := range p.path {
+		if b.Len() > 0 && !strings.HasPrefix(seg, "[") {
+			b.WriteByte('.')
+		}
+		b.WriteString(seg)
+	}
+	return b.String()
+}
+
+func (p *parser) value() (any, error) {
+	tok, err := p.dec.Token()
 	if err != nil {
-		return nil, syntaxError(dec, err)
+		return nil, syntaxError(p.dec, err)
 	}
 	switch t := tok.(type) {
 	case json.Delim:
+		if len(p.path) >= MaxDepth {
+			return nil, fmt.Errorf("invalid JSON: nested deeper than %d levels at byte %d", MaxDepth, p.dec.InputOffset())
+		}
 		switch t {
 		case '{':
-			return parseObject(dec, path)
+			return p.object()
 		case '[':
-			return parseArray(dec, path)
+			return p.array()
 		}
-		return nil, fmt.Errorf("invalid JSON: unexpected %q at byte %d", t, dec.InputOffset())
+		return nil, fmt.Errorf("invalid JSON: unexpected %q at byte %d", t, p.dec.InputOffset())
 	default:
 		return t, nil
 	}
 }
 
-func parseObject(dec *json.Decoder, path string) (any, error) {
+func (p *parser) object() (any, error) {
 	obj := &Object{Fields: map[string]any{}}
-	for dec.More() {
-		tok, err := dec.Token()
+	for p.dec.More() {
+		tok, err := p.dec.Token()
 		if err != nil {
-			return nil, syntaxError(dec, err)
+			return nil, syntaxError(p.dec, err)
 		}
 		key := tok.(string) // the decoder only yields string keys inside objects
-		child := fielderr.Join(path, key)
+		p.path = append(p.path, key)
 		if _, dup := obj.Fields[key]; dup {
-			return nil, fmt.Errorf("%s: duplicate key %q (a second value would silently replace the first)", child, key)
+			return nil, fmt.Errorf("%s: duplicate key %q (a second value would silently replace the first)", p.where(), key)
 		}
-		v, err := parseValue(dec, child)
+		v, err := p.value()
 		if err != nil {
 			return nil, err
 		}
+		p.path = p.path[:len(p.path)-1]
 		obj.Keys = append(obj.Keys, key)
 		obj.Fields[key] = v
 	}
-	if _, err := dec.Token(); err != nil {
-		return nil, syntaxError(dec, err)
+	if _, err := p.dec.Token(); err != nil {
+		return nil, syntaxError(p.dec, err)
 	}
 	return obj, nil
 }
 
-func parseArray(dec *json.Decoder, path string) (any, error) {
+func (p *parser) array() (any, error) {
 	arr := []any{}
-	for dec.More() {
-		v, err := parseValue(dec, fielderr.Index(path, len(arr)))
+	for p.dec.More() {
+		p.path = append(p.path, "["+strconv.Itoa(len(arr))+"]")
+		v, err := p.value()
 		if err != nil {
 			return nil, err
 		}
+		p.path = p.path[:len(p.path)-1]
 		arr = append(arr, v)
 	}
-	if _, err := dec.Token(); err != nil {
-		return nil, syntaxError(dec, err)
+	if _, err := p.dec.Token(); err != nil {
+		return nil, syntaxError(p.dec, err)
 	}
 	return arr, nil
 }

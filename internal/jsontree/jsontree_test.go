@@ -53,3 +53,21 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestParseBoundsNestingAndStaysLinear(t *testing.T) {
+	_, err := Parse([]byte(strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1)))
+	assert.ErrorContains(t, err, "nested deeper than 1000 levels")
+
+	deep := strings.Repeat(`{"a":[`, MaxDepth/2-1) + "1" + strings.Repeat("]}", MaxDepth/2-1)
+	_, err = Parse([]byte(deep))
+	assert.NoError(t, err)
+}
+
+func BenchmarkParseDeep(b *testing.B) {
+	deep := []byte(strings.Repeat(`{"a":[`, MaxDepth/2-1) + "1" + strings.Repeat("]}", MaxDepth/2-1))
+	for b.Loop() {
+		if _, err := Parse(deep); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
