@@ -111,18 +111,8 @@ func (m *LowcodePipeline) Publish(
 	// +optional
 	frontendBaseImage string,
 ) (string, error) {
-	pub := publishArgs{
-		req: images.PublishRequest{
-			Registry:     registry,
-			Repositories: map[images.Kind]string{images.Frontend: frontendRepository, images.Backend: backendRepository},
-			Tags:         tags, Platforms: platforms, Username: username, HasPassword: password != nil,
-		},
-		password: password, codeAsData: codeAsData, bricks: bricks, frontendBase: frontendBaseImage,
-	}
-	if codeAsData {
-		pub.req.Repositories[images.CodeAsData] = codeAsDataRepository
-	}
-	targets, err := pub.req.Targets()
+	pub, targets, err := newPublish(registry, frontendRepository, backendRepository, tags, username, password,
+		codeAsData, codeAsDataRepository, bricks, platforms, frontendBaseImage)
 	if err != nil {
 		return "", err
 	}
@@ -140,6 +130,25 @@ type publishArgs struct {
 	password           *dagger.Secret
 	codeAsData, bricks bool
 	frontendBase       string
+}
+
+// newPublish gathers the flags publish and ship share, and checks them before
+// anything is built; the code-as-data image is a target only when asked for.
+func newPublish(registry, frontendRepository, backendRepository string, tags []string, username string, password *dagger.Secret,
+	codeAsData bool, codeAsDataRepository string, bricks bool, platforms []string, frontendBase string) (publishArgs, []images.Target, error) {
+	pub := publishArgs{
+		req: images.PublishRequest{
+			Registry:     registry,
+			Repositories: map[images.Kind]string{images.Frontend: frontendRepository, images.Backend: backendRepository},
+			Tags:         tags, Platforms: platforms, Username: username, HasPassword: password != nil,
+		},
+		password: password, codeAsData: codeAsData, bricks: bricks, frontendBase: frontendBase,
+	}
+	if codeAsData {
+		pub.req.Repositories[images.CodeAsData] = codeAsDataRepository
+	}
+	targets, err := pub.req.Targets()
+	return pub, targets, err
 }
 
 // publish builds once and pushes every target concurrently.

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"dagger/lowcode-pipeline/internal/dagger"
-	"dagger/lowcode-pipeline/internal/images"
 )
 
 // The reference pipeline in one call: build, publish the images pinned by digest, build the payload from them, deploy once
@@ -86,18 +85,8 @@ func (m *LowcodePipeline) Ship(
 	// +default=3
 	connectRetries int,
 ) (string, error) {
-	pub := publishArgs{
-		req: images.PublishRequest{
-			Registry:     registry,
-			Repositories: map[images.Kind]string{images.Frontend: frontendRepository, images.Backend: backendRepository},
-			Tags:         tags, Platforms: platforms, Username: username, HasPassword: password != nil,
-		},
-		password: password, codeAsData: codeAsData, bricks: bricks, frontendBase: frontendBaseImage,
-	}
-	if codeAsData {
-		pub.req.Repositories[images.CodeAsData] = codeAsDataRepository
-	}
-	targets, err := pub.req.Targets()
+	pub, targets, err := newPublish(registry, frontendRepository, backendRepository, tags, username, password,
+		codeAsData, codeAsDataRepository, bricks, platforms, frontendBaseImage)
 	if err != nil {
 		return "", err
 	}
