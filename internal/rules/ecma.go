@@ -84,7 +84,7 @@ func checkEscape(p string, i int) error {
 	case !isAlnum:
 		return nil
 	case c == 'p' || c == 'P':
-		return fmt.Errorf(`Unicode property escape "\%c" at offset %d needs the u flag, which deploy rules are not compiled with (JavaScript would read it as the letter %c)`, c, i-1, c)
+		return fmt.Errorf(`property escape "\%c" at offset %d needs the u flag, which deploy rules are not compiled with (JavaScript would read it as the letter %c)`, c, i-1, c)
 	case c == 'u' && i+1 < len(p) && p[i+1] == '{':
 		return fmt.Errorf(`code point escape "\u{…}" at offset %d needs the u flag; write \uXXXX instead`, i-1)
 	case c == 'k' && (i+1 >= len(p) || p[i+1] != '<'):

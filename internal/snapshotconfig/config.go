@@ -283,7 +283,7 @@ func CheckBranch(b string) error {
 	}
 	for _, part := range strings.Split(b, "/") {
 		if strings.HasPrefix(part, ".") {
-			return fmt.Errorf("not a valid branch name: no component may start with .")
+			return fmt.Errorf("not a valid branch name: no component may start with \".\"")
 		}
 	}
 	return nil
