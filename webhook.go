@@ -136,9 +136,6 @@ func prepareWebhook(r deployRequest) (*webhook.Prepared, error) {
 		URL: r.url, Token: r.token, AllowHTTP: r.allowHTTP, ConnectRetries: r.connectRetries,
 		Logf: func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) },
 	}
-	if r.connectRetries == 0 {
-		cfg.ConnectRetries = -1 // the flag's 0 means "no retry"; the library's zero means its default
-	}
 	if cfg.ConnectTimeout, err = parseDuration("--connect-timeout", r.connectTimeout); err != nil {
 		return nil, err
 	}

@@ -27,7 +27,6 @@ import (
 const (
 	DefaultConnectTimeout = 10 * time.Second
 	DefaultTimeout        = 60 * time.Second
-	DefaultConnectRetries = 3
 	DefaultRetryBackoff   = time.Second
 	DefaultMaxErrorBody   = 8 << 10
 )
@@ -43,8 +42,8 @@ type Config struct {
 	// call, response included.
 	ConnectTimeout, Timeout time.Duration
 	// ConnectRetries is how many more times a failure to connect at all is
-	// tried, waiting RetryBackoff, then twice as long each time. Negative
-	// means no retry; zero means DefaultConnectRetries.
+	// tried, waiting RetryBackoff, then twice as long each time; zero or
+	// negative means none (the module's --connect-retries defaults to 3).
 	ConnectRetries int
 	RetryBackoff   time.Duration
 	// MaxErrorBody is how much of an error response body is kept.
@@ -114,12 +113,7 @@ func Prepare(cfg Config) (*Prepared, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	switch {
-	case cfg.ConnectRetries == 0:
-		cfg.ConnectRetries = DefaultConnectRetries
-	case cfg.ConnectRetries < 0:
-		cfg.ConnectRetries = 0
-	}
+	cfg.ConnectRetries = max(cfg.ConnectRetries, 0)
 	if cfg.RetryBackoff <= 0 {
 		cfg.RetryBackoff = DefaultRetryBackoff
 	}

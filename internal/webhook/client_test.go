@@ -238,6 +238,16 @@ func TestConnectionRefusedIsRetriedThenFails(t *testing.T) {
 	leaks.assertClean(t)
 }
 
+func TestZeroRetriesMeansOneAttempt(t *testing.T) {
+	leaks := &leakCheck{}
+	rec, err := send(t, Config{URL: "https://" + closedPort(t) + "/"}, leaks)
+	require.Error(t, err)
+	assert.Nil(t, rec)
+	for _, l := range leaks.texts {
+		assert.NotContains(t, l, "retrying")
+	}
+}
+
 func TestAServerThatComesUpDuringRetriesGetsExactlyOneRequest(t *testing.T) {
 	leaks := &leakCheck{}
 	addr := closedPort(t)
