@@ -17,6 +17,7 @@ const (
 	npmCacheDir  = "/var/cache/npm"
 	npmrcPath    = "/run/secrets/npmrc"
 	defaultImage = "node:24"
+	defaultCache = "lowcode-pipeline-npm" // as the constructor's +default says
 )
 
 // The project with its dependencies installed, ready to build
@@ -202,7 +203,7 @@ func (m *LowcodePipeline) node(ctx context.Context) (*dagger.Container, error) {
 	}
 	cache := m.NpmCache
 	if cache == "" {
-		cache = "lowcode-pipeline-npm"
+		cache = defaultCache
 	}
 	ctr := dag.Container().From(image).
 		WithMountedCache(npmCacheDir, dag.CacheVolume(cache)).

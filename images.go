@@ -23,15 +23,7 @@ func (m *LowcodePipeline) FrontendImage(
 	// +optional
 	platform dagger.Platform,
 ) (*dagger.Container, error) {
-	web, err := m.Frontend(ctx)
-	if err != nil {
-		return nil, err
-	}
-	labels, err := m.imageLabels(ctx, time.Time{})
-	if err != nil {
-		return nil, err
-	}
-	return m.image(ctx, images.Frontend, web, platform, baseImageArg(baseImage), labels)
+	return m.localImage(ctx, images.Frontend, m.Frontend, platform, baseImageArg(baseImage))
 }
 
 // The backend image: docker/backend.Dockerfile over dist/node (SOURCES_PATH=dist/node), labelled draw_version
@@ -41,15 +33,7 @@ func (m *LowcodePipeline) BackendImage(
 	// +optional
 	platform dagger.Platform,
 ) (*dagger.Container, error) {
-	node, err := m.Backend(ctx)
-	if err != nil {
-		return nil, err
-	}
-	labels, err := m.imageLabels(ctx, time.Time{})
-	if err != nil {
-		return nil, err
-	}
-	return m.image(ctx, images.Backend, node, platform, nil, labels)
+	return m.localImage(ctx, images.Backend, m.Backend, platform, nil)
 }
 
 // The code-as-data image: docker/codeasdata.Dockerfile over dist/codeAsData (SOURCES_PATH=dist/codeAsData), labelled draw_version
@@ -62,15 +46,8 @@ func (m *LowcodePipeline) CodeAsDataImage(
 	// +optional
 	platform dagger.Platform,
 ) (*dagger.Container, error) {
-	cad, err := m.CodeAsData(ctx, bricks, nil)
-	if err != nil {
-		return nil, err
-	}
-	labels, err := m.imageLabels(ctx, time.Time{})
-	if err != nil {
-		return nil, err
-	}
-	return m.image(ctx, images.CodeAsData, cad, platform, nil, labels)
+	build := func(ctx context.Context) (*dagger.Directory, error) { return m.CodeAsData(ctx, bricks, nil) }
+	return m.localImage(ctx, images.CodeAsData, build, platform, nil)
 }
 
 // Build and push the images; prints the references pinned by digest (registry/repo:tag@sha256:…), which are what the payload carries
@@ -211,6 +188,21 @@ func (m *LowcodePipeline) publishImage(ctx context.Context, target images.Target
 		refs = append(refs, pinned)
 	}
 	return refs, nil
+}
+
+// localImage builds one image of this run's build output without pushing
+// it; it carries no created label, so an unchanged project stays cached.
+func (m *LowcodePipeline) localImage(ctx context.Context, kind images.Kind, build func(context.Context) (*dagger.Directory, error),
+	platform dagger.Platform, extra map[string]string) (*dagger.Container, error) {
+	dist, err := build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	labels, err := m.imageLabels(ctx, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	return m.image(ctx, kind, dist, platform, extra, labels)
 }
 
 // imageLabels computes the labels once per run: draw_version from the
