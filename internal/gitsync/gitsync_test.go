@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"dagger/lowcode-pipeline/internal/gittest"
+	"dagger/lowcode-pipeline/internal/leaktest"
 )
 
 const token = gittest.Token
@@ -24,28 +24,16 @@ func snapshotDir(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-// logs collects log lines to check they hold no token.
-type logs struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *logs) logf(format string, args ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lines = append(l.lines, fmt.Sprintf(format, args...))
-}
-
-func opts(r *gittest.Remote, t *testing.T, snapshot string, l *logs) Options {
+func opts(r *gittest.Remote, t *testing.T, snapshot string, l *leaktest.Recorder) Options {
 	return Options{
 		RemoteURL: r.URL, Branch: "main", OutputDir: "codeasdata/main", Snapshot: snapshot,
 		Message: "snapshot codeasdata/main", Token: token, AllowHTTP: true,
-		WorkDir: filepath.Join(t.TempDir(), "clone"), Logf: l.logf,
+		WorkDir: filepath.Join(t.TempDir(), "clone"), Logf: l.Logf,
 	}
 }
 
 func TestAFirstSnapshotIsCommittedAndPushed(t *testing.T) {
-	r, l := gittest.NewRemote(t), &logs{}
+	r, l := gittest.NewRemote(t), &leaktest.Recorder{}
 	snap := snapshotDir(t, map[string]string{"00000000000000000001/project.patch.json": `{"a":1}`, "00000000000000000001/sub/x.patch.json": `{"x":1}`})
 	o := opts(r, t, snap, l)
 	res, err := Sync(context.Background(), o)
@@ -69,11 +57,11 @@ func TestAFirstSnapshotIsCommittedAndPushed(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(config), token, "the token is never written into the clone")
 	assert.NotContains(t, string(config), "Authorization")
-	assertNoToken(t, l.lines)
+	l.AssertClean(t, token)
 }
 
 func TestAnIdenticalSecondRunMakesNoCommit(t *testing.T) {
-	r, l := gittest.NewRemote(t), &logs{}
+	r, l := gittest.NewRemote(t), &leaktest.Recorder{}
 	snap := snapshotDir(t, map[string]string{"p.patch.json": "{}"})
 	first, err := Sync(context.Background(), opts(r, t, snap, l))
 	require.NoError(t, err)
@@ -87,7 +75,7 @@ func TestAnIdenticalSecondRunMakesNoCommit(t *testing.T) {
 }
 
 func TestAFileRemovedFromTheSnapshotIsRemoved(t *testing.T) {
-	r, l := gittest.NewRemote(t), &logs{}
+	r, l := gittest.NewRemote(t), &leaktest.Recorder{}
 	_, err := Sync(context.Background(), opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}", "b.patch.json": "{}"}), l))
 	require.NoError(t, err)
 	res, err := Sync(context.Background(), opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}"}), l))
@@ -99,7 +87,7 @@ func TestAFileRemovedFromTheSnapshotIsRemoved(t *testing.T) {
 }
 
 func TestAPushRaceEndsWithBothCommitsOnTheBranch(t *testing.T) {
-	r, l := gittest.NewRemote(t), &logs{}
+	r, l := gittest.NewRemote(t), &leaktest.Recorder{}
 	o := opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": `{"v":2}`}), l)
 	o.beforePush = func(attempt int) {
 		if attempt > 1 {
@@ -120,11 +108,11 @@ func TestAPushRaceEndsWithBothCommitsOnTheBranch(t *testing.T) {
 	assert.Equal(t, "snapshot codeasdata/main\na concurrent commit\nseed", gittest.Git(t, co, "log", "--format=%s"))
 	assert.FileExists(t, filepath.Join(co, "other/news.txt"))
 	assert.FileExists(t, filepath.Join(co, "codeasdata/main/a.patch.json"))
-	assertNoToken(t, l.lines)
+	l.AssertClean(t, token)
 }
 
 func TestABranchThatKeepsMovingFailsWithoutForcing(t *testing.T) {
-	r, l := gittest.NewRemote(t), &logs{}
+	r, l := gittest.NewRemote(t), &leaktest.Recorder{}
 	o := opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}"}), l)
 	o.MaxAttempts = 2
 	n := 0
@@ -144,7 +132,7 @@ func TestABranchThatKeepsMovingFailsWithoutForcing(t *testing.T) {
 }
 
 func TestAWrongTokenIsAClearErrorWithoutTheToken(t *testing.T) {
-	r, l := gittest.NewRemote(t), &logs{}
+	r, l := gittest.NewRemote(t), &leaktest.Recorder{}
 	o := opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}"}), l)
 	o.Token = "wrong-" + token
 	_, err := Sync(context.Background(), o)
@@ -156,7 +144,7 @@ func TestAWrongTokenIsAClearErrorWithoutTheToken(t *testing.T) {
 }
 
 func TestAMissingBranchIsNamed(t *testing.T) {
-	r, l := gittest.NewRemote(t), &logs{}
+	r, l := gittest.NewRemote(t), &leaktest.Recorder{}
 	o := opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}"}), l)
 	o.Branch = "snapshots"
 	_, err := Sync(context.Background(), o)
@@ -181,12 +169,5 @@ func TestOptionsAreCheckedBeforeAnyGitCall(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 			assert.NotContains(t, err.Error(), token)
 		})
-	}
-}
-
-func assertNoToken(t *testing.T, lines []string) {
-	t.Helper()
-	for _, l := range lines {
-		assert.NotContains(t, l, token)
 	}
 }

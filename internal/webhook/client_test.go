@@ -10,10 +10,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"dagger/lowcode-pipeline/internal/leaktest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,39 +24,17 @@ const token = "s3cr3t-t0ken-value-4242"
 
 var body = []byte(`{"frontend":{"image":"reg.example.com/front:1"}}`)
 
-// leakCheck gathers every string a call produced (errors, log lines,
-// receipts) so a test can assert the token is in none of them.
-type leakCheck struct {
-	mu    sync.Mutex
-	texts []string
-}
-
-func (l *leakCheck) logf(format string, args ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.texts = append(l.texts, fmt.Sprintf(format, args...))
-}
-
-func (l *leakCheck) add(rec *Receipt, err error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// record adds what one call produced (error, error body, receipt) to leaks.
+func record(leaks *leaktest.Recorder, rec *Receipt, err error) {
 	if err != nil {
-		l.texts = append(l.texts, err.Error())
+		leaks.Add(err.Error())
 		if we, ok := err.(*Error); ok {
-			l.texts = append(l.texts, we.Body)
+			leaks.Add(we.Body)
 		}
 	}
 	if rec != nil {
 		data, _ := json.Marshal(rec)
-		l.texts = append(l.texts, string(data))
-	}
-}
-
-func (l *leakCheck) assertClean(t *testing.T) {
-	t.Helper()
-	for _, s := range l.texts {
-		assert.NotContains(t, s, token)
-		assert.NotContains(t, s, "t0ken-value")
+		leaks.Add(string(data))
 	}
 }
 
@@ -70,7 +49,7 @@ func counting(t *testing.T, h http.HandlerFunc) (*httptest.Server, *atomic.Int32
 	return srv, &n
 }
 
-func send(t *testing.T, cfg Config, leaks *leakCheck) (*Receipt, error) {
+func send(t *testing.T, cfg Config, leaks *leaktest.Recorder) (*Receipt, error) {
 	t.Helper()
 	if cfg.Token == "" {
 		cfg.Token = token
@@ -78,11 +57,11 @@ func send(t *testing.T, cfg Config, leaks *leakCheck) (*Receipt, error) {
 	if cfg.RetryBackoff == 0 {
 		cfg.RetryBackoff = 5 * time.Millisecond
 	}
-	cfg.Logf = leaks.logf
+	cfg.Logf = leaks.Logf
 	p, err := Prepare(cfg)
 	require.NoError(t, err)
 	rec, err := p.Send(context.Background(), body)
-	leaks.add(rec, err)
+	record(leaks, rec, err)
 	return rec, err
 }
 
@@ -92,7 +71,7 @@ func tlsConfig(srv *httptest.Server) Config {
 }
 
 func TestSendDeliversOnceWithBearerTokenAndReceipt(t *testing.T) {
-	leaks := &leakCheck{}
+	leaks := &leaktest.Recorder{}
 	var got *http.Request
 	var gotBody []byte
 	srv, n := counting(t, func(w http.ResponseWriter, r *http.Request) {
@@ -117,11 +96,11 @@ func TestSendDeliversOnceWithBearerTokenAndReceipt(t *testing.T) {
 	assert.Equal(t, 1, rec.ConnectAttempts)
 	assert.Empty(t, rec.Warnings)
 	assert.WithinDuration(t, time.Now(), rec.SentAt, 5*time.Second)
-	leaks.assertClean(t)
+	leaks.AssertClean(t, token, "t0ken-value")
 }
 
 func TestEveryStatusButOKFailsWithStatusAndBody(t *testing.T) {
-	leaks := &leakCheck{}
+	leaks := &leaktest.Recorder{}
 	for _, status := range []int{400, 401, 403, 404, 409, 422, 429, 500, 502, 503} {
 		t.Run(fmt.Sprint(status), func(t *testing.T) {
 			srv, n := counting(t, func(w http.ResponseWriter, r *http.Request) {
@@ -142,11 +121,11 @@ func TestEveryStatusButOKFailsWithStatusAndBody(t *testing.T) {
 			assert.EqualValues(t, 1, n.Load(), "a failed deployment is not retried")
 		})
 	}
-	leaks.assertClean(t)
+	leaks.AssertClean(t, token, "t0ken-value")
 }
 
 func TestOKWithAnUnexpectedBodyIsReportedNotHidden(t *testing.T) {
-	leaks := &leakCheck{}
+	leaks := &leaktest.Recorder{}
 	for _, tc := range []struct{ name, body, warning string }{
 		{"not JSON", "<html>ok</html>", "not the expected {\"message\": …} JSON: <html>ok</html>"},
 		{"no message", `{"status":"ok"}`, `not the expected`},
@@ -161,11 +140,11 @@ func TestOKWithAnUnexpectedBodyIsReportedNotHidden(t *testing.T) {
 			assert.Contains(t, rec.Warnings[0], tc.warning)
 		})
 	}
-	leaks.assertClean(t)
+	leaks.AssertClean(t, token, "t0ken-value")
 }
 
 func TestRedirectsAreNeverFollowed(t *testing.T) {
-	leaks := &leakCheck{}
+	leaks := &leaktest.Recorder{}
 	for _, status := range []int{301, 302, 307, 308} {
 		t.Run(fmt.Sprint(status), func(t *testing.T) {
 			target, targetHits := counting(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"message":"success"}`) })
@@ -183,11 +162,11 @@ func TestRedirectsAreNeverFollowed(t *testing.T) {
 			assert.Zero(t, targetHits.Load(), "the redirect target must never be contacted")
 		})
 	}
-	leaks.assertClean(t)
+	leaks.AssertClean(t, token, "t0ken-value")
 }
 
 func TestASlowServerHitsTheOverallTimeoutAndIsNotRetried(t *testing.T) {
-	leaks := &leakCheck{}
+	leaks := &leaktest.Recorder{}
 	release := make(chan struct{})
 	srv, n := counting(t, func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -206,7 +185,25 @@ func TestASlowServerHitsTheOverallTimeoutAndIsNotRetried(t *testing.T) {
 	require.ErrorAs(t, err, &we)
 	assert.True(t, we.Sent)
 	assert.EqualValues(t, 1, n.Load())
-	leaks.assertClean(t)
+	leaks.AssertClean(t, token, "t0ken-value")
+}
+
+// rawServer accepts TCP connections on loopback and hands each to handle,
+// for behaviour no HTTP server would show.
+func rawServer(t *testing.T, handle func(net.Conn)) net.Listener {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			handle(conn)
+		}
+	}()
+	return l
 }
 
 // closedPort returns a loopback address nothing listens on.
@@ -219,7 +216,7 @@ func closedPort(t *testing.T) string {
 }
 
 func TestConnectionRefusedIsRetriedThenFails(t *testing.T) {
-	leaks := &leakCheck{}
+	leaks := &leaktest.Recorder{}
 	addr := closedPort(t)
 	_, err := send(t, Config{URL: "https://" + addr + "/hook?token=" + token, ConnectRetries: 2}, leaks)
 	require.Error(t, err)
@@ -228,28 +225,20 @@ func TestConnectionRefusedIsRetriedThenFails(t *testing.T) {
 	var we *Error
 	require.ErrorAs(t, err, &we)
 	assert.False(t, we.Sent, "nothing reached a server")
-	retries := 0
-	for _, l := range leaks.texts {
-		if strings.Contains(l, "retrying in") {
-			retries++
-		}
-	}
-	assert.Equal(t, 2, retries)
-	leaks.assertClean(t)
+	assert.Equal(t, 2, leaks.Count("retrying in"))
+	leaks.AssertClean(t, token, "t0ken-value")
 }
 
 func TestZeroRetriesMeansOneAttempt(t *testing.T) {
-	leaks := &leakCheck{}
+	leaks := &leaktest.Recorder{}
 	rec, err := send(t, Config{URL: "https://" + closedPort(t) + "/"}, leaks)
 	require.Error(t, err)
 	assert.Nil(t, rec)
-	for _, l := range leaks.texts {
-		assert.NotContains(t, l, "retrying")
-	}
+	assert.Zero(t, leaks.Count("retrying"))
 }
 
 func TestAServerThatComesUpDuringRetriesGetsExactlyOneRequest(t *testing.T) {
-	leaks := &leakCheck{}
+	leaks := &leaktest.Recorder{}
 	addr := closedPort(t)
 	var n atomic.Int32
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -270,28 +259,19 @@ func TestAServerThatComesUpDuringRetriesGetsExactlyOneRequest(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, rec.ConnectAttempts, 1)
 	assert.EqualValues(t, 1, n.Load())
-	leaks.assertClean(t)
+	leaks.AssertClean(t, token, "t0ken-value")
 }
 
 func TestADroppedConnectionAfterSendingIsNotRetried(t *testing.T) {
-	leaks := &leakCheck{}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
+	leaks := &leaktest.Recorder{}
 	var requests atomic.Int32
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			if _, err := http.ReadRequest(bufio.NewReader(conn)); err == nil {
-				requests.Add(1)
-			}
-			conn.Close() // hang up without answering
+	l := rawServer(t, func(conn net.Conn) {
+		if _, err := http.ReadRequest(bufio.NewReader(conn)); err == nil {
+			requests.Add(1)
 		}
-	}()
-	_, err = send(t, Config{URL: "http://" + l.Addr().String() + "/", AllowHTTP: true, ConnectRetries: 3}, leaks)
+		conn.Close() // hang up without answering
+	})
+	_, err := send(t, Config{URL: "http://" + l.Addr().String() + "/", AllowHTTP: true, ConnectRetries: 3}, leaks)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "failed after the request was sent")
 	var we *Error
@@ -299,47 +279,36 @@ func TestADroppedConnectionAfterSendingIsNotRetried(t *testing.T) {
 	assert.True(t, we.Sent)
 	time.Sleep(50 * time.Millisecond)
 	assert.EqualValues(t, 1, requests.Load(), "the request must not be sent a second time")
-	leaks.assertClean(t)
+	leaks.AssertClean(t, token, "t0ken-value")
 }
 
 func TestAStalledTLSHandshakeHitsTheConnectLimitAndNoRequestArrives(t *testing.T) {
-	leaks := &leakCheck{}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
+	leaks := &leaktest.Recorder{}
 	var conns atomic.Int32
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			go func() { time.Sleep(2 * time.Second); conn.Close() }() // never speaks TLS
-		}
-	}()
-	_, err = send(t, Config{URL: "https://" + l.Addr().String() + "/", ConnectTimeout: 100 * time.Millisecond, ConnectRetries: 1}, leaks)
+	l := rawServer(t, func(conn net.Conn) {
+		conns.Add(1)
+		go func() { time.Sleep(2 * time.Second); conn.Close() }() // never speaks TLS
+	})
+	_, err := send(t, Config{URL: "https://" + l.Addr().String() + "/", ConnectTimeout: 100 * time.Millisecond, ConnectRetries: 1}, leaks)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "within the connect time limit of 100ms")
 	assert.EqualValues(t, 2, conns.Load(), "a handshake that never completed is retried")
-	leaks.assertClean(t)
+	leaks.AssertClean(t, token, "t0ken-value")
 }
 
 func TestAnUntrustedCertificateFailsAtOnce(t *testing.T) {
-	leaks := &leakCheck{}
+	leaks := &leaktest.Recorder{}
 	srv, n := counting(t, func(w http.ResponseWriter, r *http.Request) {})
 	_, err := send(t, Config{URL: srv.URL, ConnectRetries: 3}, leaks)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "certificate")
 	assert.Zero(t, n.Load())
-	for _, l := range leaks.texts {
-		assert.NotContains(t, l, "retrying", "a certificate error will not heal")
-	}
-	leaks.assertClean(t)
+	assert.Zero(t, leaks.Count("retrying"), "a certificate error will not heal")
+	leaks.AssertClean(t, token, "t0ken-value")
 }
 
 func TestAHugeErrorBodyIsTruncated(t *testing.T) {
-	leaks := &leakCheck{}
+	leaks := &leaktest.Recorder{}
 	srv, _ := counting(t, func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(500)
 		io.WriteString(w, strings.Repeat("x", 1<<20))
@@ -351,7 +320,7 @@ func TestAHugeErrorBodyIsTruncated(t *testing.T) {
 	require.ErrorAs(t, err, &we)
 	assert.True(t, strings.HasSuffix(we.Body, "… [truncated after 1000 bytes]"))
 	assert.Less(t, len(err.Error()), 1500)
-	leaks.assertClean(t)
+	leaks.AssertClean(t, token, "t0ken-value")
 }
 
 func TestPrepareRefusesUnsafeAddresses(t *testing.T) {

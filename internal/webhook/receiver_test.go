@@ -12,12 +12,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"dagger/lowcode-pipeline/internal/leaktest"
 	"dagger/lowcode-pipeline/internal/payload"
 )
 
-func newReceiver(t *testing.T) (*Receiver, *httptest.Server, *leakCheck) {
-	leaks := &leakCheck{}
-	r := &Receiver{Token: token, Validate: func(b []byte) error { _, err := payload.Parse(b); return err }, Logf: leaks.logf}
+func newReceiver(t *testing.T) (*Receiver, *httptest.Server, *leaktest.Recorder) {
+	leaks := &leaktest.Recorder{}
+	r := &Receiver{Token: token, Validate: func(b []byte) error { _, err := payload.Parse(b); return err }, Logf: leaks.Logf}
 	srv := httptest.NewTLSServer(r)
 	t.Cleanup(srv.Close)
 	return r, srv, leaks
@@ -60,7 +61,7 @@ func TestReceiverChecksWhatThePlatformChecks(t *testing.T) {
 	require.Len(t, r.Deliveries(), 1, "only the valid payload is recorded")
 	assert.Equal(t, "/acme/prod", r.Deliveries()[0].Path)
 	assert.JSONEq(t, `{"frontend":{"image":"reg.example.com/front:1"}}`, string(r.Deliveries()[0].Payload))
-	leaks.assertClean(t)
+	leaks.AssertClean(t, token, "t0ken-value")
 }
 
 func TestClientAndReceiverEndToEnd(t *testing.T) {
@@ -93,5 +94,5 @@ func TestClientAndReceiverEndToEnd(t *testing.T) {
 	require.ErrorAs(t, err, &we)
 	assert.Equal(t, 403, we.Status)
 	assert.Len(t, r.Deliveries(), 1)
-	leaks.assertClean(t)
+	leaks.AssertClean(t, token, "t0ken-value")
 }
