@@ -31,6 +31,10 @@ func (m *LowcodePipeline) Install(ctx context.Context) (*dagger.Container, error
 	if err != nil {
 		return nil, err
 	}
+	return m.install(ctx, manifest)
+}
+
+func (m *LowcodePipeline) install(ctx context.Context, manifest *nodebuild.Manifest) (*dagger.Container, error) {
 	root, err := m.Source.Entries(ctx)
 	if err != nil {
 		return nil, err
@@ -183,7 +187,7 @@ func (m *LowcodePipeline) installChecked(ctx context.Context) (*dagger.Container
 	if err := manifest.RequireScripts(nodebuild.DrawScript, nodebuild.NodeScript); err != nil {
 		return nil, err
 	}
-	return m.Install(ctx)
+	return m.install(ctx, manifest)
 }
 
 func (m *LowcodePipeline) manifest(ctx context.Context) (*nodebuild.Manifest, error) {
