@@ -35,7 +35,11 @@ func (m *LowcodePipeline) Snapshot(
 	// +default="PLATFORM_TOKEN"
 	platformTokenEnv string,
 ) (*dagger.Directory, error) {
-	snap, entries, err := m.snapshot(ctx, config, platformToken, platformTokenEnv)
+	entries, err := m.snapshotConfig(ctx, config)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := m.runSnapshot(ctx, config, platformToken, platformTokenEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +93,14 @@ func (m *LowcodePipeline) SnapshotPush(
 	// +default="PLATFORM_TOKEN"
 	platformTokenEnv string,
 ) (string, error) {
-	snap, entries, err := m.snapshot(ctx, config, platformToken, platformTokenEnv)
+	entries, err := m.snapshotConfig(ctx, config)
+	if err != nil {
+		return "", err
+	}
+	if entries, err = snapshotconfig.Pushed(entries); err != nil {
+		return "", fmt.Errorf("%s: %w", config, err)
+	}
+	snap, err := m.runSnapshot(ctx, config, platformToken, platformTokenEnv)
 	if err != nil {
 		return "", err
 	}
@@ -101,14 +112,11 @@ func (m *LowcodePipeline) SnapshotPush(
 		gitsync.Result
 	}
 	var results []pushed
-	for i, e := range entries {
-		if e.Git == nil {
-			continue
-		}
+	for _, e := range entries {
 		remote, urlToken := e.Git.Remote()
 		token := gitToken
 		if token == nil && urlToken != "" {
-			token = dag.SetSecret("lowcode-pipeline-git-token-"+strconv.Itoa(i), urlToken)
+			token = dag.SetSecret("lowcode-pipeline-git-token-"+strconv.Itoa(e.Index), urlToken)
 		}
 		ctr := tool.
 			WithMountedDirectory("/snapshot", snap.Directory(path.Join(appDir, e.Snapshooter.OutputDir))).
@@ -122,42 +130,41 @@ func (m *LowcodePipeline) SnapshotPush(
 			"-author-email", authorEmail, "-max-attempts", strconv.Itoa(maxAttempts),
 		}).Stdout(ctx)
 		if err != nil {
-			return "", fmt.Errorf("entry [%d] %q: %w", i, e.Snapshooter.Name, err)
+			return "", fmt.Errorf("entry [%d] %q: %w", e.Index, e.Snapshooter.Name, err)
 		}
 		var res gitsync.Result
 		if err := json.Unmarshal([]byte(out), &res); err != nil {
-			return "", fmt.Errorf("entry [%d]: unreadable result %q: %w", i, out, err)
+			return "", fmt.Errorf("entry [%d]: unreadable result %q: %w", e.Index, out, err)
 		}
 		results = append(results, pushed{Name: e.Snapshooter.Name, Result: res})
-	}
-	if results == nil {
-		return "", fmt.Errorf("%s: no entry has a git section: nothing to push (use snapshot to only write the files)", config)
 	}
 	data, err := json.MarshalIndent(results, "", "  ")
 	return string(data) + "\n", err
 }
 
-// snapshot runs the platform CLI's snapshot command and returns the
-// container after it, with the parsed configuration.
-func (m *LowcodePipeline) snapshot(ctx context.Context, config string, token *dagger.Secret, tokenEnv string) (*dagger.Container, []snapshotconfig.Entry, error) {
-	if config == "" {
-		config = snapshotconfig.DefaultPath
-	}
+// snapshotConfig reads and checks the snapshot configuration.
+func (m *LowcodePipeline) snapshotConfig(ctx context.Context, config string) ([]snapshotconfig.Entry, error) {
 	data, err := m.Source.File(config).Contents(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("no snapshot configuration at %s in the source directory (--config): %w", config, err)
+		return nil, fmt.Errorf("no snapshot configuration at %s in the source directory (--config): %w", config, err)
 	}
 	entries, err := snapshotconfig.Parse([]byte(data))
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", config, err)
+		return nil, fmt.Errorf("%s: %w", config, err)
 	}
+	return entries, nil
+}
+
+// runSnapshot runs the platform CLI's snapshot command in the installed
+// project and returns the container after it.
+func (m *LowcodePipeline) runSnapshot(ctx context.Context, config string, token *dagger.Secret, tokenEnv string) (*dagger.Container, error) {
 	cmd, err := nodebuild.SnapshotCommand(m.PlatformCli, config, snapshotconfig.DefaultPath)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	installed, err := m.Install(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if token != nil {
 		installed = installed.WithSecretVariable(tokenEnv, token)
@@ -167,7 +174,7 @@ func (m *LowcodePipeline) snapshot(ctx context.Context, config string, token *da
 		WithExec(cmd).
 		Sync(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s failed: %w", "npx "+m.PlatformCli+" snapshot", err)
+		return nil, fmt.Errorf("npx %s snapshot failed: %w", m.PlatformCli, err)
 	}
-	return snap, entries, nil
+	return snap, nil
 }

@@ -3,6 +3,7 @@
 package snapshotconfig
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"path"
@@ -22,6 +23,8 @@ const DefaultPath = "res/snapshot-config.json"
 type Entry struct {
 	Snapshooter Snapshooter `json:"snapshooter"`
 	Git         *Git        `json:"git,omitempty"`
+	// Index is the entry's position in the file, for messages.
+	Index int `json:"-"`
 }
 
 type Snapshooter struct {
@@ -35,6 +38,24 @@ type Git struct {
 	Repo          string `json:"repo"`
 	Branch        string `json:"branch"`
 	CommitMessage string `json:"commitMessage"`
+}
+
+// ErrNoGit says a configuration has nothing to commit.
+var ErrNoGit = errors.New("no entry has a git section: nothing to push (use snapshot to only write the files)")
+
+// Pushed are the entries with a git section, the ones a push commits; it
+// fails with ErrNoGit when there are none.
+func Pushed(entries []Entry) ([]Entry, error) {
+	var out []Entry
+	for _, e := range entries {
+		if e.Git != nil {
+			out = append(out, e)
+		}
+	}
+	if out == nil {
+		return nil, ErrNoGit
+	}
+	return out, nil
 }
 
 // Remote splits git.repo into the address to clone (no credentials) and the
@@ -74,6 +95,7 @@ func Parse(data []byte) ([]Entry, error) {
 	}
 	entries := make([]Entry, len(arr))
 	for i, v := range arr {
+		entries[i].Index = i
 		p := fmt.Sprintf("[%d]", i)
 		obj := object(&errs, p, v, "snapshooter", "git")
 		if obj == nil {

@@ -205,3 +205,18 @@ func FuzzParse(f *testing.F) {
 		_, _ = json.Marshal(entries)
 	})
 }
+
+func TestPushedKeepsTheEntriesWithGit(t *testing.T) {
+	entries, err := Parse([]byte(`[
+		{"snapshooter":{"name":"A","rootTags":["` + tag1 + `"],"outputDir":"a"}},
+		{"snapshooter":{"name":"B","rootTags":["` + tag1 + `"],"outputDir":"b"},"git":{"repo":"https://g.example.com/r.git","branch":"main","commitMessage":"m"}}]`))
+	require.NoError(t, err)
+	pushed, err := Pushed(entries)
+	require.NoError(t, err)
+	require.Len(t, pushed, 1)
+	assert.Equal(t, "B", pushed[0].Snapshooter.Name)
+	assert.Equal(t, 1, pushed[0].Index, "the entry keeps its place in the file")
+
+	_, err = Pushed(entries[:1])
+	assert.ErrorIs(t, err, ErrNoGit)
+}
