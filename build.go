@@ -20,6 +20,25 @@ const (
 	defaultCache = "lowcode-pipeline-npm" // as the constructor's +default says
 )
 
+// Build is the project built: its three outputs and the design-tool version that labels its images
+type Build struct {
+	// dist/web: the frontend (npm run build:draw)
+	Web *dagger.Directory
+	// dist/node: the backend (npm run build:node)
+	Node *dagger.Directory
+	// dist/codeAsData: the code as data (npx <platform cli> buildCodeAsData); empty unless built with --code-as-data
+	CodeAsData *dagger.Directory
+	// Whether the code as data was built (--code-as-data)
+	HasCodeAsData bool
+	// The whole dist directory: web, node and, when built, codeAsData
+	Dist *dagger.Directory
+	// Installed version of the design-tool package (--draw-package): the images' draw_version label; empty without --draw-package
+	DrawVersion string
+
+	// +private
+	Pipeline *LowcodePipeline
+}
+
 // The project with its dependencies installed, ready to build
 //
 // `npm ci` when a lock file exists, else `npm install`, with the npm cache in
@@ -31,10 +50,116 @@ func (m *LowcodePipeline) Install(ctx context.Context) (*dagger.Container, error
 	if err != nil {
 		return nil, err
 	}
-	return m.install(ctx, manifest)
+	deps, err := m.dependencies(ctx, manifest)
+	if err != nil {
+		return nil, err
+	}
+	return deps.WithDirectory(appDir, m.Source), nil
 }
 
-func (m *LowcodePipeline) install(ctx context.Context, manifest *nodebuild.Manifest) (*dagger.Container, error) {
+// Build the project: dist/web, dist/node and, when asked, dist/codeAsData, concurrently off one install
+//
+// The design-tool version is read from the installed dependencies at the
+// same time, so it stays cached when only the sources change.
+func (m *LowcodePipeline) Build(
+	ctx context.Context,
+	// Also build the code as data into dist/codeAsData
+	// +optional
+	codeAsData bool,
+	// Build the code as data as a library of bricks (adds --bricks; needs --code-as-data)
+	// +optional
+	bricks bool,
+	// Further argument for buildCodeAsData, passed as it is (repeatable; needs --code-as-data)
+	// +optional
+	codeAsDataArg []string,
+) (*Build, error) {
+	var cadCmd []string
+	if err := nodebuild.CheckCodeAsDataFlags(codeAsData, bricks, codeAsDataArg); err != nil {
+		return nil, err
+	}
+	if codeAsData {
+		var err error
+		if cadCmd, err = nodebuild.CodeAsDataCommand(m.PlatformCli, bricks, codeAsDataArg); err != nil {
+			return nil, err
+		}
+	}
+	if m.DrawPackage != "" {
+		if err := nodebuild.CheckPackageName("--draw-package", m.DrawPackage); err != nil {
+			return nil, err
+		}
+	}
+	manifest, err := m.manifest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := manifest.RequireScripts(nodebuild.DrawScript, nodebuild.NodeScript); err != nil {
+		return nil, err
+	}
+	deps, err := m.dependencies(ctx, manifest)
+	if err != nil {
+		return nil, err
+	}
+	installed := deps.WithDirectory(appDir, m.Source)
+
+	b := &Build{CodeAsData: dag.Directory(), HasCodeAsData: codeAsData, Pipeline: m}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		b.Web, err = buildStep(gctx, installed, nodebuild.RunScript(nodebuild.DrawScript), nodebuild.WebDir)
+		return err
+	})
+	g.Go(func() (err error) {
+		b.Node, err = buildStep(gctx, installed, nodebuild.RunScript(nodebuild.NodeScript), nodebuild.NodeDir)
+		return err
+	})
+	if codeAsData {
+		g.Go(func() (err error) {
+			b.CodeAsData, err = buildStep(gctx, installed, cadCmd, nodebuild.CodeAsDataDir)
+			return err
+		})
+	}
+	if m.DrawPackage != "" {
+		g.Go(func() (err error) { b.DrawVersion, err = drawVersion(gctx, deps, m.DrawPackage); return err })
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	b.Dist = dag.Directory().WithDirectory("web", b.Web).WithDirectory("node", b.Node)
+	if codeAsData {
+		b.Dist = b.Dist.WithDirectory("codeAsData", b.CodeAsData)
+	}
+	return b, nil
+}
+
+// drawVersion asks npm which version of pkg the dependencies hold.
+func drawVersion(ctx context.Context, deps *dagger.Container, pkg string) (string, error) {
+	out, err := deps.
+		WithExec(nodebuild.ListCommand(pkg), dagger.ContainerWithExecOpts{Expect: dagger.ReturnTypeAny}).
+		Stdout(ctx)
+	if err != nil {
+		return "", err
+	}
+	return nodebuild.InstalledVersion(pkg, []byte(out))
+}
+
+// buildStep runs cmd in the installed project and returns dir, refusing a
+// step that succeeded without writing it.
+func buildStep(ctx context.Context, installed *dagger.Container, cmd []string, dir string) (*dagger.Directory, error) {
+	step := strings.Join(cmd, " ")
+	built, err := installed.WithExec(cmd).Sync(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s failed: %w", step, err)
+	}
+	out := built.Directory(dir)
+	entries, listErr := out.Entries(ctx)
+	if err := nodebuild.CheckOutput(step, dir, entries, listErr); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// dependencies is the Node.js container with the project's dependencies
+// installed from its manifest and lock file only, without its sources.
+func (m *LowcodePipeline) dependencies(ctx context.Context, manifest *nodebuild.Manifest) (*dagger.Container, error) {
 	root, err := m.Source.Entries(ctx)
 	if err != nil {
 		return nil, err
@@ -58,136 +183,7 @@ func (m *LowcodePipeline) install(ctx context.Context, manifest *nodebuild.Manif
 	return node.
 		WithDirectory(appDir, deps).
 		WithWorkdir(appDir).
-		WithExec(nodebuild.InstallCommand(root)).
-		WithDirectory(appDir, m.Source), nil
-}
-
-// The frontend: `npm run build:draw`, the contents of dist/web
-func (m *LowcodePipeline) Frontend(ctx context.Context) (*dagger.Directory, error) {
-	return m.buildStep(ctx, nil, nodebuild.RunScript(nodebuild.DrawScript), nodebuild.WebDir)
-}
-
-// The backend: `npm run build:node`, the contents of dist/node
-func (m *LowcodePipeline) Backend(ctx context.Context) (*dagger.Directory, error) {
-	return m.buildStep(ctx, nil, nodebuild.RunScript(nodebuild.NodeScript), nodebuild.NodeDir)
-}
-
-// The code as data: `npx <platform cli> buildCodeAsData`, the contents of dist/codeAsData
-func (m *LowcodePipeline) CodeAsData(
-	ctx context.Context,
-	// Build a library of bricks (reusable components) instead of a final project (adds --bricks)
-	// +optional
-	bricks bool,
-	// Further arguments for buildCodeAsData, passed as they are
-	// +optional
-	args []string,
-) (*dagger.Directory, error) {
-	return m.codeAsData(ctx, nil, bricks, args)
-}
-
-func (m *LowcodePipeline) codeAsData(ctx context.Context, installed *dagger.Container, bricks bool, args []string) (*dagger.Directory, error) {
-	cmd, err := nodebuild.CodeAsDataCommand(m.PlatformCli, bricks, args)
-	if err != nil {
-		return nil, err
-	}
-	return m.buildStep(ctx, installed, cmd, nodebuild.CodeAsDataDir)
-}
-
-// dist/web, dist/node and, when asked, dist/codeAsData, built concurrently off one install
-func (m *LowcodePipeline) Build(
-	ctx context.Context,
-	// Also build the code as data into dist/codeAsData
-	// +optional
-	codeAsData bool,
-	// Build the code as data as a library of bricks
-	// +optional
-	bricks bool,
-) (*dagger.Directory, error) {
-	if codeAsData {
-		if err := nodebuild.CheckCLI(m.PlatformCli); err != nil {
-			return nil, err
-		}
-	}
-	installed, err := m.installChecked(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var web, node, cad *dagger.Directory
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) {
-		web, err = m.buildStep(gctx, installed, nodebuild.RunScript(nodebuild.DrawScript), nodebuild.WebDir)
-		return err
-	})
-	g.Go(func() (err error) {
-		node, err = m.buildStep(gctx, installed, nodebuild.RunScript(nodebuild.NodeScript), nodebuild.NodeDir)
-		return err
-	})
-	if codeAsData {
-		g.Go(func() (err error) { cad, err = m.codeAsData(gctx, installed, bricks, nil); return err })
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	out := dag.Directory().WithDirectory(nodebuild.WebDir, web).WithDirectory(nodebuild.NodeDir, node)
-	if cad != nil {
-		out = out.WithDirectory(nodebuild.CodeAsDataDir, cad)
-	}
-	return out, nil
-}
-
-// The installed version of the design-tool package (--draw-package), which labels the images as draw_version
-func (m *LowcodePipeline) DrawVersion(ctx context.Context) (string, error) {
-	if m.DrawPackage == "" {
-		return "", nodebuild.ErrNoDrawPackage
-	}
-	if err := nodebuild.CheckPackageName("--draw-package", m.DrawPackage); err != nil {
-		return "", err
-	}
-	installed, err := m.Install(ctx)
-	if err != nil {
-		return "", err
-	}
-	out, err := installed.
-		WithExec(nodebuild.ListCommand(m.DrawPackage), dagger.ContainerWithExecOpts{Expect: dagger.ReturnTypeAny}).
-		Stdout(ctx)
-	if err != nil {
-		return "", err
-	}
-	return nodebuild.InstalledVersion(m.DrawPackage, []byte(out))
-}
-
-// buildStep runs cmd in the installed project (installing it when nil) and
-// returns dir, refusing a step that succeeded without writing it.
-func (m *LowcodePipeline) buildStep(ctx context.Context, installed *dagger.Container, cmd []string, dir string) (*dagger.Directory, error) {
-	if installed == nil {
-		var err error
-		if installed, err = m.installChecked(ctx); err != nil {
-			return nil, err
-		}
-	}
-	step := strings.Join(cmd, " ")
-	built, err := installed.WithExec(cmd).Sync(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("%s failed: %w", step, err)
-	}
-	out := built.Directory(dir)
-	entries, listErr := out.Entries(ctx)
-	if err := nodebuild.CheckOutput(step, dir, entries, listErr); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// installChecked installs the project after checking it has the build scripts.
-func (m *LowcodePipeline) installChecked(ctx context.Context) (*dagger.Container, error) {
-	manifest, err := m.manifest(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := manifest.RequireScripts(nodebuild.DrawScript, nodebuild.NodeScript); err != nil {
-		return nil, err
-	}
-	return m.install(ctx, manifest)
+		WithExec(nodebuild.InstallCommand(root)), nil
 }
 
 func (m *LowcodePipeline) manifest(ctx context.Context) (*nodebuild.Manifest, error) {

@@ -61,15 +61,16 @@ func convertSlice[I any, O any](in []I, f func(I) O) []O {
 
 func (r LowcodePipeline) MarshalJSON() ([]byte, error) {
 	var concrete struct {
-		Source       *dagger.Directory
-		NodeImage    string
-		Npmrc        *dagger.Secret
-		PlatformCli  string
-		DrawPackage  string
-		NpmCache     string
-		ImageVersion string
-		Revision     string
-		SourceUrl    string
+		Source            *dagger.Directory
+		NodeImage         string
+		Npmrc             *dagger.Secret
+		PlatformCli       string
+		DrawPackage       string
+		NpmCache          string
+		FrontendBaseImage string
+		ImageVersion      string
+		VcsRevision       string
+		VcsUrl            string
 	}
 	concrete.Source = r.Source
 	concrete.NodeImage = r.NodeImage
@@ -77,23 +78,25 @@ func (r LowcodePipeline) MarshalJSON() ([]byte, error) {
 	concrete.PlatformCli = r.PlatformCli
 	concrete.DrawPackage = r.DrawPackage
 	concrete.NpmCache = r.NpmCache
+	concrete.FrontendBaseImage = r.FrontendBaseImage
 	concrete.ImageVersion = r.ImageVersion
-	concrete.Revision = r.Revision
-	concrete.SourceUrl = r.SourceUrl
+	concrete.VcsRevision = r.VcsRevision
+	concrete.VcsUrl = r.VcsUrl
 	return json.Marshal(&concrete)
 }
 
 func (r *LowcodePipeline) UnmarshalJSON(bs []byte) error {
 	var concrete struct {
-		Source       *dagger.Directory
-		NodeImage    string
-		Npmrc        *dagger.Secret
-		PlatformCli  string
-		DrawPackage  string
-		NpmCache     string
-		ImageVersion string
-		Revision     string
-		SourceUrl    string
+		Source            *dagger.Directory
+		NodeImage         string
+		Npmrc             *dagger.Secret
+		PlatformCli       string
+		DrawPackage       string
+		NpmCache          string
+		FrontendBaseImage string
+		ImageVersion      string
+		VcsRevision       string
+		VcsUrl            string
 	}
 	err := json.Unmarshal(bs, &concrete)
 	if err != nil {
@@ -105,9 +108,210 @@ func (r *LowcodePipeline) UnmarshalJSON(bs []byte) error {
 	r.PlatformCli = concrete.PlatformCli
 	r.DrawPackage = concrete.DrawPackage
 	r.NpmCache = concrete.NpmCache
+	r.FrontendBaseImage = concrete.FrontendBaseImage
 	r.ImageVersion = concrete.ImageVersion
-	r.Revision = concrete.Revision
-	r.SourceUrl = concrete.SourceUrl
+	r.VcsRevision = concrete.VcsRevision
+	r.VcsUrl = concrete.VcsUrl
+	return nil
+}
+
+func (r Build) MarshalJSON() ([]byte, error) {
+	var concrete struct {
+		Web           *dagger.Directory
+		Node          *dagger.Directory
+		CodeAsData    *dagger.Directory
+		HasCodeAsData bool
+		Dist          *dagger.Directory
+		DrawVersion   string
+		Pipeline      *LowcodePipeline
+	}
+	concrete.Web = r.Web
+	concrete.Node = r.Node
+	concrete.CodeAsData = r.CodeAsData
+	concrete.HasCodeAsData = r.HasCodeAsData
+	concrete.Dist = r.Dist
+	concrete.DrawVersion = r.DrawVersion
+	concrete.Pipeline = r.Pipeline
+	return json.Marshal(&concrete)
+}
+
+func (r *Build) UnmarshalJSON(bs []byte) error {
+	var concrete struct {
+		Web           *dagger.Directory
+		Node          *dagger.Directory
+		CodeAsData    *dagger.Directory
+		HasCodeAsData bool
+		Dist          *dagger.Directory
+		DrawVersion   string
+		Pipeline      *LowcodePipeline
+	}
+	err := json.Unmarshal(bs, &concrete)
+	if err != nil {
+		return err
+	}
+	r.Web = concrete.Web
+	r.Node = concrete.Node
+	r.CodeAsData = concrete.CodeAsData
+	r.HasCodeAsData = concrete.HasCodeAsData
+	r.Dist = concrete.Dist
+	r.DrawVersion = concrete.DrawVersion
+	r.Pipeline = concrete.Pipeline
+	return nil
+}
+
+func (r Receipt) MarshalJSON() ([]byte, error) {
+	var concrete struct {
+		Status        int
+		Message       string
+		Url           string
+		PayloadSha256 string
+		Images        []string
+		SentAt        string
+		DurationMs    int
+		Attempts      int
+		Warnings      []string
+		DryRun        bool
+		Request       string
+	}
+	concrete.Status = r.Status
+	concrete.Message = r.Message
+	concrete.Url = r.Url
+	concrete.PayloadSha256 = r.PayloadSha256
+	concrete.Images = r.Images
+	concrete.SentAt = r.SentAt
+	concrete.DurationMs = r.DurationMs
+	concrete.Attempts = r.Attempts
+	concrete.Warnings = r.Warnings
+	concrete.DryRun = r.DryRun
+	concrete.Request = r.Request
+	return json.Marshal(&concrete)
+}
+
+func (r *Receipt) UnmarshalJSON(bs []byte) error {
+	var concrete struct {
+		Status        int
+		Message       string
+		Url           string
+		PayloadSha256 string
+		Images        []string
+		SentAt        string
+		DurationMs    int
+		Attempts      int
+		Warnings      []string
+		DryRun        bool
+		Request       string
+	}
+	err := json.Unmarshal(bs, &concrete)
+	if err != nil {
+		return err
+	}
+	r.Status = concrete.Status
+	r.Message = concrete.Message
+	r.Url = concrete.Url
+	r.PayloadSha256 = concrete.PayloadSha256
+	r.Images = concrete.Images
+	r.SentAt = concrete.SentAt
+	r.DurationMs = concrete.DurationMs
+	r.Attempts = concrete.Attempts
+	r.Warnings = concrete.Warnings
+	r.DryRun = concrete.DryRun
+	r.Request = concrete.Request
+	return nil
+}
+
+func (r Payload) MarshalJSON() ([]byte, error) {
+	var concrete struct {
+		Json string
+	}
+	concrete.Json = r.Json
+	return json.Marshal(&concrete)
+}
+
+func (r *Payload) UnmarshalJSON(bs []byte) error {
+	var concrete struct {
+		Json string
+	}
+	err := json.Unmarshal(bs, &concrete)
+	if err != nil {
+		return err
+	}
+	r.Json = concrete.Json
+	return nil
+}
+
+func (r SnapshotReport) MarshalJSON() ([]byte, error) {
+	var concrete struct {
+		Entries []*SnapshotEntry
+	}
+	concrete.Entries = r.Entries
+	return json.Marshal(&concrete)
+}
+
+func (r *SnapshotReport) UnmarshalJSON(bs []byte) error {
+	var concrete struct {
+		Entries []*SnapshotEntry
+	}
+	err := json.Unmarshal(bs, &concrete)
+	if err != nil {
+		return err
+	}
+	r.Entries = concrete.Entries
+	return nil
+}
+
+func (r Release) MarshalJSON() ([]byte, error) {
+	var concrete struct {
+		Frontend   []*Reference
+		Backend    []*Reference
+		CodeAsData []*Reference
+	}
+	concrete.Frontend = r.Frontend
+	concrete.Backend = r.Backend
+	concrete.CodeAsData = r.CodeAsData
+	return json.Marshal(&concrete)
+}
+
+func (r *Release) UnmarshalJSON(bs []byte) error {
+	var concrete struct {
+		Frontend   []*Reference
+		Backend    []*Reference
+		CodeAsData []*Reference
+	}
+	err := json.Unmarshal(bs, &concrete)
+	if err != nil {
+		return err
+	}
+	r.Frontend = concrete.Frontend
+	r.Backend = concrete.Backend
+	r.CodeAsData = concrete.CodeAsData
+	return nil
+}
+
+func (r Plan) MarshalJSON() ([]byte, error) {
+	var concrete struct {
+		Images   []*PlanImage
+		Backends []*PlanBackend
+		Warnings []string
+	}
+	concrete.Images = r.Images
+	concrete.Backends = r.Backends
+	concrete.Warnings = r.Warnings
+	return json.Marshal(&concrete)
+}
+
+func (r *Plan) UnmarshalJSON(bs []byte) error {
+	var concrete struct {
+		Images   []*PlanImage
+		Backends []*PlanBackend
+		Warnings []string
+	}
+	err := json.Unmarshal(bs, &concrete)
+	if err != nil {
+		return err
+	}
+	r.Images = concrete.Images
+	r.Backends = concrete.Backends
+	r.Warnings = concrete.Warnings
 	return nil
 }
 
@@ -157,49 +361,135 @@ func (r *ApprovalMode) UnmarshalJSON(bs []byte) error {
 	return nil
 }
 
-func (r PlanFormat) IsEnum() {}
-
-func (r PlanFormat) Name() string {
-	switch r {
-	case PlanFormatJSON:
-		return "JSON"
-	case PlanFormatTable:
-		return "Table"
+func (r SnapshotEntry) MarshalJSON() ([]byte, error) {
+	var concrete struct {
+		Name      string
+		OutputDir string
+		Branch    string
+		Outcome   string
+		Changed   bool
+		Commit    string
+		Attempts  int
 	}
-	return ""
+	concrete.Name = r.Name
+	concrete.OutputDir = r.OutputDir
+	concrete.Branch = r.Branch
+	concrete.Outcome = r.Outcome
+	concrete.Changed = r.Changed
+	concrete.Commit = r.Commit
+	concrete.Attempts = r.Attempts
+	return json.Marshal(&concrete)
 }
 
-func (r PlanFormat) Value() string {
-	return string(r)
-}
-
-func (r PlanFormat) MarshalJSON() ([]byte, error) {
-	if r == "" {
-		return []byte("\"\""), nil
+func (r *SnapshotEntry) UnmarshalJSON(bs []byte) error {
+	var concrete struct {
+		Name      string
+		OutputDir string
+		Branch    string
+		Outcome   string
+		Changed   bool
+		Commit    string
+		Attempts  int
 	}
-	name := r.Name()
-	if name == "" {
-		return nil, fmt.Errorf("invalid enum value %q", r)
-	}
-	return json.Marshal(name)
-}
-
-func (r *PlanFormat) UnmarshalJSON(bs []byte) error {
-	var s string
-	err := json.Unmarshal(bs, &s)
+	err := json.Unmarshal(bs, &concrete)
 	if err != nil {
 		return err
 	}
-	switch s {
-	case "":
-		*r = ""
-	case "JSON":
-		*r = PlanFormatJSON
-	case "Table":
-		*r = PlanFormatTable
-	default:
-		return fmt.Errorf("invalid enum value %q", s)
+	r.Name = concrete.Name
+	r.OutputDir = concrete.OutputDir
+	r.Branch = concrete.Branch
+	r.Outcome = concrete.Outcome
+	r.Changed = concrete.Changed
+	r.Commit = concrete.Commit
+	r.Attempts = concrete.Attempts
+	return nil
+}
+
+func (r Reference) MarshalJSON() ([]byte, error) {
+	var concrete struct {
+		Ref        string
+		Repository string
+		Tag        string
+		Digest     string
 	}
+	concrete.Ref = r.Ref
+	concrete.Repository = r.Repository
+	concrete.Tag = r.Tag
+	concrete.Digest = r.Digest
+	return json.Marshal(&concrete)
+}
+
+func (r *Reference) UnmarshalJSON(bs []byte) error {
+	var concrete struct {
+		Ref        string
+		Repository string
+		Tag        string
+		Digest     string
+	}
+	err := json.Unmarshal(bs, &concrete)
+	if err != nil {
+		return err
+	}
+	r.Ref = concrete.Ref
+	r.Repository = concrete.Repository
+	r.Tag = concrete.Tag
+	r.Digest = concrete.Digest
+	return nil
+}
+
+func (r PlanImage) MarshalJSON() ([]byte, error) {
+	var concrete struct {
+		Image    string
+		Rules    []int
+		Backends []string
+	}
+	concrete.Image = r.Image
+	concrete.Rules = r.Rules
+	concrete.Backends = r.Backends
+	return json.Marshal(&concrete)
+}
+
+func (r *PlanImage) UnmarshalJSON(bs []byte) error {
+	var concrete struct {
+		Image    string
+		Rules    []int
+		Backends []string
+	}
+	err := json.Unmarshal(bs, &concrete)
+	if err != nil {
+		return err
+	}
+	r.Image = concrete.Image
+	r.Rules = concrete.Rules
+	r.Backends = concrete.Backends
+	return nil
+}
+
+func (r PlanBackend) MarshalJSON() ([]byte, error) {
+	var concrete struct {
+		Name   string
+		Images []string
+		Rules  []int
+	}
+	concrete.Name = r.Name
+	concrete.Images = r.Images
+	concrete.Rules = r.Rules
+	return json.Marshal(&concrete)
+}
+
+func (r *PlanBackend) UnmarshalJSON(bs []byte) error {
+	var concrete struct {
+		Name   string
+		Images []string
+		Rules  []int
+	}
+	err := json.Unmarshal(bs, &concrete)
+	if err != nil {
+		return err
+	}
+	r.Name = concrete.Name
+	r.Images = concrete.Images
+	r.Rules = concrete.Rules
 	return nil
 }
 
@@ -320,17 +610,10 @@ func dispatch(ctx context.Context) (rerr error) {
 func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName string, inputArgs map[string][]byte) (_ any, err error) {
 	_ = inputArgs
 	switch parentName {
-	case "LowcodePipeline":
+	case "Build":
 		switch fnName {
-		case "Backend":
-			var parent LowcodePipeline
-			err = json.Unmarshal(parentJSON, &parent)
-			if err != nil {
-				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
-			}
-			return (*LowcodePipeline).Backend(&parent, ctx)
 		case "BackendImage":
-			var parent LowcodePipeline
+			var parent Build
 			err = json.Unmarshal(parentJSON, &parent)
 			if err != nil {
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
@@ -342,7 +625,110 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platform", err))
 				}
 			}
-			return (*LowcodePipeline).BackendImage(&parent, ctx, platform)
+			return (*Build).BackendImage(&parent, ctx, platform)
+		case "CodeAsDataImage":
+			var parent Build
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var platform dagger.Platform
+			if inputArgs["platform"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["platform"]), &platform)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platform", err))
+				}
+			}
+			return (*Build).CodeAsDataImage(&parent, ctx, platform)
+		case "FrontendImage":
+			var parent Build
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var platform dagger.Platform
+			if inputArgs["platform"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["platform"]), &platform)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platform", err))
+				}
+			}
+			return (*Build).FrontendImage(&parent, ctx, platform)
+		case "Publish":
+			var parent Build
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var registry string
+			if inputArgs["registry"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["registry"]), &registry)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg registry", err))
+				}
+			}
+			var frontendRepository string
+			if inputArgs["frontendRepository"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["frontendRepository"]), &frontendRepository)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg frontendRepository", err))
+				}
+			}
+			var backendRepository string
+			if inputArgs["backendRepository"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["backendRepository"]), &backendRepository)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg backendRepository", err))
+				}
+			}
+			var tag []string
+			if inputArgs["tag"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["tag"]), &tag)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg tag", err))
+				}
+			}
+			var codeAsDataRepository string
+			if inputArgs["codeAsDataRepository"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["codeAsDataRepository"]), &codeAsDataRepository)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg codeAsDataRepository", err))
+				}
+			}
+			var platform []dagger.Platform
+			if inputArgs["platform"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["platform"]), &platform)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platform", err))
+				}
+			}
+			var registryUsername string
+			if inputArgs["registryUsername"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["registryUsername"]), &registryUsername)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg registryUsername", err))
+				}
+			}
+			var registryPassword *dagger.Secret
+			if inputArgs["registryPassword"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["registryPassword"]), &registryPassword)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg registryPassword", err))
+				}
+			}
+			var registryService *dagger.Service
+			if inputArgs["registryService"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["registryService"]), &registryService)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg registryService", err))
+				}
+			}
+			return (*Build).Publish(&parent, ctx, registry, frontendRepository, backendRepository, tag, codeAsDataRepository, platform, registryUsername, registryPassword, registryService)
+		default:
+			return nil, fmt.Errorf("unknown function %s", fnName)
+		}
+	case "LowcodePipeline":
+		switch fnName {
 		case "Build":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)
@@ -363,49 +749,14 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg bricks", err))
 				}
 			}
-			return (*LowcodePipeline).Build(&parent, ctx, codeAsData, bricks)
-		case "CodeAsData":
-			var parent LowcodePipeline
-			err = json.Unmarshal(parentJSON, &parent)
-			if err != nil {
-				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
-			}
-			var bricks bool
-			if inputArgs["bricks"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["bricks"]), &bricks)
+			var codeAsDataArg []string
+			if inputArgs["codeAsDataArg"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["codeAsDataArg"]), &codeAsDataArg)
 				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg bricks", err))
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg codeAsDataArg", err))
 				}
 			}
-			var args []string
-			if inputArgs["args"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["args"]), &args)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg args", err))
-				}
-			}
-			return (*LowcodePipeline).CodeAsData(&parent, ctx, bricks, args)
-		case "CodeAsDataImage":
-			var parent LowcodePipeline
-			err = json.Unmarshal(parentJSON, &parent)
-			if err != nil {
-				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
-			}
-			var bricks bool
-			if inputArgs["bricks"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["bricks"]), &bricks)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg bricks", err))
-				}
-			}
-			var platform dagger.Platform
-			if inputArgs["platform"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["platform"]), &platform)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platform", err))
-				}
-			}
-			return (*LowcodePipeline).CodeAsDataImage(&parent, ctx, bricks, platform)
+			return (*LowcodePipeline).Build(&parent, ctx, codeAsData, bricks, codeAsDataArg)
 		case "Demo":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)
@@ -413,111 +764,6 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return (*LowcodePipeline).Demo(&parent, ctx)
-		case "Deploy":
-			var parent LowcodePipeline
-			err = json.Unmarshal(parentJSON, &parent)
-			if err != nil {
-				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
-			}
-			var webhookUrl string
-			if inputArgs["webhookUrl"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["webhookUrl"]), &webhookUrl)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg webhookUrl", err))
-				}
-			}
-			var webhookToken *dagger.Secret
-			if inputArgs["webhookToken"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["webhookToken"]), &webhookToken)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg webhookToken", err))
-				}
-			}
-			var payload *dagger.File
-			if inputArgs["payload"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["payload"]), &payload)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg payload", err))
-				}
-			}
-			var payloadJson string
-			if inputArgs["payloadJson"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["payloadJson"]), &payloadJson)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg payloadJson", err))
-				}
-			}
-			var dryRun bool
-			if inputArgs["dryRun"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["dryRun"]), &dryRun)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg dryRun", err))
-				}
-			}
-			var allowHttp bool
-			if inputArgs["allowHttp"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["allowHttp"]), &allowHttp)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg allowHttp", err))
-				}
-			}
-			var connectTimeout string
-			if inputArgs["connectTimeout"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["connectTimeout"]), &connectTimeout)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg connectTimeout", err))
-				}
-			}
-			var timeout string
-			if inputArgs["timeout"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["timeout"]), &timeout)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg timeout", err))
-				}
-			}
-			var connectRetries int
-			if inputArgs["connectRetries"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["connectRetries"]), &connectRetries)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg connectRetries", err))
-				}
-			}
-			return (*LowcodePipeline).Deploy(&parent, ctx, webhookUrl, webhookToken, payload, payloadJson, dryRun, allowHttp, connectTimeout, timeout, connectRetries)
-		case "DrawVersion":
-			var parent LowcodePipeline
-			err = json.Unmarshal(parentJSON, &parent)
-			if err != nil {
-				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
-			}
-			return (*LowcodePipeline).DrawVersion(&parent, ctx)
-		case "Frontend":
-			var parent LowcodePipeline
-			err = json.Unmarshal(parentJSON, &parent)
-			if err != nil {
-				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
-			}
-			return (*LowcodePipeline).Frontend(&parent, ctx)
-		case "FrontendImage":
-			var parent LowcodePipeline
-			err = json.Unmarshal(parentJSON, &parent)
-			if err != nil {
-				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
-			}
-			var baseImage string
-			if inputArgs["baseImage"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["baseImage"]), &baseImage)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg baseImage", err))
-				}
-			}
-			var platform dagger.Platform
-			if inputArgs["platform"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["platform"]), &platform)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platform", err))
-				}
-			}
-			return (*LowcodePipeline).FrontendImage(&parent, ctx, baseImage, platform)
 		case "Install":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)
@@ -530,6 +776,20 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 			err = json.Unmarshal(parentJSON, &parent)
 			if err != nil {
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var from *dagger.File
+			if inputArgs["from"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["from"]), &from)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg from", err))
+				}
+			}
+			var fromJson string
+			if inputArgs["fromJson"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["fromJson"]), &fromJson)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg fromJson", err))
+				}
 			}
 			var frontendImage string
 			if inputArgs["frontendImage"] != nil {
@@ -552,343 +812,7 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg codeAsDataImage", err))
 				}
 			}
-			var deployRule []string
-			if inputArgs["deployRule"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["deployRule"]), &deployRule)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg deployRule", err))
-				}
-			}
-			var updateMode ApprovalMode
-			if inputArgs["updateMode"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["updateMode"]), &updateMode)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg updateMode", err))
-				}
-			}
-			var promotionMode ApprovalMode
-			if inputArgs["promotionMode"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["promotionMode"]), &promotionMode)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg promotionMode", err))
-				}
-			}
-			var skipUpdateVersions bool
-			if inputArgs["skipUpdateVersions"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["skipUpdateVersions"]), &skipUpdateVersions)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg skipUpdateVersions", err))
-				}
-			}
-			var forceSync bool
-			if inputArgs["forceSync"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["forceSync"]), &forceSync)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg forceSync", err))
-				}
-			}
-			var from *dagger.File
-			if inputArgs["from"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["from"]), &from)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg from", err))
-				}
-			}
-			var fromJson string
-			if inputArgs["fromJson"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["fromJson"]), &fromJson)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg fromJson", err))
-				}
-			}
-			return (*LowcodePipeline).Payload(&parent, ctx, frontendImage, backendImage, codeAsDataImage, deployRule, updateMode, promotionMode, skipUpdateVersions, forceSync, from, fromJson)
-		case "Plan":
-			var parent LowcodePipeline
-			err = json.Unmarshal(parentJSON, &parent)
-			if err != nil {
-				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
-			}
-			var backends []string
-			if inputArgs["backends"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["backends"]), &backends)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg backends", err))
-				}
-			}
-			var payload *dagger.File
-			if inputArgs["payload"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["payload"]), &payload)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg payload", err))
-				}
-			}
-			var payloadJson string
-			if inputArgs["payloadJson"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["payloadJson"]), &payloadJson)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg payloadJson", err))
-				}
-			}
-			var format PlanFormat
-			if inputArgs["format"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["format"]), &format)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg format", err))
-				}
-			}
-			return (*LowcodePipeline).Plan(&parent, ctx, backends, payload, payloadJson, format)
-		case "Publish":
-			var parent LowcodePipeline
-			err = json.Unmarshal(parentJSON, &parent)
-			if err != nil {
-				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
-			}
-			var registry string
-			if inputArgs["registry"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["registry"]), &registry)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg registry", err))
-				}
-			}
-			var frontendRepository string
-			if inputArgs["frontendRepository"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["frontendRepository"]), &frontendRepository)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg frontendRepository", err))
-				}
-			}
-			var backendRepository string
-			if inputArgs["backendRepository"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["backendRepository"]), &backendRepository)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg backendRepository", err))
-				}
-			}
-			var tags []string
-			if inputArgs["tags"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["tags"]), &tags)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg tags", err))
-				}
-			}
-			var username string
-			if inputArgs["username"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["username"]), &username)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg username", err))
-				}
-			}
-			var password *dagger.Secret
-			if inputArgs["password"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["password"]), &password)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg password", err))
-				}
-			}
-			var codeAsData bool
-			if inputArgs["codeAsData"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["codeAsData"]), &codeAsData)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg codeAsData", err))
-				}
-			}
-			var codeAsDataRepository string
-			if inputArgs["codeAsDataRepository"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["codeAsDataRepository"]), &codeAsDataRepository)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg codeAsDataRepository", err))
-				}
-			}
-			var bricks bool
-			if inputArgs["bricks"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["bricks"]), &bricks)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg bricks", err))
-				}
-			}
-			var platforms []string
-			if inputArgs["platforms"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["platforms"]), &platforms)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platforms", err))
-				}
-			}
-			var frontendBaseImage string
-			if inputArgs["frontendBaseImage"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["frontendBaseImage"]), &frontendBaseImage)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg frontendBaseImage", err))
-				}
-			}
-			return (*LowcodePipeline).Publish(&parent, ctx, registry, frontendRepository, backendRepository, tags, username, password, codeAsData, codeAsDataRepository, bricks, platforms, frontendBaseImage)
-		case "Ship":
-			var parent LowcodePipeline
-			err = json.Unmarshal(parentJSON, &parent)
-			if err != nil {
-				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
-			}
-			var registry string
-			if inputArgs["registry"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["registry"]), &registry)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg registry", err))
-				}
-			}
-			var frontendRepository string
-			if inputArgs["frontendRepository"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["frontendRepository"]), &frontendRepository)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg frontendRepository", err))
-				}
-			}
-			var backendRepository string
-			if inputArgs["backendRepository"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["backendRepository"]), &backendRepository)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg backendRepository", err))
-				}
-			}
-			var tags []string
-			if inputArgs["tags"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["tags"]), &tags)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg tags", err))
-				}
-			}
-			var webhookUrl string
-			if inputArgs["webhookUrl"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["webhookUrl"]), &webhookUrl)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg webhookUrl", err))
-				}
-			}
-			var webhookToken *dagger.Secret
-			if inputArgs["webhookToken"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["webhookToken"]), &webhookToken)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg webhookToken", err))
-				}
-			}
-			var username string
-			if inputArgs["username"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["username"]), &username)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg username", err))
-				}
-			}
-			var password *dagger.Secret
-			if inputArgs["password"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["password"]), &password)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg password", err))
-				}
-			}
-			var codeAsData bool
-			if inputArgs["codeAsData"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["codeAsData"]), &codeAsData)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg codeAsData", err))
-				}
-			}
-			var codeAsDataRepository string
-			if inputArgs["codeAsDataRepository"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["codeAsDataRepository"]), &codeAsDataRepository)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg codeAsDataRepository", err))
-				}
-			}
-			var bricks bool
-			if inputArgs["bricks"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["bricks"]), &bricks)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg bricks", err))
-				}
-			}
-			var platforms []string
-			if inputArgs["platforms"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["platforms"]), &platforms)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platforms", err))
-				}
-			}
-			var frontendBaseImage string
-			if inputArgs["frontendBaseImage"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["frontendBaseImage"]), &frontendBaseImage)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg frontendBaseImage", err))
-				}
-			}
-			var deployRule []string
-			if inputArgs["deployRule"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["deployRule"]), &deployRule)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg deployRule", err))
-				}
-			}
-			var updateMode ApprovalMode
-			if inputArgs["updateMode"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["updateMode"]), &updateMode)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg updateMode", err))
-				}
-			}
-			var promotionMode ApprovalMode
-			if inputArgs["promotionMode"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["promotionMode"]), &promotionMode)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg promotionMode", err))
-				}
-			}
-			var skipUpdateVersions bool
-			if inputArgs["skipUpdateVersions"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["skipUpdateVersions"]), &skipUpdateVersions)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg skipUpdateVersions", err))
-				}
-			}
-			var forceSync bool
-			if inputArgs["forceSync"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["forceSync"]), &forceSync)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg forceSync", err))
-				}
-			}
-			var from *dagger.File
-			if inputArgs["from"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["from"]), &from)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg from", err))
-				}
-			}
-			var allowHttp bool
-			if inputArgs["allowHttp"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["allowHttp"]), &allowHttp)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg allowHttp", err))
-				}
-			}
-			var connectTimeout string
-			if inputArgs["connectTimeout"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["connectTimeout"]), &connectTimeout)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg connectTimeout", err))
-				}
-			}
-			var timeout string
-			if inputArgs["timeout"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["timeout"]), &timeout)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg timeout", err))
-				}
-			}
-			var connectRetries int
-			if inputArgs["connectRetries"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["connectRetries"]), &connectRetries)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg connectRetries", err))
-				}
-			}
-			return (*LowcodePipeline).Ship(&parent, ctx, registry, frontendRepository, backendRepository, tags, webhookUrl, webhookToken, username, password, codeAsData, codeAsDataRepository, bricks, platforms, frontendBaseImage, deployRule, updateMode, promotionMode, skipUpdateVersions, forceSync, from, allowHttp, connectTimeout, timeout, connectRetries)
+			return (*LowcodePipeline).Payload(&parent, ctx, from, fromJson, frontendImage, backendImage, codeAsDataImage)
 		case "Snapshot":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)
@@ -980,38 +904,17 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				}
 			}
 			return (*LowcodePipeline).SnapshotPush(&parent, ctx, config, gitToken, gitUsername, authorName, authorEmail, maxAttempts, platformToken, platformTokenEnv)
-		case "ValidatePayload":
-			var parent LowcodePipeline
-			err = json.Unmarshal(parentJSON, &parent)
-			if err != nil {
-				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
-			}
-			var payload *dagger.File
-			if inputArgs["payload"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["payload"]), &payload)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg payload", err))
-				}
-			}
-			var payloadJson string
-			if inputArgs["payloadJson"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["payloadJson"]), &payloadJson)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg payloadJson", err))
-				}
-			}
-			return (*LowcodePipeline).ValidatePayload(&parent, ctx, payload, payloadJson)
 		case "WebhookReceiver":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)
 			if err != nil {
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
-			var token *dagger.Secret
-			if inputArgs["token"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["token"]), &token)
+			var webhookToken *dagger.Secret
+			if inputArgs["webhookToken"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["webhookToken"]), &webhookToken)
 				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg token", err))
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg webhookToken", err))
 				}
 			}
 			var port int
@@ -1021,7 +924,7 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg port", err))
 				}
 			}
-			return (*LowcodePipeline).WebhookReceiver(&parent, token, port), nil
+			return (*LowcodePipeline).WebhookReceiver(&parent, webhookToken, port), nil
 		case "":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)
@@ -1070,6 +973,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg npmCache", err))
 				}
 			}
+			var frontendBaseImage string
+			if inputArgs["frontendBaseImage"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["frontendBaseImage"]), &frontendBaseImage)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg frontendBaseImage", err))
+				}
+			}
 			var imageVersion string
 			if inputArgs["imageVersion"] != nil {
 				err = json.Unmarshal([]byte(inputArgs["imageVersion"]), &imageVersion)
@@ -1077,21 +987,211 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg imageVersion", err))
 				}
 			}
-			var revision string
-			if inputArgs["revision"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["revision"]), &revision)
+			var vcsRevision string
+			if inputArgs["vcsRevision"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["vcsRevision"]), &vcsRevision)
 				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg revision", err))
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg vcsRevision", err))
 				}
 			}
-			var sourceUrl string
-			if inputArgs["sourceUrl"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["sourceUrl"]), &sourceUrl)
+			var vcsUrl string
+			if inputArgs["vcsUrl"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["vcsUrl"]), &vcsUrl)
 				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg sourceUrl", err))
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg vcsUrl", err))
 				}
 			}
-			return New(source, nodeImage, npmrc, platformCli, drawPackage, npmCache, imageVersion, revision, sourceUrl), nil
+			return New(source, nodeImage, npmrc, platformCli, drawPackage, npmCache, frontendBaseImage, imageVersion, vcsRevision, vcsUrl), nil
+		default:
+			return nil, fmt.Errorf("unknown function %s", fnName)
+		}
+	case "Payload":
+		switch fnName {
+		case "Deploy":
+			var parent Payload
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var webhookUrl string
+			if inputArgs["webhookUrl"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["webhookUrl"]), &webhookUrl)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg webhookUrl", err))
+				}
+			}
+			var webhookToken *dagger.Secret
+			if inputArgs["webhookToken"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["webhookToken"]), &webhookToken)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg webhookToken", err))
+				}
+			}
+			var allowHttp bool
+			if inputArgs["allowHttp"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["allowHttp"]), &allowHttp)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg allowHttp", err))
+				}
+			}
+			var connectTimeout string
+			if inputArgs["connectTimeout"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["connectTimeout"]), &connectTimeout)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg connectTimeout", err))
+				}
+			}
+			var timeout string
+			if inputArgs["timeout"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["timeout"]), &timeout)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg timeout", err))
+				}
+			}
+			var connectRetries int
+			if inputArgs["connectRetries"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["connectRetries"]), &connectRetries)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg connectRetries", err))
+				}
+			}
+			var dryRun bool
+			if inputArgs["dryRun"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["dryRun"]), &dryRun)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg dryRun", err))
+				}
+			}
+			return (*Payload).Deploy(&parent, ctx, webhookUrl, webhookToken, allowHttp, connectTimeout, timeout, connectRetries, dryRun)
+		case "File":
+			var parent Payload
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return (*Payload).File(&parent), nil
+		case "Plan":
+			var parent Payload
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var backend []string
+			if inputArgs["backend"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["backend"]), &backend)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg backend", err))
+				}
+			}
+			return (*Payload).Plan(&parent, backend)
+		case "Summary":
+			var parent Payload
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return (*Payload).Summary(&parent)
+		case "WithDeployRules":
+			var parent Payload
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var deployRule []string
+			if inputArgs["deployRule"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["deployRule"]), &deployRule)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg deployRule", err))
+				}
+			}
+			return (*Payload).WithDeployRules(&parent, deployRule)
+		case "WithForceSync":
+			var parent Payload
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return (*Payload).WithForceSync(&parent)
+		case "WithPromotionMode":
+			var parent Payload
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var mode ApprovalMode
+			if inputArgs["mode"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["mode"]), &mode)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg mode", err))
+				}
+			}
+			return (*Payload).WithPromotionMode(&parent, mode)
+		case "WithSkipUpdateVersions":
+			var parent Payload
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var skip bool
+			if inputArgs["skip"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["skip"]), &skip)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg skip", err))
+				}
+			}
+			return (*Payload).WithSkipUpdateVersions(&parent, skip)
+		case "WithUpdateMode":
+			var parent Payload
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var mode ApprovalMode
+			if inputArgs["mode"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["mode"]), &mode)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg mode", err))
+				}
+			}
+			return (*Payload).WithUpdateMode(&parent, mode)
+		default:
+			return nil, fmt.Errorf("unknown function %s", fnName)
+		}
+	case "Plan":
+		switch fnName {
+		case "Table":
+			var parent Plan
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return (*Plan).Table(&parent), nil
+		default:
+			return nil, fmt.Errorf("unknown function %s", fnName)
+		}
+	case "Release":
+		switch fnName {
+		case "Payload":
+			var parent Release
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var from *dagger.File
+			if inputArgs["from"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["from"]), &from)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg from", err))
+				}
+			}
+			var fromJson string
+			if inputArgs["fromJson"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["fromJson"]), &fromJson)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg fromJson", err))
+				}
+			}
+			return (*Release).Payload(&parent, ctx, from, fromJson)
 		default:
 			return nil, fmt.Errorf("unknown function %s", fnName)
 		}

@@ -2,246 +2,178 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
+	"os"
+	"time"
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/payload"
-	"dagger/lowcode-pipeline/internal/rules"
+	"dagger/lowcode-pipeline/internal/webhook"
 )
 
-// ApprovalMode gates a code-as-data deployment or a promotion behind an approval step
-type ApprovalMode string
-
+// Images the module's own tools are built and run in.
 const (
-	// Deploy or promote automatically
-	ApprovalModeAuto ApprovalMode = "auto"
-	// Wait for an approval step
-	ApprovalModeManual ApprovalMode = "manual"
+	goImage      = "golang:1.26-alpine"
+	runtimeImage = "alpine:3.22"
 )
 
-// PlanFormat is how a plan is printed
-type PlanFormat string
+// Receipt records one deployment request; it holds no secret
+type Receipt struct {
+	// HTTP status of the answer: 200 (0 on a dry run)
+	Status int
+	// The answer's message: success
+	Message string
+	// The webhook address, user-info and query values redacted
+	Url string
+	// SHA-256 of the payload sent
+	PayloadSha256 string
+	// The image references the payload deploys
+	Images []string
+	// When the request was sent (RFC 3339, UTC)
+	SentAt string
+	// How long the call took, in milliseconds
+	DurationMs int
+	// How many connections were tried (only a failure to connect at all is retried)
+	Attempts int
+	// What was odd about a 200 answer, e.g. a body that is not {"message": "success"}
+	Warnings []string
+	// Whether this was a dry run: nothing was sent
+	DryRun bool
+	// On a dry run, the request that would have been sent, the token masked
+	Request string
+}
 
-const (
-	// Aligned columns for a terminal
-	PlanFormatTable PlanFormat = "table"
-	// JSON for scripts
-	PlanFormatJSON PlanFormat = "json"
-)
-
-// Build the deployment payload and print it as JSON, validated
+// Send the payload to the platform's webhook: one POST with Authorization: Bearer, never sent twice
 //
-// Starts from the reference default (catch-all deploy rule, both approval
-// modes manual) or from a payload you give, then sets the frontend image,
-// appends the backend images and sets the code-as-data image when one was built.
-func (m *LowcodePipeline) Payload(
+// Only a failure to connect at all is retried; once a connection exists the
+// request may have reached the platform, so a dropped connection or a time-out
+// fails without a second request. Any status but 200 fails with the response
+// body written out.
+//
+// +cache="never"
+func (p *Payload) Deploy(
 	ctx context.Context,
-	// Frontend image reference
+	// Webhook address from the vendor, e.g. https://<client_host>/<project>/<instance>
+	webhookUrl string,
+	// Webhook token, e.g. env://WEBHOOK_TOKEN
+	webhookToken *dagger.Secret,
+	// Allow an http:// address (a local receiver); the token would travel unencrypted
 	// +optional
-	frontendImage string,
-	// Backend image reference (repeatable)
+	allowHttp bool,
+	// Time limit for connecting (TCP and TLS)
 	// +optional
-	backendImage []string,
-	// Code-as-data image reference: only when this run built one
+	// +default="10s"
+	connectTimeout string,
+	// Time limit for the whole call, response included
 	// +optional
-	codeAsDataImage string,
-	// Deploy rule "SOURCE -> TARGET", JavaScript regular expressions matching image references and backend names (repeatable; replaces the starting rules)
+	// +default="60s"
+	timeout string,
+	// How many more times a failure to connect at all is tried (never once the request may have been received)
 	// +optional
-	deployRule []string,
-	// codeAsData.updateMode
+	// +default=3
+	connectRetries int,
+	// Check everything and show the request (token masked); send nothing
 	// +optional
-	updateMode ApprovalMode,
-	// noDowntime.promotionMode
-	// +optional
-	promotionMode ApprovalMode,
-	// Set skipUpdateVersions: skip the orchestrator and toolkit update (only for dedicated snapshot versions)
-	// +optional
-	skipUpdateVersions bool,
-	// Add --force-sync to extraArgs: force the code as data to be synchronised
-	// +optional
-	forceSync bool,
-	// Payload JSON file to start from instead of the reference default
-	// +optional
-	from *dagger.File,
-	// Payload JSON text to start from instead of the reference default
-	// +optional
-	fromJson string,
-) (string, error) {
-	var base []byte
-	if from != nil || fromJson != "" {
-		var err error
-		if base, err = readInput(ctx, "--from", from, fromJson); err != nil {
-			return "", err
-		}
+	dryRun bool,
+) (*Receipt, error) {
+	token, err := webhookToken.Plaintext(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read --webhook-token: %w", err)
 	}
-	p, err := buildPayload(base, payloadFlags{
-		frontendImage: frontendImage, backendImages: backendImage, codeAsDataImage: codeAsDataImage,
-		deployRules: deployRule, updateMode: string(updateMode), promotionMode: string(promotionMode),
-		skipUpdateVersions: skipUpdateVersions, forceSync: forceSync,
+	return deployPayload(ctx, []byte(p.Json), deployRequest{
+		url: webhookUrl, token: token, allowHTTP: allowHttp, dryRun: dryRun,
+		connectTimeout: connectTimeout, timeout: timeout, connectRetries: connectRetries,
 	})
+}
+
+// A stand-in for the platform's webhook, for local runs and tests
+//
+// Checks method, content type and bearer token (401/403), validates the
+// payload (422 with the problems), records what it accepts (GET /_deliveries,
+// same token) and answers 200 {"message":"success"}. Plain http: deploy to it
+// with --allow-http.
+func (m *LowcodePipeline) WebhookReceiver(
+	// Bearer token the receiver demands
+	webhookToken *dagger.Secret,
+	// Port to listen on
+	// +optional
+	// +default=8080
+	port int,
+) *dagger.Service {
+	return dag.Container().From(runtimeImage).
+		WithFile("/usr/local/bin/webhook-receiver", toolBinary("webhook-receiver")).
+		WithSecretVariable("WEBHOOK_TOKEN", webhookToken).
+		WithExposedPort(port).
+		AsService(dagger.ContainerAsServiceOpts{Args: []string{"webhook-receiver", "-listen", fmt.Sprintf(":%d", port)}})
+}
+
+// toolBinary builds cmd/<name> from this module's own source.
+func toolBinary(name string) *dagger.File {
+	src := dag.CurrentModule().Source()
+	return dag.Container().From(goImage).
+		WithMountedCache("/go/pkg/mod", dag.CacheVolume("lowcode-pipeline-gomod")).
+		WithMountedCache("/root/.cache/go-build", dag.CacheVolume("lowcode-pipeline-gobuild")).
+		WithEnvVariable("CGO_ENABLED", "0").
+		WithDirectory("/src", src, dagger.ContainerWithDirectoryOpts{Include: []string{"go.mod", "go.sum", "cmd/", "internal/"}}).
+		WithWorkdir("/src").
+		WithExec([]string{"go", "build", "-trimpath", "-o", "/out/" + name, "./cmd/" + name}).
+		File("/out/" + name)
+}
+
+type deployRequest struct {
+	url, token              string
+	dryRun, allowHTTP       bool
+	connectTimeout, timeout string
+	connectRetries          int
+}
+
+// deployPayload checks the payload and the call, then sends the payload (or
+// shows it) and turns what happened into a receipt.
+func deployPayload(ctx context.Context, body []byte, r deployRequest) (*Receipt, error) {
+	parsed, err := payload.Parse(body)
 	if err != nil {
-		return "", err
+		return nil, fmt.Errorf("invalid payload, nothing sent: %w", err)
 	}
-	out, err := p.Marshal()
-	return string(out), err
-}
-
-// Validate a deployment payload against every rule of the interface; fails with all problems listed
-func (m *LowcodePipeline) ValidatePayload(
-	ctx context.Context,
-	// Payload JSON file
-	// +optional
-	payload *dagger.File,
-	// Payload JSON text (instead of a file)
-	// +optional
-	payloadJson string,
-) (string, error) {
-	data, err := readInput(ctx, "--payload", payload, payloadJson)
-	if err != nil {
-		return "", err
-	}
-	return validatePayload(data)
-}
-
-// Show which image each backend receives and through which rules; fails on conflicts and images that reach no backend
-func (m *LowcodePipeline) Plan(
-	ctx context.Context,
-	// Names of the instance's backends
-	backends []string,
-	// Payload JSON file
-	// +optional
-	payload *dagger.File,
-	// Payload JSON text (instead of a file)
-	// +optional
-	payloadJson string,
-	// Output format: table (the default) or json
-	// +optional
-	format PlanFormat,
-) (string, error) {
-	data, err := readInput(ctx, "--payload", payload, payloadJson)
-	if err != nil {
-		return "", err
-	}
-	return planPayload(data, backends, format)
-}
-
-// readInput takes JSON from exactly one of a file and an inline text.
-func readInput(ctx context.Context, flag string, file *dagger.File, inline string) ([]byte, error) {
-	switch {
-	case file != nil && inline != "":
-		return nil, fmt.Errorf("give %s or %s-json, not both", flag, flag)
-	case file != nil:
-		s, err := file.Contents(ctx)
-		return []byte(s), err
-	case inline != "":
-		return []byte(inline), nil
-	}
-	return nil, fmt.Errorf("no payload: give %s FILE or %s-json 'JSON'", flag, flag)
-}
-
-type payloadFlags struct {
-	frontendImage, codeAsDataImage, updateMode, promotionMode string
-	backendImages, deployRules                                []string
-	skipUpdateVersions, forceSync                             bool
-}
-
-func buildPayload(base []byte, f payloadFlags) (*payload.Payload, error) {
-	start, opts, err := payloadOptions(base, f)
+	call, err := prepareWebhook(r)
 	if err != nil {
 		return nil, err
 	}
-	return finishPayload(start, opts)
+	if r.dryRun {
+		return &Receipt{DryRun: true, Url: call.RedactedURL(), PayloadSha256: webhook.Digest(body), Images: parsed.Images(), Request: call.DryRun(body)}, nil
+	}
+	rec, err := call.Send(ctx, body)
+	if err != nil {
+		return nil, err
+	}
+	return &Receipt{
+		Status: rec.Status, Message: rec.Message, Url: rec.URL, PayloadSha256: rec.PayloadSHA256, Images: parsed.Images(),
+		SentAt: rec.SentAt.Format(time.RFC3339Nano), DurationMs: int(rec.DurationMs), Attempts: rec.ConnectAttempts, Warnings: rec.Warnings,
+	}, nil
 }
 
-// payloadOptions checks the flags and the starting payload, all problems at
-// once, before anything is built; start is nil for the reference default.
-func payloadOptions(base []byte, f payloadFlags) (*payload.Payload, payload.Options, error) {
-	opts := payload.Options{
-		FrontendImage: f.frontendImage, BackendImages: f.backendImages, CodeAsDataImage: f.codeAsDataImage,
-		ForceSync: f.forceSync,
-	}
-	var errs []error
+// prepareWebhook checks the address, token and limits before anything is sent.
+func prepareWebhook(r deployRequest) (*webhook.Prepared, error) {
 	var err error
-	if opts.UpdateMode, err = payload.ParseMode("--update-mode", f.updateMode); err != nil {
-		errs = append(errs, err)
+	cfg := webhook.Config{
+		URL: r.url, Token: r.token, AllowHTTP: r.allowHTTP, ConnectRetries: r.connectRetries,
+		Logf: func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) },
 	}
-	if opts.PromotionMode, err = payload.ParseMode("--promotion-mode", f.promotionMode); err != nil {
-		errs = append(errs, err)
+	if cfg.ConnectTimeout, err = parseDuration("--connect-timeout", r.connectTimeout); err != nil {
+		return nil, err
 	}
-	for _, s := range f.deployRules {
-		r, err := rules.ParseFlag(s)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("--deploy-rule: %w", err))
-		}
-		opts.DeployRules = append(opts.DeployRules, r)
+	if cfg.Timeout, err = parseDuration("--timeout", r.timeout); err != nil {
+		return nil, err
 	}
-	if _, ruleErrs := rules.CompileRules("--deploy-rule", opts.DeployRules, 0); len(ruleErrs) > 0 && len(errs) == 0 {
-		errs = append(errs, ruleErrs)
-	}
-	if f.skipUpdateVersions {
-		opts.SkipUpdateVersions = &f.skipUpdateVersions
-	}
-	var start *payload.Payload
-	if base != nil {
-		if start, err = payload.Parse(base); err != nil {
-			errs = append(errs, fmt.Errorf("starting payload: %w", err))
-		}
-	}
-	return start, opts, errors.Join(errs...)
+	return webhook.Prepare(cfg)
 }
 
-// finishPayload applies the options to the starting payload and validates the result.
-func finishPayload(start *payload.Payload, opts payload.Options) (*payload.Payload, error) {
-	var p *payload.Payload
-	if start == nil {
-		p = payload.FromDefault(opts)
-	} else {
-		p = payload.Build(start, opts)
+func parseDuration(flag, s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
 	}
-	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("the built payload is invalid: %w", err)
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s: invalid duration %q: use a positive Go duration such as 500ms, 10s or 2m", flag, s)
 	}
-	return p, nil
-}
-
-func validatePayload(data []byte) (string, error) {
-	p, err := payload.Parse(data)
-	if err != nil {
-		return "", fmt.Errorf("invalid payload: %w", err)
-	}
-	return "valid payload: " + p.Summary(), nil
-}
-
-func planPayload(data []byte, backends []string, format PlanFormat) (string, error) {
-	p, err := payload.Parse(data)
-	if err != nil {
-		return "", fmt.Errorf("invalid payload: %w", err)
-	}
-	in := rules.Input{Backends: backends}
-	if p.Backends != nil {
-		in.Images, in.Rules = p.Backends.Images, p.Backends.DeployRules
-	}
-	plan, err := rules.Build(in)
-	if err != nil {
-		return "", err
-	}
-	var out string
-	switch format {
-	case PlanFormatJSON:
-		data, err := json.MarshalIndent(plan, "", "  ")
-		if err != nil {
-			return "", err
-		}
-		out = string(data) + "\n"
-	case PlanFormatTable, "":
-		out = plan.Table()
-	default:
-		return "", fmt.Errorf("--format: invalid value %q: allowed values are %q and %q", format, PlanFormatTable, PlanFormatJSON)
-	}
-	if !plan.OK() {
-		return "", fmt.Errorf("%w:\n%s", rules.ErrPlan, out)
-	}
-	return out, nil
+	return d, nil
 }

@@ -3,108 +3,99 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"dagger/lowcode-pipeline/internal/rules"
 )
 
-// These tests call the module's functions directly, with inline JSON instead
-// of files, so they need no engine (see .ci/run for the session variables the
-// generated client wants at start-up).
+const testToken = "tok-9f8e7d6c5b4a"
 
-var m = &LowcodePipeline{}
-
-func TestPayloadFunctionBuildsTheReferencePayload(t *testing.T) {
-	out, err := m.Payload(context.Background(), "reg.example.com/front:2", []string{"reg.example.com/api:2", "reg.example.com/jobs:2"},
-		"", []string{"api: -> ^api$", "jobs: -> ^(?!api$).*"}, "", ApprovalModeAuto, false, true, nil, "")
-	require.NoError(t, err)
-	assert.JSONEq(t, `{
-		"frontend": {"image": "reg.example.com/front:2"},
-		"backends": {"images": ["reg.example.com/api:2", "reg.example.com/jobs:2"],
-			"deployRules": [{"source": "api:", "target": "^api$"}, {"source": "jobs:", "target": "^(?!api$).*"}]},
-		"codeAsData": {"updateMode": "manual"},
-		"noDowntime": {"promotionMode": "auto"},
-		"extraArgs": ["--force-sync"]}`, out)
-	assert.Contains(t, out, `"^(?!api$).*"`, "regular expressions are printed as written, not HTML-escaped")
+func webhookServer(t *testing.T, status int, answer string) (*httptest.Server, *atomic.Int32) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(status)
+		io.WriteString(w, answer)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
 }
 
-func TestPayloadFunctionStartsFromAGivenPayload(t *testing.T) {
-	out, err := m.Payload(context.Background(), "", []string{"reg.example.com/api:3"}, "reg.example.com/cad:3", nil, "", "", true, false, nil,
-		`{"backends":{"images":[],"deployRules":[{"source":"api","target":"api"}]}}`)
+func TestDeploySendsThePayloadOnceAndReturnsTheReceipt(t *testing.T) {
+	srv, n := webhookServer(t, 200, `{"message":"success"}`)
+	rec, err := deployPayload(context.Background(), []byte(`{"frontend":{"image":"reg.example.com/front:1"}}`), deployRequest{
+		url: srv.URL + "/acme/prod", token: testToken, allowHTTP: true, connectRetries: 3, connectTimeout: "5s", timeout: "30s",
+	})
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"backends":{"images":["reg.example.com/api:3"],"deployRules":[{"source":"api","target":"api"}]},
-		"codeAsData":{"image":"reg.example.com/cad:3"},"skipUpdateVersions":true}`, out)
+	assert.Equal(t, 200, rec.Status)
+	assert.Equal(t, "success", rec.Message)
+	assert.Equal(t, srv.URL+"/acme/prod", rec.Url)
+	assert.Equal(t, []string{"reg.example.com/front:1"}, rec.Images)
+	assert.Equal(t, 1, rec.Attempts)
+	assert.Len(t, rec.PayloadSha256, 64)
+	assert.False(t, rec.DryRun)
+	assert.EqualValues(t, 1, n.Load())
+
+	data, err := json.Marshal(rec)
+	require.NoError(t, err)
+	assert.NotContains(t, string(data), testToken)
 }
 
-func TestPayloadFunctionRefusesBadInputWithAllProblems(t *testing.T) {
+func TestDeployNeverSendsAnInvalidPayload(t *testing.T) {
+	srv, n := webhookServer(t, 200, `{"message":"success"}`)
+	_, err := deployPayload(context.Background(), []byte(`{"frontend":{}}`), deployRequest{url: srv.URL, token: testToken, allowHTTP: true})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "invalid payload, nothing sent: frontend.image: required")
+	assert.Zero(t, n.Load())
+}
+
+func TestDeployDryRunSendsNothing(t *testing.T) {
+	srv, n := webhookServer(t, 200, `{"message":"success"}`)
+	rec, err := deployPayload(context.Background(), []byte(`{"extraArgs":["--force-sync"]}`), deployRequest{
+		url: srv.URL + "/a", token: testToken, allowHTTP: true, dryRun: true,
+	})
+	require.NoError(t, err)
+	assert.True(t, rec.DryRun)
+	assert.Zero(t, rec.Status)
+	assert.Contains(t, rec.Request, "POST "+srv.URL+"/a\nAuthorization: Bearer ***\nContent-Type: application/json\n\n{\"extraArgs\":[\"--force-sync\"]}")
+	assert.NotContains(t, rec.Request, testToken)
+	assert.Zero(t, n.Load())
+}
+
+func TestDeployFailsOnAnyStatusButOKWithoutTheToken(t *testing.T) {
+	srv, n := webhookServer(t, 503, `{"error":"maintenance"}`)
+	_, err := deployPayload(context.Background(), []byte(`{}`), deployRequest{url: srv.URL, token: testToken, allowHTTP: true, connectRetries: 3})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `503 Service Unavailable. Response body: {"error":"maintenance"}`)
+	assert.NotContains(t, err.Error(), testToken)
+	assert.EqualValues(t, 1, n.Load())
+}
+
+func TestDeployRefusesBadOptionsBeforeSending(t *testing.T) {
+	srv, n := webhookServer(t, 200, `{"message":"success"}`)
 	for _, tc := range []struct {
-		name  string
-		call  func() (string, error)
-		wants []string
+		name string
+		req  deployRequest
+		want string
 	}{
-		{"bad flags are all reported", func() (string, error) {
-			return m.Payload(context.Background(), "Front", nil, "", []string{"no arrow"}, "sometimes", "", false, false, nil, "")
-		}, []string{`--update-mode: invalid value "sometimes"`, `--deploy-rule: deploy rule "no arrow"`}},
-		{"an invalid image is refused after build-up", func() (string, error) {
-			return m.Payload(context.Background(), "Front:1", []string{"api"}, "", nil, "", "", false, false, nil, "")
-		}, []string{"frontend.image", "backends.images[0]"}},
-		{"a non-JavaScript rule is refused", func() (string, error) {
-			return m.Payload(context.Background(), "", nil, "", []string{"(?i)api -> .*"}, "", "", false, false, nil, "")
-		}, []string{"--deploy-rule[0].source", "inline flags"}},
-		{"a bad starting payload names its path", func() (string, error) {
-			return m.Payload(context.Background(), "", nil, "", nil, "", "", false, false, nil, `{"frontend":{"img":"a:1"}}`)
-		}, []string{"starting payload", "frontend.img", `did you mean "image"?`}},
+		{"a bad connect timeout", deployRequest{url: srv.URL, allowHTTP: true, connectTimeout: "ten"}, `--connect-timeout: invalid duration "ten"`},
+		{"a negative timeout", deployRequest{url: srv.URL, allowHTTP: true, timeout: "-1s"}, `--timeout: invalid duration "-1s"`},
+		{"plain http not allowed", deployRequest{url: srv.URL}, "uses plain http"},
+		{"a token in the URL", deployRequest{url: "https://" + testToken + "@hooks.example.com/x"}, "pass the token as a secret"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := tc.call()
+			tc.req.token = testToken
+			_, err := deployPayload(context.Background(), []byte(`{}`), tc.req)
 			require.Error(t, err)
-			for _, w := range tc.wants {
-				assert.Contains(t, err.Error(), w)
-			}
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), testToken)
 		})
 	}
-}
-
-func TestValidatePayloadFunction(t *testing.T) {
-	out, err := m.ValidatePayload(context.Background(), nil, `{"frontend":{"image":"reg.example.com/front:2"},"noDowntime":{"promotionMode":"manual"}}`)
-	require.NoError(t, err)
-	assert.Equal(t, "valid payload: frontend reg.example.com/front:2; no-downtime promotion manual", out)
-
-	_, err = m.ValidatePayload(context.Background(), nil, `{"frontend":{},"extraArgs":["--x"],"noDowntim":{}}`)
-	require.Error(t, err)
-	for _, w := range []string{"3 problems", "frontend.image: required", "extraArgs[0]", "noDowntim: unknown key"} {
-		assert.Contains(t, err.Error(), w)
-	}
-
-	_, err = m.ValidatePayload(context.Background(), nil, "")
-	assert.EqualError(t, err, "no payload: give --payload FILE or --payload-json 'JSON'")
-}
-
-const planPayloadJSON = `{"backends":{"images":["reg/api:1","reg/jobs:1"],
-	"deployRules":[{"source":"api","target":"^api$"},{"source":"jobs","target":"^(?!api$).*"}]}}`
-
-func TestPlanFunction(t *testing.T) {
-	table, err := m.Plan(context.Background(), []string{"api", "worker", "cron"}, nil, planPayloadJSON, "")
-	require.NoError(t, err)
-	assert.Regexp(t, `(?m)^api\s+reg/api:1\s+0$`, table)
-	assert.Regexp(t, `(?m)^worker\s+reg/jobs:1\s+1$`, table)
-	assert.Regexp(t, `(?m)^cron\s+reg/jobs:1\s+1$`, table)
-
-	out, err := m.Plan(context.Background(), []string{"api", "worker"}, nil, planPayloadJSON, PlanFormatJSON)
-	require.NoError(t, err)
-	var plan rules.Plan
-	require.NoError(t, json.Unmarshal([]byte(out), &plan))
-	assert.Equal(t, []string{"worker"}, plan.Images[1].Backends)
-}
-
-func TestPlanFunctionFailsOnAnUndeployablePlan(t *testing.T) {
-	_, err := m.Plan(context.Background(), []string{"api"}, nil, planPayloadJSON, PlanFormatTable)
-	require.ErrorIs(t, err, rules.ErrPlan)
-	assert.Contains(t, err.Error(), `image "reg/jobs:1" reaches no backend`)
-
-	_, err = m.Plan(context.Background(), []string{"api"}, nil, planPayloadJSON, "yaml")
-	assert.ErrorContains(t, err, `--format: invalid value "yaml"`)
+	assert.Zero(t, n.Load())
 }

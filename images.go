@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -13,214 +11,183 @@ import (
 	"dagger/lowcode-pipeline/internal/images"
 )
 
+// Release is the images pushed to a registry, each named by digest
+type Release struct {
+	// The frontend image, one reference per tag
+	Frontend []*Reference
+	// The backend image, one reference per tag
+	Backend []*Reference
+	// The code-as-data image, one reference per tag; empty when the build has no code as data
+	CodeAsData []*Reference
+}
+
+// Reference is one pushed image under one tag
+type Reference struct {
+	// registry/repository:tag@sha256:…, the reference a payload carries
+	Ref string
+	// registry/repository
+	Repository string
+	// The tag it was pushed under
+	Tag string
+	// The image's digest, sha256:…
+	Digest string
+}
+
 // The frontend image: docker/frontend.Dockerfile over dist/web (SOURCES_PATH=dist/web), labelled draw_version
-func (m *LowcodePipeline) FrontendImage(
+func (b *Build) FrontendImage(
 	ctx context.Context,
-	// Base image: the vendor's frontend base image at tag stable (default: a public web server)
-	// +optional
-	baseImage string,
 	// Platform to build for (default: the engine's)
 	// +optional
 	platform dagger.Platform,
 ) (*dagger.Container, error) {
-	return m.localImage(ctx, images.Frontend, m.Frontend, platform, baseImageArg(baseImage))
+	return b.image(ctx, images.Frontend, platform)
 }
 
 // The backend image: docker/backend.Dockerfile over dist/node (SOURCES_PATH=dist/node), labelled draw_version
-func (m *LowcodePipeline) BackendImage(
+func (b *Build) BackendImage(
 	ctx context.Context,
 	// Platform to build for (default: the engine's)
 	// +optional
 	platform dagger.Platform,
 ) (*dagger.Container, error) {
-	return m.localImage(ctx, images.Backend, m.Backend, platform, nil)
+	return b.image(ctx, images.Backend, platform)
 }
 
 // The code-as-data image: docker/codeasdata.Dockerfile over dist/codeAsData (SOURCES_PATH=dist/codeAsData), labelled draw_version
-func (m *LowcodePipeline) CodeAsDataImage(
+func (b *Build) CodeAsDataImage(
 	ctx context.Context,
-	// Build the code as data as a library of bricks
-	// +optional
-	bricks bool,
 	// Platform to build for (default: the engine's)
 	// +optional
 	platform dagger.Platform,
 ) (*dagger.Container, error) {
-	build := func(ctx context.Context) (*dagger.Directory, error) { return m.CodeAsData(ctx, bricks, nil) }
-	return m.localImage(ctx, images.CodeAsData, build, platform, nil)
+	return b.image(ctx, images.CodeAsData, platform)
 }
 
-// Build and push the images; prints the references pinned by digest (registry/repo:tag@sha256:…), which are what the payload carries
+// Build the images and push them; the release names each by digest, as the payload carries them
 //
-// Names, tags and platforms are checked before anything is built. The
-// code-as-data image is built and pushed only with --code-as-data.
+// The registry, repositories, tags and platforms are checked before anything
+// is pushed. The code-as-data image is published exactly when the build has
+// code as data.
 //
 // +cache="never"
-func (m *LowcodePipeline) Publish(
+func (b *Build) Publish(
 	ctx context.Context,
 	// Registry host[:port], e.g. registry.example.com
 	registry string,
 	// Repository of the frontend image within the registry, e.g. team/app-frontend
 	frontendRepository string,
-	// Repository of the backend image within the registry
+	// Repository of the backend image within the registry, e.g. team/app-backend
 	backendRepository string,
-	// Tags to push each image under (the first one goes into the payload)
-	tags []string,
-	// Registry user name
-	// +optional
-	username string,
-	// Registry password or token
-	// +optional
-	password *dagger.Secret,
-	// Also build and push the code-as-data image
-	// +optional
-	codeAsData bool,
-	// Repository of the code-as-data image (required with --code-as-data)
+	// Tag to push each image under (repeatable; the first is the one the payload carries)
+	tag []string,
+	// Repository of the code-as-data image (required when the build has code as data)
 	// +optional
 	codeAsDataRepository string,
-	// Build the code as data as a library of bricks
+	// Platform of a multi-platform image (repeatable): linux/amd64, linux/arm64 (default: the engine's)
 	// +optional
-	bricks bool,
-	// Platforms of a multi-platform image: linux/amd64, linux/arm64 (default: the engine's)
+	platform []dagger.Platform,
+	// Registry user name
 	// +optional
-	platforms []string,
-	// Frontend base image: the vendor's frontend base image at tag stable
+	registryUsername string,
+	// Registry password or token
 	// +optional
-	frontendBaseImage string,
-) (string, error) {
-	pub, targets, err := newPublish(registry, frontendRepository, backendRepository, tags, username, password,
-		codeAsData, codeAsDataRepository, bricks, platforms, frontendBaseImage)
+	registryPassword *dagger.Secret,
+	// A registry running as a Dagger service (tests, demos): the registry host is routed to it; localhost:PORT speaks plain http
+	// +optional
+	registryService *dagger.Service,
+) (*Release, error) {
+	platforms := make([]string, len(platform))
+	for i, p := range platform {
+		platforms[i] = string(p)
+	}
+	req := images.PublishRequest{
+		Registry:     registry,
+		Repositories: map[images.Kind]string{images.Frontend: frontendRepository, images.Backend: backendRepository},
+		Tags:         tag, Platforms: platforms, Username: registryUsername, HasPassword: registryPassword != nil,
+	}
+	if err := images.CodeAsDataRepository(b.HasCodeAsData, codeAsDataRepository); err != nil {
+		return nil, err
+	}
+	if b.HasCodeAsData {
+		req.Repositories[images.CodeAsData] = codeAsDataRepository
+	}
+	targets, err := req.Targets()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	published, err := m.publish(ctx, pub, targets)
-	if err != nil {
-		return "", err
-	}
-	out, err := json.MarshalIndent(published, "", "  ")
-	return string(out) + "\n", err
-}
-
-// publishArgs is what publish and ship pass to the image pushes.
-type publishArgs struct {
-	req                images.PublishRequest
-	password           *dagger.Secret
-	codeAsData, bricks bool
-	frontendBase       string
-}
-
-// newPublish gathers the flags publish and ship share, and checks them before
-// anything is built; the code-as-data image is a target only when asked for.
-func newPublish(registry, frontendRepository, backendRepository string, tags []string, username string, password *dagger.Secret,
-	codeAsData bool, codeAsDataRepository string, bricks bool, platforms []string, frontendBase string) (publishArgs, []images.Target, error) {
-	pub := publishArgs{
-		req: images.PublishRequest{
-			Registry:     registry,
-			Repositories: map[images.Kind]string{images.Frontend: frontendRepository, images.Backend: backendRepository},
-			Tags:         tags, Platforms: platforms, Username: username, HasPassword: password != nil,
-		},
-		password: password, codeAsData: codeAsData, bricks: bricks, frontendBase: frontendBase,
-	}
-	if codeAsData {
-		pub.req.Repositories[images.CodeAsData] = codeAsDataRepository
-	}
-	targets, err := pub.req.Targets()
-	return pub, targets, err
-}
-
-// publish builds once and pushes every target concurrently.
-func (m *LowcodePipeline) publish(ctx context.Context, a publishArgs, targets []images.Target) (images.Published, error) {
-	dist, err := m.Build(ctx, a.codeAsData, a.bricks)
-	if err != nil {
-		return images.Published{}, err
-	}
-	labels, err := m.imageLabels(ctx, time.Now().UTC().Truncate(time.Second))
-	if err != nil {
-		return images.Published{}, err
-	}
-	pinned := make(map[images.Kind][]string)
+	push := pushOptions{registry: registry, username: registryUsername, password: registryPassword, service: registryService}
+	pushed := make(map[images.Kind][]*Reference)
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	for _, target := range targets {
 		g.Go(func() error {
-			refs, err := m.publishImage(gctx, target, dist.Directory(target.Kind.SourcesPath()), a, labels)
+			refs, err := b.push(gctx, target, platform, push)
 			mu.Lock()
-			pinned[target.Kind] = refs
+			pushed[target.Kind] = refs
 			mu.Unlock()
 			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return images.Published{}, err
+		return nil, err
 	}
-	return images.PublishedRefs(pinned), nil
+	return &Release{Frontend: pushed[images.Frontend], Backend: pushed[images.Backend], CodeAsData: pushed[images.CodeAsData]}, nil
 }
 
-func (m *LowcodePipeline) publishImage(ctx context.Context, target images.Target, dist *dagger.Directory, a publishArgs, labels [][2]string) ([]string, error) {
-	var extra map[string]string
-	if target.Kind == images.Frontend {
-		extra = baseImageArg(a.frontendBase)
-	}
-	platforms := a.req.Platforms
+type pushOptions struct {
+	registry, username string
+	password           *dagger.Secret
+	service            *dagger.Service
+}
+
+// push builds one image for every platform and pushes it under every tag.
+func (b *Build) push(ctx context.Context, target images.Target, platforms []dagger.Platform, o pushOptions) ([]*Reference, error) {
 	if len(platforms) == 0 {
-		platforms = []string{""}
+		platforms = []dagger.Platform{""}
 	}
 	var variants []*dagger.Container
 	for _, p := range platforms {
-		ctr, err := m.image(ctx, target.Kind, dist, dagger.Platform(p), extra, labels)
+		ctr, err := b.image(ctx, target.Kind, p)
 		if err != nil {
 			return nil, err
 		}
-		if a.password != nil {
-			ctr = ctr.WithRegistryAuth(a.req.Registry, a.req.Username, a.password)
+		if o.password != nil {
+			ctr = ctr.WithRegistryAuth(o.registry, o.username, o.password)
 		}
 		variants = append(variants, ctr)
 	}
-	var refs []string
+	var refs []*Reference
 	for _, ref := range target.Refs() {
-		pinned, err := variants[0].Publish(ctx, ref, dagger.ContainerPublishOpts{PlatformVariants: variants[1:]})
+		out, err := variants[0].Publish(ctx, ref, dagger.ContainerPublishOpts{PlatformVariants: variants[1:], RegistryService: o.service})
 		if err != nil {
 			return nil, fmt.Errorf("push %s: %w", ref, err)
 		}
-		if err := images.CheckPinned(pinned); err != nil {
+		pinned, err := images.ParsePinned(out)
+		if err != nil {
 			return nil, err
 		}
-		refs = append(refs, pinned)
+		refs = append(refs, &Reference{Ref: pinned.Ref, Repository: pinned.Repository, Tag: pinned.Tag, Digest: pinned.Digest})
 	}
 	return refs, nil
 }
 
-// localImage builds one image of this run's build output without pushing
-// it; it carries no created label, so an unchanged project stays cached.
-func (m *LowcodePipeline) localImage(ctx context.Context, kind images.Kind, build func(context.Context) (*dagger.Directory, error),
-	platform dagger.Platform, extra map[string]string) (*dagger.Container, error) {
-	dist, err := build(ctx)
-	if err != nil {
-		return nil, err
-	}
-	labels, err := m.imageLabels(ctx, time.Time{})
-	if err != nil {
-		return nil, err
-	}
-	return m.image(ctx, kind, dist, platform, extra, labels)
-}
-
-// imageLabels computes the labels once per run: draw_version from the
-// installed design-tool package, and the OCI ones.
-func (m *LowcodePipeline) imageLabels(ctx context.Context, created time.Time) ([][2]string, error) {
-	drawVersion, err := m.DrawVersion(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return images.Labels(images.Meta{
-		DrawVersion: drawVersion, SourceURL: m.SourceUrl, Revision: m.Revision, Created: created, Version: m.ImageVersion,
-	})
-}
-
 // image builds one image from the project's docker/<kind>.Dockerfile (or
 // this module's copy) over a context that holds only its build output.
-func (m *LowcodePipeline) image(ctx context.Context, kind images.Kind, dist *dagger.Directory, platform dagger.Platform,
-	extra map[string]string, labels [][2]string) (*dagger.Container, error) {
+func (b *Build) image(ctx context.Context, kind images.Kind, platform dagger.Platform) (*dagger.Container, error) {
+	m := b.Pipeline
+	if kind == images.CodeAsData && !b.HasCodeAsData {
+		return nil, fmt.Errorf("the build has no code as data: call build with --code-as-data")
+	}
+	labels, err := images.Labels(images.Meta{
+		DrawVersion: b.DrawVersion, SourceURL: m.VcsUrl, Revision: m.VcsRevision, Version: m.ImageVersion,
+	})
+	if err != nil {
+		return nil, err
+	}
+	var extra map[string]string
+	if kind == images.Frontend && m.FrontendBaseImage != "" {
+		extra = map[string]string{"BASE_IMAGE": m.FrontendBaseImage}
+	}
 	args, err := kind.BuildArgs(extra)
 	if err != nil {
 		return nil, err
@@ -233,6 +200,7 @@ func (m *LowcodePipeline) image(ctx context.Context, kind images.Kind, dist *dag
 	for i, a := range args {
 		buildArgs[i] = dagger.BuildArg{Name: a[0], Value: a[1]}
 	}
+	dist := map[images.Kind]*dagger.Directory{images.Frontend: b.Web, images.Backend: b.Node, images.CodeAsData: b.CodeAsData}[kind]
 	ctr := dag.Directory().
 		WithDirectory(kind.SourcesPath(), dist).
 		WithFile(kind.Dockerfile(), dockerfile).
@@ -241,11 +209,4 @@ func (m *LowcodePipeline) image(ctx context.Context, kind images.Kind, dist *dag
 		ctr = ctr.WithLabel(l[0], l[1])
 	}
 	return ctr, nil
-}
-
-func baseImageArg(image string) map[string]string {
-	if image == "" {
-		return nil
-	}
-	return map[string]string{"BASE_IMAGE": image}
 }

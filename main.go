@@ -2,7 +2,9 @@
 //
 // Snapshot code as data into git, build the project in node:24 containers,
 // package the frontend, backend and code-as-data images, and deploy them with
-// one webhook call: the same pipeline from any CI and from a laptop.
+// one webhook call: the same pipeline from any CI and from a laptop. Each step
+// returns an object whose fields are its result and whose functions are the
+// next steps: build → publish → payload → deploy.
 package main
 
 import "dagger/lowcode-pipeline/internal/dagger"
@@ -11,26 +13,28 @@ import "dagger/lowcode-pipeline/internal/dagger"
 type LowcodePipeline struct {
 	// Project source directory
 	Source *dagger.Directory
-	// Node.js image the builds run in
+	// +private
 	NodeImage string
-	// .npmrc for private registries, mounted as a secret
+	// +private
 	Npmrc *dagger.Secret
-	// Package that npx runs for buildCodeAsData and snapshot
+	// +private
 	PlatformCli string
-	// Design-tool package whose installed version labels the images
+	// +private
 	DrawPackage string
-	// Name of the npm cache volume
+	// +private
 	NpmCache string
-	// Version the images are labelled with (org.opencontainers.image.version)
+	// +private
+	FrontendBaseImage string
+	// +private
 	ImageVersion string
-	// Source revision the images are labelled with (org.opencontainers.image.revision)
-	Revision string
-	// Source repository URL the images are labelled with (org.opencontainers.image.source)
-	SourceUrl string
+	// +private
+	VcsRevision string
+	// +private
+	VcsUrl string
 }
 
 func New(
-	// Project to build: a package.json with build:draw and build:node scripts
+	// Project to build: a package.json with build:draw and build:node scripts (required when the module is called with -m from elsewhere: pass --source .)
 	// +defaultPath="/"
 	// +ignore=["node_modules", "dist", ".git"]
 	source *dagger.Directory,
@@ -51,25 +55,29 @@ func New(
 	// +optional
 	// +default="lowcode-pipeline-npm"
 	npmCache string,
+	// Base image of the frontend image: the vendor's frontend base image at tag stable (default: a public web server)
+	// +optional
+	frontendBaseImage string,
 	// Version to label the images with (org.opencontainers.image.version), e.g. the release
 	// +optional
 	imageVersion string,
 	// Source revision to label the images with (org.opencontainers.image.revision), e.g. $GITHUB_SHA
 	// +optional
-	revision string,
+	vcsRevision string,
 	// Source repository URL to label the images with (org.opencontainers.image.source); credentials are dropped
 	// +optional
-	sourceUrl string,
+	vcsUrl string,
 ) *LowcodePipeline {
 	return &LowcodePipeline{
-		Source:       source,
-		NodeImage:    nodeImage,
-		Npmrc:        npmrc,
-		PlatformCli:  platformCli,
-		DrawPackage:  drawPackage,
-		NpmCache:     npmCache,
-		ImageVersion: imageVersion,
-		Revision:     revision,
-		SourceUrl:    sourceUrl,
+		Source:            source,
+		NodeImage:         nodeImage,
+		Npmrc:             npmrc,
+		PlatformCli:       platformCli,
+		DrawPackage:       drawPackage,
+		NpmCache:          npmCache,
+		FrontendBaseImage: frontendBaseImage,
+		ImageVersion:      imageVersion,
+		VcsRevision:       vcsRevision,
+		VcsUrl:            vcsUrl,
 	}
 }

@@ -14,6 +14,30 @@ import (
 	"dagger/lowcode-pipeline/internal/snapshotconfig"
 )
 
+// SnapshotReport is what snapshot-push did for each entry with a git section
+type SnapshotReport struct {
+	// One per entry with a git section, in the configuration's order
+	Entries []*SnapshotEntry
+}
+
+// SnapshotEntry is what snapshot-push did for one entry
+type SnapshotEntry struct {
+	// snapshooter.name
+	Name string
+	// snapshooter.outputDir, the folder committed
+	OutputDir string
+	// The branch pushed to (git.branch)
+	Branch string
+	// pushed, or unchanged when the snapshot changed nothing
+	Outcome string
+	// Whether a commit was pushed
+	Changed bool
+	// The branch's commit after the run: the new commit, or the tip when unchanged
+	Commit string
+	// How many pushes it took (a push rejected because the branch moved is re-applied and tried again)
+	Attempts int
+}
+
 // Save code as data: run the platform CLI's snapshot and return the project with its outputDirs updated
 //
 // Reads the snapshot configuration, runs `npx <platform cli> snapshot` in
@@ -56,8 +80,8 @@ func (m *LowcodePipeline) Snapshot(
 // Clones git.branch, replaces outputDir with the new snapshot (files that
 // disappeared from it disappear), commits with the rendered commitMessage
 // only when the tree changed, and pushes; a push rejected because the
-// branch moved is re-applied on the new tip, never forced. Prints, per
-// entry, whether it changed, the commit and the branch.
+// branch moved is re-applied on the new tip, never forced. The report says,
+// per entry, whether it changed, the commit and the branch.
 //
 // +cache="never"
 func (m *LowcodePipeline) SnapshotPush(
@@ -92,26 +116,22 @@ func (m *LowcodePipeline) SnapshotPush(
 	// +optional
 	// +default="PLATFORM_TOKEN"
 	platformTokenEnv string,
-) (string, error) {
+) (*SnapshotReport, error) {
 	entries, err := m.snapshotConfig(ctx, config)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if entries, err = snapshotconfig.Pushed(entries); err != nil {
-		return "", fmt.Errorf("%s: %w", config, err)
+		return nil, fmt.Errorf("%s: %w", config, err)
 	}
 	snap, err := m.runSnapshot(ctx, config, platformToken, platformTokenEnv)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	tool := dag.Container().From(runtimeImage).
 		WithExec([]string{"apk", "add", "--no-cache", "git", "ca-certificates"}).
 		WithFile("/usr/local/bin/snapshot-push", toolBinary("snapshot-push"))
-	type pushed struct {
-		Name string `json:"name"`
-		gitsync.Result
-	}
-	var results []pushed
+	report := &SnapshotReport{}
 	for _, e := range entries {
 		remote, urlToken := e.Git.Remote()
 		token := gitToken
@@ -130,16 +150,18 @@ func (m *LowcodePipeline) SnapshotPush(
 			"-author-email", authorEmail, "-max-attempts", strconv.Itoa(maxAttempts),
 		}).Stdout(ctx)
 		if err != nil {
-			return "", fmt.Errorf("entry [%d] %q: %w", e.Index, e.Snapshooter.Name, err)
+			return nil, fmt.Errorf("entry [%d] %q: %w", e.Index, e.Snapshooter.Name, err)
 		}
 		var res gitsync.Result
 		if err := json.Unmarshal([]byte(out), &res); err != nil {
-			return "", fmt.Errorf("entry [%d]: unreadable result %q: %w", e.Index, out, err)
+			return nil, fmt.Errorf("entry [%d]: unreadable result %q: %w", e.Index, out, err)
 		}
-		results = append(results, pushed{Name: e.Snapshooter.Name, Result: res})
+		report.Entries = append(report.Entries, &SnapshotEntry{
+			Name: e.Snapshooter.Name, OutputDir: res.OutputDir, Branch: res.Branch, Outcome: res.Outcome(),
+			Changed: res.Changed, Commit: res.Commit, Attempts: res.Attempts,
+		})
 	}
-	data, err := json.MarshalIndent(results, "", "  ")
-	return string(data) + "\n", err
+	return report, nil
 }
 
 // snapshotConfig reads and checks the snapshot configuration.

@@ -55,6 +55,14 @@ type Result struct {
 	Attempts  int    `json:"attempts"`
 }
 
+// Outcome names what the run did: pushed, or unchanged.
+func (r Result) Outcome() string {
+	if r.Changed {
+		return "pushed"
+	}
+	return "unchanged"
+}
+
 // ErrRejected is wrapped when the branch kept moving past MaxAttempts.
 var ErrRejected = errors.New("push rejected: the branch moved")
 

@@ -66,10 +66,12 @@ func TestAnIdenticalSecondRunMakesNoCommit(t *testing.T) {
 	first, err := Sync(context.Background(), opts(r, t, snap, l))
 	require.NoError(t, err)
 	require.True(t, first.Changed)
+	assert.Equal(t, "pushed", first.Outcome())
 
 	second, err := Sync(context.Background(), opts(r, t, snap, l))
 	require.NoError(t, err)
 	assert.False(t, second.Changed)
+	assert.Equal(t, "unchanged", second.Outcome())
 	assert.Equal(t, first.Commit, second.Commit)
 	assert.EqualValues(t, 1, r.Pushes.Load(), "nothing is pushed when nothing changed")
 }

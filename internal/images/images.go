@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/distribution/reference"
 
@@ -71,12 +70,12 @@ type Meta struct {
 	DrawVersion string
 	SourceURL   string
 	Revision    string
-	Created     time.Time
 	Version     string
 }
 
 // Labels computes the image labels: draw_version and the OCI annotations.
-// The source URL loses any credentials, since labels are public.
+// The source URL loses any credentials, since labels are public. No label
+// holds the time of the build: the same sources give the same image digest.
 func Labels(m Meta) ([][2]string, error) {
 	if m.DrawVersion == "" {
 		return nil, errors.New("draw_version is unknown: set --draw-package to the design-tool package that builds the project")
@@ -87,9 +86,6 @@ func Labels(m Meta) ([][2]string, error) {
 	}
 	if m.Revision != "" {
 		labels = append(labels, [2]string{"org.opencontainers.image.revision", m.Revision})
-	}
-	if !m.Created.IsZero() {
-		labels = append(labels, [2]string{"org.opencontainers.image.created", m.Created.UTC().Format(time.RFC3339)})
 	}
 	if m.Version != "" {
 		labels = append(labels, [2]string{"org.opencontainers.image.version", m.Version})
@@ -144,18 +140,18 @@ func (r PublishRequest) Targets() ([]Target, error) {
 		errs = append(errs, fmt.Errorf("--registry %q: want a host[:port] only (put the path in the repository names)", r.Registry))
 	}
 	if len(r.Tags) == 0 {
-		errs = append(errs, errors.New("--tags: at least one tag, e.g. the version or the commit"))
+		errs = append(errs, errors.New("--tag: at least one tag, e.g. the version or the commit"))
 	}
 	for _, tag := range r.Tags {
 		if !tagPattern.MatchString(tag) {
-			errs = append(errs, fmt.Errorf("--tags: %q is not a valid tag: up to 128 letters, digits, '_', '.' and '-', not starting with '.' or '-'", tag))
+			errs = append(errs, fmt.Errorf("--tag: %q is not a valid tag: up to 128 letters, digits, '_', '.' and '-', not starting with '.' or '-'", tag))
 		}
 	}
 	if _, err := ParsePlatforms(r.Platforms); err != nil {
 		errs = append(errs, err)
 	}
 	if r.HasPassword && r.Username == "" {
-		errs = append(errs, errors.New("--password needs --username: registries authenticate the pair"))
+		errs = append(errs, errors.New("--registry-password needs --registry-username: registries authenticate the pair"))
 	}
 	var targets []Target
 	for _, k := range Kinds {
@@ -171,7 +167,7 @@ func (r PublishRequest) Targets() ([]Target, error) {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("%s repository %q: not a valid repository name (lower-case path components of letters, digits and separators): %v", k, repo, err))
 		case !reference.IsNameOnly(named):
-			errs = append(errs, fmt.Errorf("%s repository %q: give the name only; tags go in --tags", k, repo))
+			errs = append(errs, fmt.Errorf("%s repository %q: give the name only; tags go in --tag", k, repo))
 		default:
 			targets = append(targets, Target{Kind: k, Repository: full, Tags: r.Tags})
 		}
@@ -190,10 +186,10 @@ func ParsePlatforms(ps []string) ([]string, error) {
 	seen := map[string]bool{}
 	for _, p := range ps {
 		if !slices.Contains(SupportedPlatforms, p) {
-			return nil, fmt.Errorf("--platforms: %q is not supported: choose from %s", p, strings.Join(SupportedPlatforms, ", "))
+			return nil, fmt.Errorf("--platform: %q is not supported: choose from %s", p, strings.Join(SupportedPlatforms, ", "))
 		}
 		if seen[p] {
-			return nil, fmt.Errorf("--platforms: %q is listed twice", p)
+			return nil, fmt.Errorf("--platform: %q is listed twice", p)
 		}
 		seen[p] = true
 	}
@@ -213,20 +209,36 @@ func CheckPinned(ref string) error {
 	return nil
 }
 
-// Published lists the pinned references of each image, one per tag; the
-// first of each is what the payload carries.
-type Published struct {
-	Frontend   []string `json:"frontend"`
-	Backend    []string `json:"backend"`
-	CodeAsData []string `json:"codeAsData,omitempty"`
+// Pinned is one pushed image under one tag, named by digest.
+type Pinned struct {
+	Ref        string // registry/repository:tag@sha256:…
+	Repository string // registry/repository
+	Tag        string
+	Digest     string
 }
 
-// PublishedRefs orders what publish pushed.
-func PublishedRefs(pinned map[Kind][]string) Published {
-	return Published{Frontend: pinned[Frontend], Backend: pinned[Backend], CodeAsData: pinned[CodeAsData]}
+// ParsePinned splits what a push returned; it must name the image by tag
+// and digest, which is what payloads carry.
+func ParsePinned(ref string) (Pinned, error) {
+	if err := CheckPinned(ref); err != nil {
+		return Pinned{}, err
+	}
+	named, _ := reference.ParseNamed(ref)
+	p := Pinned{Ref: ref, Repository: named.Name(), Digest: named.(reference.Canonical).Digest().String()}
+	if tagged, ok := named.(reference.Tagged); ok {
+		p.Tag = tagged.Tag()
+	}
+	return p, nil
 }
 
-// All lists every pinned reference, frontend first.
-func (p Published) All() []string {
-	return append(append(append([]string{}, p.Frontend...), p.Backend...), p.CodeAsData...)
+// CodeAsDataRepository checks the code-as-data repository against the
+// build: the image is published exactly when the code as data was built.
+func CodeAsDataRepository(built bool, repo string) error {
+	switch {
+	case built && repo == "":
+		return errors.New("--code-as-data-repository: required, since the build has code as data (built with --code-as-data)")
+	case !built && repo != "":
+		return fmt.Errorf("--code-as-data-repository %q: the build has no code as data: build with --code-as-data to publish it", repo)
+	}
+	return nil
 }

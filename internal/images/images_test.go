@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
@@ -34,17 +33,15 @@ func TestBuildArgumentTable(t *testing.T) {
 }
 
 func TestLabels(t *testing.T) {
-	created := time.Date(2026, 11, 25, 10, 0, 0, 0, time.FixedZone("CET", 3600))
 	labels, err := Labels(Meta{
 		DrawVersion: "2.14.0", SourceURL: "https://user:tok3n@git.example.com/team/app.git",
-		Revision: "0123abc", Created: created, Version: "1.4.0",
+		Revision: "0123abc", Version: "1.4.0",
 	})
 	require.NoError(t, err)
 	assert.Equal(t, [][2]string{
 		{"draw_version", "2.14.0"},
 		{"org.opencontainers.image.source", "https://git.example.com/team/app.git"},
 		{"org.opencontainers.image.revision", "0123abc"},
-		{"org.opencontainers.image.created", "2026-11-25T09:00:00Z"},
 		{"org.opencontainers.image.version", "1.4.0"},
 	}, labels)
 
@@ -81,19 +78,19 @@ func TestPublishRefusesBadNamesBeforeBuilding(t *testing.T) {
 		{"a tag in the repository", PublishRequest{Registry: "r.example.com", Repositories: map[Kind]string{Backend: "team/api:1"}, Tags: []string{"1"}},
 			[]string{`backend repository "team/api:1": give the name only`}},
 		{"bad tags", PublishRequest{Registry: "r.example.com", Repositories: map[Kind]string{Frontend: "f"}, Tags: []string{"-x", "a b", strings.Repeat("a", 129)}},
-			[]string{`--tags: "-x" is not a valid tag`, `--tags: "a b" is not a valid tag`, "aaaa\" is not a valid tag"}},
+			[]string{`--tag: "-x" is not a valid tag`, `--tag: "a b" is not a valid tag`, "aaaa\" is not a valid tag"}},
 		{"no tags", PublishRequest{Registry: "r.example.com", Repositories: map[Kind]string{Frontend: "f"}},
-			[]string{"--tags: at least one tag"}},
+			[]string{"--tag: at least one tag"}},
 		{"a URL as registry", PublishRequest{Registry: "https://r.example.com", Repositories: map[Kind]string{Frontend: "f"}, Tags: []string{"1"}},
 			[]string{`--registry "https://r.example.com": want a host[:port] only`}},
 		{"no registry", PublishRequest{Repositories: map[Kind]string{Frontend: "f"}, Tags: []string{"1"}},
 			[]string{"--registry: required"}},
 		{"an unsupported platform", PublishRequest{Registry: "r.example.com", Repositories: map[Kind]string{Frontend: "f"}, Tags: []string{"1"}, Platforms: []string{"linux/s390x"}},
-			[]string{`--platforms: "linux/s390x" is not supported: choose from linux/amd64, linux/arm64`}},
+			[]string{`--platform: "linux/s390x" is not supported: choose from linux/amd64, linux/arm64`}},
 		{"an empty repository", PublishRequest{Registry: "r.example.com", Repositories: map[Kind]string{CodeAsData: ""}, Tags: []string{"1"}},
 			[]string{"codeasdata repository: empty name"}},
 		{"a password without a user name", PublishRequest{Registry: "r.example.com", Repositories: map[Kind]string{Frontend: "f"}, Tags: []string{"1"}, HasPassword: true},
-			[]string{"--password needs --username"}},
+			[]string{"--registry-password needs --registry-username"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.req.Targets()
@@ -212,9 +209,35 @@ func lastUser(s instructions.Stage) string {
 	return user
 }
 
-func TestPublishedListsFrontendFirst(t *testing.T) {
-	p := PublishedRefs(map[Kind][]string{Backend: {"r/b:1@sha256:b"}, Frontend: {"r/f:1@sha256:f", "r/f:latest@sha256:f"}})
-	assert.Equal(t, []string{"r/f:1@sha256:f", "r/f:latest@sha256:f", "r/b:1@sha256:b"}, p.All())
-	assert.Equal(t, []string{"r/f:1@sha256:f", "r/f:latest@sha256:f"}, p.Frontend, "All does not change the lists")
-	assert.Nil(t, p.CodeAsData)
+func TestParsePinned(t *testing.T) {
+	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	p, err := ParsePinned("localhost:5000/team/front:1.4.0@" + digest)
+	require.NoError(t, err)
+	assert.Equal(t, Pinned{Ref: "localhost:5000/team/front:1.4.0@" + digest, Repository: "localhost:5000/team/front", Tag: "1.4.0", Digest: digest}, p)
+
+	_, err = ParsePinned("localhost:5000/team/front:1.4.0")
+	assert.ErrorContains(t, err, "not pinned by digest")
+}
+
+func TestCodeAsDataRepositoryFollowsTheBuild(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		built bool
+		repo  string
+		want  string
+	}{
+		{"built and named", true, "team/cad", ""},
+		{"neither", false, "", ""},
+		{"built but not named", true, "", "--code-as-data-repository: required, since the build has code as data"},
+		{"named but not built", false, "team/cad", `--code-as-data-repository "team/cad": the build has no code as data`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CodeAsDataRepository(tc.built, tc.repo)
+			if tc.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
 }

@@ -197,3 +197,17 @@ func SnapshotCommand(cli, config, defaultConfig string) ([]string, error) {
 	}
 	return cmd, nil
 }
+
+// CheckCodeAsDataFlags refuses code-as-data options on a build that does not
+// build the code as data, rather than ignore them.
+func CheckCodeAsDataFlags(codeAsData, bricks bool, args []string) error {
+	switch {
+	case codeAsData:
+		return nil
+	case bricks:
+		return errors.New("--bricks needs --code-as-data: it says how the code as data is built")
+	case len(args) > 0:
+		return fmt.Errorf("--code-as-data-arg %q needs --code-as-data: it is passed to buildCodeAsData", args[0])
+	}
+	return nil
+}

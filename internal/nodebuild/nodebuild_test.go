@@ -179,3 +179,27 @@ func TestSnapshotCommand(t *testing.T) {
 	_, err = SnapshotCommand("", "x", "x")
 	assert.ErrorContains(t, err, "no platform CLI set")
 }
+
+func TestCheckCodeAsDataFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		codeAsData bool
+		bricks     bool
+		args       []string
+		want       string
+	}{
+		{"a plain build", false, false, nil, ""},
+		{"code as data with every option", true, true, []string{"--x"}, ""},
+		{"bricks without code as data", false, true, nil, "--bricks needs --code-as-data"},
+		{"an argument without code as data", false, false, []string{"--verbose"}, `--code-as-data-arg "--verbose" needs --code-as-data`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckCodeAsDataFlags(tc.codeAsData, tc.bricks, tc.args)
+			if tc.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+}

@@ -1,6 +1,9 @@
 package payload
 
 import (
+	"fmt"
+	"reflect"
+
 	"dagger/lowcode-pipeline/internal/rules"
 )
 
@@ -68,16 +71,6 @@ func Build(base *Payload, opts Options) *Payload {
 	return p
 }
 
-// FromDefault builds on the reference default. The default's frontend object
-// is only a placeholder for frontend.image: a run that deploys no frontend
-// drops it rather than send a frontend section without an image.
-func FromDefault(opts Options) *Payload {
-	p := Build(Default(), opts)
-	if p.Frontend != nil && p.Frontend.Image == "" {
-		p.Frontend = nil
-	}
-	return p
-}
 
 func contains(xs []string, s string) bool {
 	for _, x := range xs {
@@ -86,4 +79,30 @@ func contains(xs []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Compose builds the payload a run sends: base (a starting payload that may
+// hold the frontend placeholder; nil for the reference default) with opts
+// applied, checked against every rule. A placeholder no image filled is
+// dropped. When opts change nothing, base is returned byte for byte, so what
+// was validated is exactly what is sent.
+func Compose(base []byte, opts Options) ([]byte, error) {
+	start := Default()
+	if base != nil {
+		var err error
+		if start, err = ParseTemplate(base); err != nil {
+			return nil, fmt.Errorf("starting payload: %w", err)
+		}
+	}
+	p := Build(start, opts)
+	if p.Frontend != nil && p.Frontend.Image == "" {
+		p.Frontend = nil
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("the built payload is invalid: %w", err)
+	}
+	if base != nil && reflect.DeepEqual(p, start) {
+		return base, nil
+	}
+	return p.Marshal()
 }

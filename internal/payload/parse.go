@@ -15,13 +15,23 @@ import (
 // types are errors, then every rule of the spec is checked. All problems come
 // back at once as a fielderr.List; the payload is returned only when valid.
 func Parse(data []byte) (*Payload, error) {
+	return parse(data, false)
+}
+
+// ParseTemplate reads a starting payload as strictly as Parse, except that a
+// frontend object may wait for its image, as in the reference default.
+func ParseTemplate(data []byte) (*Payload, error) {
+	return parse(data, true)
+}
+
+func parse(data []byte, template bool) (*Payload, error) {
 	tree, err := jsontree.Parse(data)
 	if err != nil {
 		return nil, err
 	}
 	d := decoder{bad: map[string]bool{}}
 	p := d.payload(tree)
-	errs := append(d.errs, validate(p, d.bad)...)
+	errs := append(d.errs, validate(p, d.bad, template)...)
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}

@@ -93,6 +93,22 @@ func (p *Payload) Clone() *Payload {
 	return &out
 }
 
+// Images lists the image references the payload deploys: frontend,
+// backends, code as data.
+func (p *Payload) Images() []string {
+	var refs []string
+	if p.Frontend != nil && p.Frontend.Image != "" {
+		refs = append(refs, p.Frontend.Image)
+	}
+	if p.Backends != nil {
+		refs = append(refs, p.Backends.Images...)
+	}
+	if p.CodeAsData != nil && p.CodeAsData.Image != "" {
+		refs = append(refs, p.CodeAsData.Image)
+	}
+	return refs
+}
+
 // Summary says in one line what the payload deploys.
 func (p *Payload) Summary() string {
 	var parts []string

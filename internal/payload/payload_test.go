@@ -40,7 +40,7 @@ func TestDefaultIsTheReferencePayload(t *testing.T) {
 	golden(t, "default.json", data)
 }
 
-func TestFromDefaultDoesTheReferenceBuildUp(t *testing.T) {
+func TestComposeDoesTheReferenceBuildUpOnTheDefault(t *testing.T) {
 	yes := true
 	for _, tc := range []struct {
 		name string
@@ -81,9 +81,7 @@ func TestFromDefaultDoesTheReferenceBuildUp(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := FromDefault(tc.opts)
-			require.NoError(t, p.Validate())
-			data, err := p.Marshal()
+			data, err := Compose(nil, tc.opts)
 			require.NoError(t, err)
 			assert.JSONEq(t, tc.want, string(data))
 		})
@@ -256,3 +254,57 @@ func FuzzParse(f *testing.F) {
 
 // pathMsg is an expected problem: its path, and a substring of its message.
 type pathMsg struct{ Path, Message string }
+
+func TestComposeStartsFromATemplate(t *testing.T) {
+	const template = `{"frontend":{},"backends":{"images":[],"deployRules":[{"source":"api","target":"^api$"}]},"noDowntime":{"promotionMode":"auto"}}`
+	for _, tc := range []struct {
+		name string
+		base string
+		opts Options
+		want string
+	}{
+		{"the placeholder frontend receives the run's image", template, Options{FrontendImage: front, BackendImages: []string{back1}},
+			`{"frontend":{"image":"` + front + `"},"backends":{"images":["` + back1 + `"],"deployRules":[{"source":"api","target":"^api$"}]},"noDowntime":{"promotionMode":"auto"}}`},
+		{"a placeholder no image fills is dropped", template, Options{BackendImages: []string{back1}},
+			`{"backends":{"images":["` + back1 + `"],"deployRules":[{"source":"api","target":"^api$"}]},"noDowntime":{"promotionMode":"auto"}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data, err := Compose([]byte(tc.base), tc.opts)
+			require.NoError(t, err)
+			assert.JSONEq(t, tc.want, string(data))
+		})
+	}
+}
+
+func TestComposeSendsAnUnchangedPayloadByteForByte(t *testing.T) {
+	base := []byte("{ \"frontend\" : {\"image\": \"" + front + "\"},\n  \"extraArgs\": [\"--force-sync\"] }")
+	data, err := Compose(base, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, string(base), string(data))
+
+	data, err = Compose(base, Options{ForceSync: true})
+	require.NoError(t, err)
+	assert.Equal(t, string(base), string(data), "--force-sync is already there: nothing changes")
+
+	data, err = Compose(base, Options{UpdateMode: ModeAuto})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"frontend":{"image":"`+front+`"},"codeAsData":{"updateMode":"auto"},"extraArgs":["--force-sync"]}`, string(data))
+}
+
+func TestComposeRefusesABadStartOrResult(t *testing.T) {
+	_, err := Compose([]byte(`{"frontend":{"img":"x"}}`), Options{})
+	assert.ErrorContains(t, err, "starting payload: frontend.img: unknown key")
+
+	_, err = Compose([]byte(`{"backends":{"images":[],"deployRules":[{"source":".*","target":".*"}]}}`), Options{BackendImages: []string{"Not A Ref"}})
+	assert.ErrorContains(t, err, "the built payload is invalid: backends.images[0]")
+
+	_, err = Parse([]byte(`{"frontend":{}}`))
+	assert.ErrorContains(t, err, "frontend.image: required", "a payload to send is no template")
+}
+
+func TestImagesListsWhatThePayloadDeploys(t *testing.T) {
+	p, err := Parse([]byte(`{"codeAsData":{"image":"` + cad + `"},"backends":{"images":["` + back1 + `","` + back2 + `"],"deployRules":[{"source":".*","target":".*"}]},"frontend":{"image":"` + front + `"}}`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{front, back1, back2, cad}, p.Images(), "frontend, backends, then code as data")
+	assert.Empty(t, Default().Images())
+}

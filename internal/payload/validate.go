@@ -10,12 +10,12 @@ import (
 
 // Validate checks a payload built in Go against every rule of the spec.
 func (p *Payload) Validate() error {
-	return validate(p, nil).Err()
+	return validate(p, nil, false).Err()
 }
 
 // validate checks the spec's rules, skipping the paths in bad that already
-// failed to decode.
-func validate(p *Payload, bad map[string]bool) fielderr.List {
+// failed to decode; a template may leave frontend.image for the build-up.
+func validate(p *Payload, bad map[string]bool, template bool) fielderr.List {
 	var errs fielderr.List
 	if bad[""] {
 		return errs
@@ -43,9 +43,9 @@ func validate(p *Payload, bad map[string]bool) fielderr.List {
 		checkMode(&errs, bad, "codeAsData.updateMode", c.UpdateMode)
 	}
 	if f := p.Frontend; f != nil && !bad["frontend"] && !bad["frontend.image"] {
-		if f.Image == "" {
+		if f.Image == "" && !template {
 			errs.Addf("frontend.image", "required when frontend is present: the frontend image reference to deploy")
-		} else {
+		} else if f.Image != "" {
 			checkImage(&errs, bad, "frontend.image", f.Image)
 		}
 	}

@@ -131,9 +131,14 @@ func (p *Prepared) RedactedURL() string { return p.redacted }
 
 // DryRun shows the request Send would make, with the token masked.
 func (p *Prepared) DryRun(body []byte) string {
-	sum := sha256.Sum256(body)
 	return fmt.Sprintf("POST %s\nAuthorization: Bearer ***\nContent-Type: application/json\n\n%s\n(dry run: nothing sent; payload sha256 %s)\n",
-		p.redacted, bytes.TrimRight(body, "\n"), hex.EncodeToString(sum[:]))
+		p.redacted, bytes.TrimRight(body, "\n"), Digest(body))
+}
+
+// Digest is the payload's SHA-256 in hex, as receipts name it.
+func Digest(body []byte) string {
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:])
 }
 
 // Redact removes what may be secret from an address for printing: user-info
@@ -161,8 +166,7 @@ func Redact(raw string) string {
 // handshake) is retried: once a connection exists the request may have
 // reached the server, and a deployment sent twice is worse than a failed step.
 func (p *Prepared) Send(ctx context.Context, body []byte) (*Receipt, error) {
-	sum := sha256.Sum256(body)
-	rec := &Receipt{URL: p.redacted, PayloadSHA256: hex.EncodeToString(sum[:])}
+	rec := &Receipt{URL: p.redacted, PayloadSHA256: Digest(body)}
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
 	defer cancel()
 

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"dagger/lowcode-pipeline/internal/dagger"
+	"dagger/lowcode-pipeline/internal/payload"
+	"dagger/lowcode-pipeline/internal/rules"
+)
+
+// ApprovalMode gates a code-as-data deployment or a promotion behind an approval step
+type ApprovalMode string
+
+const (
+	// Deploy or promote automatically
+	ApprovalModeAuto ApprovalMode = "auto"
+	// Wait for an approval step
+	ApprovalModeManual ApprovalMode = "manual"
+)
+
+// Payload is a deployment payload, checked against every rule of the interface
+type Payload struct {
+	// The payload as JSON: what deploy sends, byte for byte
+	Json string
+}
+
+// Plan is where each backend image of a payload goes, for one instance's backends
+type Plan struct {
+	// Each backend image, with the rules that match it and the backends it reaches
+	Images []*PlanImage
+	// Each backend, with the image it receives and the rules that send it there
+	Backends []*PlanBackend
+	// Rules that match no image, backends that receive nothing
+	Warnings []string
+}
+
+// PlanImage is one backend image of a plan
+type PlanImage struct {
+	// The image reference
+	Image string
+	// Indexes of the deploy rules whose source matches it
+	Rules []int
+	// The backends it reaches
+	Backends []string
+}
+
+// PlanBackend is one backend of a plan
+type PlanBackend struct {
+	// The backend's name
+	Name string
+	// The image it receives (none or one)
+	Images []string
+	// Indexes of the deploy rules that send it there
+	Rules []int
+}
+
+// A deployment payload: the reference default, or one you give, with this run's images
+//
+// Starts from the reference default (a frontend placeholder, no backend
+// images, a catch-all deploy rule, both approval modes manual) or from --from
+// / --from-json, then sets the frontend image, appends the backend images and
+// sets the code-as-data image only when given. The result is checked against
+// every rule of the interface, with every problem at once.
+func (m *LowcodePipeline) Payload(
+	ctx context.Context,
+	// Payload JSON file to start from instead of the reference default
+	// +optional
+	from *dagger.File,
+	// Payload JSON text to start from instead of the reference default
+	// +optional
+	fromJson string,
+	// Frontend image reference
+	// +optional
+	frontendImage string,
+	// Backend image reference (repeatable)
+	// +optional
+	backendImage []string,
+	// Code-as-data image reference: only when this run built one
+	// +optional
+	codeAsDataImage string,
+) (*Payload, error) {
+	return composePayload(ctx, from, fromJson, payload.Options{
+		FrontendImage: frontendImage, BackendImages: backendImage, CodeAsDataImage: codeAsDataImage,
+	})
+}
+
+// The deployment payload of this release: the reference default, or one you give, with the release's images
+//
+// Sets frontend.image, appends the backend image and sets codeAsData.image
+// only when the release has one, each the first tag's reference pinned by
+// digest.
+func (r *Release) Payload(
+	ctx context.Context,
+	// Payload JSON file to start from instead of the reference default
+	// +optional
+	from *dagger.File,
+	// Payload JSON text to start from instead of the reference default
+	// +optional
+	fromJson string,
+) (*Payload, error) {
+	var opts payload.Options
+	if len(r.Frontend) > 0 {
+		opts.FrontendImage = r.Frontend[0].Ref
+	}
+	if len(r.Backend) > 0 {
+		opts.BackendImages = []string{r.Backend[0].Ref}
+	}
+	if len(r.CodeAsData) > 0 {
+		opts.CodeAsDataImage = r.CodeAsData[0].Ref
+	}
+	return composePayload(ctx, from, fromJson, opts)
+}
+
+// Replace the deploy rules: each "SOURCE -> TARGET", JavaScript regular expressions matching image references and backend names
+func (p *Payload) WithDeployRules(
+	// Deploy rule "SOURCE -> TARGET" (repeatable, in order)
+	deployRule []string,
+) (*Payload, error) {
+	if len(deployRule) == 0 {
+		return nil, errors.New("--deploy-rule: give at least one rule, e.g. --deploy-rule '.* -> .*'")
+	}
+	var errs []error
+	var rs []rules.Rule
+	for _, s := range deployRule {
+		r, err := rules.ParseFlag(s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--deploy-rule: %w", err))
+		}
+		rs = append(rs, r)
+	}
+	if len(errs) == 0 {
+		if _, ruleErrs := rules.CompileRules("--deploy-rule", rs, 0); len(ruleErrs) > 0 {
+			errs = append(errs, ruleErrs)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return p.edit(payload.Options{DeployRules: rs})
+}
+
+// Set codeAsData.updateMode: manual deploys the code as data after an approval step
+func (p *Payload) WithUpdateMode(
+	// auto or manual
+	mode ApprovalMode,
+) (*Payload, error) {
+	m, err := payload.ParseMode("--mode", string(mode))
+	if err != nil {
+		return nil, err
+	}
+	return p.edit(payload.Options{UpdateMode: m})
+}
+
+// Set noDowntime.promotionMode: manual promotes after an approval step (instances with no-downtime mode)
+func (p *Payload) WithPromotionMode(
+	// auto or manual
+	mode ApprovalMode,
+) (*Payload, error) {
+	m, err := payload.ParseMode("--mode", string(mode))
+	if err != nil {
+		return nil, err
+	}
+	return p.edit(payload.Options{PromotionMode: m})
+}
+
+// Set skipUpdateVersions: skip the orchestrator and toolkit update (only for dedicated snapshot versions of them)
+func (p *Payload) WithSkipUpdateVersions(
+	// The value to set
+	// +optional
+	// +default=true
+	skip bool,
+) (*Payload, error) {
+	return p.edit(payload.Options{SkipUpdateVersions: &skip})
+}
+
+// Add --force-sync to extraArgs: force the code as data to be synchronised to the orchestrator
+func (p *Payload) WithForceSync() (*Payload, error) {
+	return p.edit(payload.Options{ForceSync: true})
+}
+
+// The payload as a file, payload.json
+func (p *Payload) File() *dagger.File {
+	return dag.File("payload.json", p.Json)
+}
+
+// One line saying what the payload deploys
+func (p *Payload) Summary() (string, error) {
+	parsed, err := payload.Parse([]byte(p.Json))
+	if err != nil {
+		return "", err
+	}
+	return parsed.Summary(), nil
+}
+
+// Where each backend image goes on an instance with these backends; fails on a backend that would receive two images and on an image that reaches no backend
+func (p *Payload) Plan(
+	// Name of one of the instance's backends (repeatable)
+	backend []string,
+) (*Plan, error) {
+	parsed, err := payload.Parse([]byte(p.Json))
+	if err != nil {
+		return nil, err
+	}
+	in := rules.Input{Backends: backend}
+	if parsed.Backends != nil {
+		in.Images, in.Rules = parsed.Backends.Images, parsed.Backends.DeployRules
+	}
+	plan, err := rules.Build(in)
+	if err != nil {
+		return nil, err
+	}
+	if !plan.OK() {
+		return nil, fmt.Errorf("%w:\n%s", rules.ErrPlan, plan.Table())
+	}
+	out := &Plan{Warnings: plan.Warnings}
+	for _, im := range plan.Images {
+		out.Images = append(out.Images, &PlanImage{Image: im.Image, Rules: im.Rules, Backends: im.Backends})
+	}
+	for _, b := range plan.Backends {
+		out.Backends = append(out.Backends, &PlanBackend{Name: b.Backend, Images: b.Images, Rules: b.Rules})
+	}
+	return out, nil
+}
+
+// The plan as aligned columns for a terminal
+func (p *Plan) Table() string {
+	plan := rules.Plan{Warnings: p.Warnings}
+	for _, im := range p.Images {
+		plan.Images = append(plan.Images, rules.ImageRoute{Image: im.Image, Rules: im.Rules, Backends: im.Backends})
+	}
+	for _, b := range p.Backends {
+		plan.Backends = append(plan.Backends, rules.BackendAssignment{Backend: b.Name, Images: b.Images, Rules: b.Rules})
+	}
+	return plan.Table()
+}
+
+// composePayload reads the starting payload, if any, and applies opts.
+func composePayload(ctx context.Context, from *dagger.File, fromJson string, opts payload.Options) (*Payload, error) {
+	var base []byte
+	switch {
+	case from != nil && fromJson != "":
+		return nil, errors.New("give --from or --from-json, not both")
+	case from != nil:
+		s, err := from.Contents(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("--from: %w", err)
+		}
+		base = []byte(s)
+	case fromJson != "":
+		base = []byte(fromJson)
+	}
+	doc, err := payload.Compose(base, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Payload{Json: string(doc)}, nil
+}
+
+// edit applies opts to the payload, which stays checked.
+func (p *Payload) edit(opts payload.Options) (*Payload, error) {
+	doc, err := payload.Compose([]byte(p.Json), opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Payload{Json: string(doc)}, nil
+}
