@@ -71,7 +71,6 @@ func Build(base *Payload, opts Options) *Payload {
 	return p
 }
 
-
 func contains(xs []string, s string) bool {
 	for _, x := range xs {
 		if x == s {
