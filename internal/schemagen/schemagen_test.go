@@ -1,0 +1,104 @@
+package schemagen
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/vektah/gqlparser/v2"
+	gql "github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
+)
+
+// canonical renders the object, enum and scalar definitions of a schema
+// document one line per item, sorted as the engine sorts them, so that two
+// printers' output can be compared as data.
+func canonical(doc *gql.SchemaDocument) string {
+	var b strings.Builder
+	for _, d := range doc.Definitions {
+		fmt.Fprintf(&b, "%s %s implements %v: %q\n", d.Kind, d.Name, d.Interfaces, strings.TrimSpace(d.Description))
+		for _, f := range d.Fields {
+			fmt.Fprintf(&b, "  %s: %s %q\n", f.Name, f.Type, strings.TrimSpace(f.Description))
+			for _, a := range f.Arguments {
+				def := ""
+				if a.DefaultValue != nil {
+					def = " = " + a.DefaultValue.String()
+				}
+				fmt.Fprintf(&b, "    %s: %s%s %q\n", a.Name, a.Type, def, strings.TrimSpace(a.Description))
+			}
+		}
+		for _, v := range d.EnumValues {
+			fmt.Fprintf(&b, "  %s %q\n", v.Name, strings.TrimSpace(v.Description))
+		}
+	}
+	return b.String()
+}
+
+func parse(t *testing.T, sdl []byte) *gql.SchemaDocument {
+	t.Helper()
+	doc, err := parser.ParseSchema(&gql.Source{Input: string(sdl)})
+	require.NoError(t, err)
+	return doc
+}
+
+// The generator reproduces what a real v0.21.8 engine served for this
+// module's source at commit 47be188: the conventions are learnt, not guessed.
+func TestSchemaIsWhatTheEngineServedForTheSameSource(t *testing.T) {
+	m, err := Load("lowcode-pipeline", "testdata/engine-47be188")
+	require.NoError(t, err)
+	doc, err := m.Schema()
+	require.NoError(t, err)
+	served, err := os.ReadFile("testdata/engine-47be188/served.graphql")
+	require.NoError(t, err)
+	assert.Equal(t, canonical(parse(t, served)), canonical(doc))
+}
+
+// The module's SDL in the repository is the generator's output for the
+// module's source as it is now.
+func TestRepositorySDLFollowsTheSource(t *testing.T) {
+	m, err := Load("lowcode-pipeline", "../..")
+	require.NoError(t, err)
+	sdl, err := m.SDL()
+	require.NoError(t, err)
+	const path = "../../tests/lowcode-pipeline.graphql"
+	if os.Getenv("UPDATE_SDL") != "" {
+		require.NoError(t, os.WriteFile(path, sdl, 0o644))
+	}
+	committed, err := os.ReadFile(path)
+	require.NoError(t, err, "generate it with UPDATE_SDL=1 go test ./internal/schemagen")
+	assert.Equal(t, string(committed), string(sdl), "the API changed: regenerate with UPDATE_SDL=1 go test ./internal/schemagen")
+}
+
+// The core API's SDL that tests/ validates queries with is the engine's own
+// introspection of v0.21.8, converted.
+func TestCoreSDLIsTheEnginesIntrospection(t *testing.T) {
+	data, err := os.ReadFile("testdata/introspection-v0.21.8.json")
+	require.NoError(t, err)
+	sdl, err := CoreSDL(data, CoreHeader)
+	require.NoError(t, err)
+	const path = "../../tests/dagger-core.v0.21.8.graphql"
+	if os.Getenv("UPDATE_SDL") != "" {
+		require.NoError(t, os.WriteFile(path, sdl, 0o644))
+	}
+	committed, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, string(committed), string(sdl))
+	assert.Contains(t, string(sdl), "withDirectory(path: String!, source: ID!", "object arguments of the core API are ID too")
+}
+
+// The two SDL files make one valid schema, as the engine serves it.
+func TestModuleAndCoreSDLLoadTogether(t *testing.T) {
+	var sources []*gql.Source
+	for _, name := range []string{"dagger-core.v0.21.8.graphql", "lowcode-pipeline.graphql"} {
+		data, err := os.ReadFile("../../tests/" + name)
+		require.NoError(t, err)
+		sources = append(sources, &gql.Source{Name: name, Input: string(data)})
+	}
+	schema, err := gqlparser.LoadSchema(sources...)
+	require.NoError(t, err)
+	require.NotNil(t, schema.Query.Fields.ForName("lowcodePipeline"), "the constructor is a Query field")
+	assert.Equal(t, "ID", schema.Types["LowcodePipelineBuild"].Fields.ForName("publish").Arguments.ForName("registryPassword").Type.Name())
+}
