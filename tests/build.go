@@ -7,101 +7,85 @@ import (
 	"strings"
 )
 
-const exampleArgs = `source: $s, platformCli: "platform-cli-standin", drawPackage: "draw-standin"`
+// The constructor arguments every query over examples/app uses.
+const exampleArgs = `source: $source, platformCli: "platform-cli-standin", drawPackage: "draw-standin"`
 
-func (t *Tests) exampleID(ctx context.Context) (map[string]any, error) {
-	id, err := t.Repo.Directory("examples/app").ID(ctx)
-	return map[string]any{"s": id}, err
-}
+var qBuild = gql("build", `query($source: ID!) { lowcodePipeline(`+exampleArgs+`) {
+	build(codeAsData: true) { drawVersion hasCodeAsData dist { glob(pattern: "*/*") } } } }`)
 
-// example runs selection on the module constructed over examples/app.
-func (t *Tests) example(ctx context.Context, selection string, out any) error {
-	vars, err := t.exampleID(ctx)
-	if err != nil {
-		return err
-	}
-	return t.query(ctx, `query($s: DirectoryID!) { lowcodePipeline(`+exampleArgs+`) { `+selection+` } }`, vars, out)
-}
-
-// exampleFails runs selection on examples/app and expects an error containing wants.
-func (t *Tests) exampleFails(ctx context.Context, selection string, wants ...string) error {
-	vars, err := t.exampleID(ctx)
-	if err != nil {
-		return err
-	}
-	return t.expectFailure(ctx, `query($s: DirectoryID!) { lowcodePipeline(`+exampleArgs+`) { `+selection+` } }`, vars, wants...)
-}
-
-// build produces dist/web, dist/node and dist/codeAsData from examples/app.
+// build produces web, node and codeAsData from examples/app, and the installed design-tool version.
 // +check
 func (t *Tests) BuildProducesTheThreeOutputs(ctx context.Context) error {
-	var out struct {
-		LowcodePipeline struct {
-			Build struct{ Glob []string }
-		}
-	}
-	if err := t.example(ctx, `build(codeAsData: true) { glob(pattern: "dist/*/*") }`, &out); err != nil {
+	vars, err := t.example(ctx)
+	if err != nil {
 		return err
 	}
-	got := out.LowcodePipeline.Build.Glob
-	for _, want := range []string{"dist/web/index.html", "dist/node/server.mjs", "dist/codeAsData/config"} {
-		if !slices.Contains(got, want) {
-			return fmt.Errorf("build output lacks %s: %v", want, got)
+	var out struct {
+		LowcodePipeline struct {
+			Build struct {
+				DrawVersion   string
+				HasCodeAsData bool
+				Dist          struct{ Glob []string }
+			}
 		}
+	}
+	if err := t.run(ctx, qBuild, vars, &out); err != nil {
+		return err
+	}
+	b := out.LowcodePipeline.Build
+	for _, want := range []string{"web/index.html", "node/server.mjs", "codeAsData/config"} {
+		if !slices.Contains(b.Dist.Glob, want) {
+			return fmt.Errorf("build output lacks %s: %v", want, b.Dist.Glob)
+		}
+	}
+	if b.DrawVersion != "2.14.0" || !b.HasCodeAsData {
+		return fmt.Errorf("drawVersion %q (want 2.14.0), hasCodeAsData %v (want true)", b.DrawVersion, b.HasCodeAsData)
 	}
 	return nil
 }
 
-// draw-version reports the installed design-tool package's version.
-// +check
-func (t *Tests) DrawVersionIsTheInstalledOne(ctx context.Context) error {
-	var out struct {
-		LowcodePipeline struct{ DrawVersion string }
-	}
-	if err := t.example(ctx, `drawVersion`, &out); err != nil {
-		return err
-	}
-	if out.LowcodePipeline.DrawVersion != "2.14.0" {
-		return fmt.Errorf("draw version %q, want 2.14.0", out.LowcodePipeline.DrawVersion)
-	}
-	return nil
-}
+var qOldNode = gql("old-node", `query($source: ID!) { lowcodePipeline(source: $source, nodeImage: "node:18") { build { drawVersion } } }`)
 
 // A Node.js image older than 20 is refused.
 // +check
-func (t *Tests) BuildRefusesAnOldNode(ctx context.Context) error {
-	vars, err := t.exampleID(ctx)
+func (t *Tests) BuildRefusesOldNode(ctx context.Context) error {
+	vars, err := t.example(ctx)
 	if err != nil {
 		return err
 	}
-	return t.expectFailure(ctx, `query($s: DirectoryID!) { lowcodePipeline(source: $s, nodeImage: "node:18") { frontend { entries } } }`,
-		vars, `has Node.js v18`, "needs 20 or above")
+	return t.fails(ctx, qOldNode, vars, "has Node.js v18", "needs 20 or above")
 }
+
+var qNoDrawScript = gql("no-draw-script", `query($source: ID!) { lowcodePipeline(source: $source) { build { drawVersion } } }`)
 
 // A project without a build:draw script is refused, naming the script and the file.
 // +check
-func (t *Tests) BuildNamesAMissingScript(ctx context.Context) error {
-	src := dag.Directory().WithNewFile("package.json", `{"name":"x","scripts":{"build:node":"true"}}`)
-	id, err := src.ID(ctx)
+func (t *Tests) BuildNamesMissingScript(ctx context.Context) error {
+	id, err := dag.Directory().WithNewFile("package.json", `{"name":"x","scripts":{"build:node":"true"}}`).ID(ctx)
 	if err != nil {
 		return err
 	}
-	return t.expectFailure(ctx, `query($s: DirectoryID!) { lowcodePipeline(source: $s) { backend { entries } } }`,
-		map[string]any{"s": id}, `package.json: no "build:draw" script`)
+	return t.fails(ctx, qNoDrawScript, map[string]any{"source": id}, `package.json: no "build:draw" script`)
 }
+
+const npmrcMarker = "npm-secret-token-4711"
+
+var qNpmrc = gql("npmrc", `query($source: ID!, $npmrc: ID!) { lowcodePipeline(source: $source, npmrc: $npmrc) { install {
+	rootfs { exists(path: "run/secrets/npmrc") }
+	withExec(args: ["sh", "-c", "grep -rIl `+npmrcMarker+` /app /root /var/cache/npm /tmp 2>/dev/null | wc -l"]) { stdout } } } }`)
 
 // The .npmrc secret reaches npm but never the project, the cache or the image's filesystem.
 // +check
-func (t *Tests) NpmrcNeverEntersALayer(ctx context.Context) error {
-	const marker = "npm-secret-token-4711"
-	npmrcID, err := dag.SetSecret("npmrc", "//registry.example.com/:_authToken="+marker+"\n").ID(ctx)
+func (t *Tests) NpmrcNeverEntersLayer(ctx context.Context) error {
+	npmrc, err := dag.SetSecret("npmrc", "//registry.example.com/:_authToken="+npmrcMarker+"\n").ID(ctx)
 	if err != nil {
 		return err
 	}
-	srcID, err := t.Repo.Directory("examples/app").ID(ctx)
+	vars, err := t.example(ctx)
 	if err != nil {
 		return err
 	}
+	vars["npmrc"] = npmrc
 	var out struct {
 		LowcodePipeline struct {
 			Install struct {
@@ -110,11 +94,7 @@ func (t *Tests) NpmrcNeverEntersALayer(ctx context.Context) error {
 			}
 		}
 	}
-	err = t.query(ctx, `query($s: DirectoryID!, $n: SecretID!) { lowcodePipeline(source: $s, npmrc: $n) { install {
-		rootfs { exists(path: "run/secrets/npmrc") }
-		withExec(args: ["sh", "-c", "grep -rIl `+marker+` /app /root /var/cache/npm /tmp 2>/dev/null | wc -l"]) { stdout } } } }`,
-		map[string]any{"s": srcID, "n": npmrcID}, &out)
-	if err != nil {
+	if err := t.run(ctx, qNpmrc, vars, &out); err != nil {
 		return err
 	}
 	if out.LowcodePipeline.Install.Rootfs.Exists {

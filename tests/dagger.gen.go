@@ -205,13 +205,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).BackendAndCodeAsDataImages(&parent, ctx)
-		case "BuildNamesAMissingScript":
+		case "BuildNamesMissingScript":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
 			if err != nil {
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
-			return nil, (*Tests).BuildNamesAMissingScript(&parent, ctx)
+			return nil, (*Tests).BuildNamesMissingScript(&parent, ctx)
 		case "BuildProducesTheThreeOutputs":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
@@ -219,13 +219,20 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).BuildProducesTheThreeOutputs(&parent, ctx)
-		case "BuildRefusesAnOldNode":
+		case "BuildRefusesOldNode":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
 			if err != nil {
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
-			return nil, (*Tests).BuildRefusesAnOldNode(&parent, ctx)
+			return nil, (*Tests).BuildRefusesOldNode(&parent, ctx)
+		case "ChainDeploysThePublishedDigests":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).ChainDeploysThePublishedDigests(&parent, ctx)
 		case "DemoRunsTheWholePipeline":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
@@ -240,34 +247,27 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).DeployReachesTheReceiverOnce(&parent, ctx)
-		case "DeployRefusesPlainHTTP":
+		case "DeployRefusesPlainHttp":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
 			if err != nil {
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
-			return nil, (*Tests).DeployRefusesPlainHTTP(&parent, ctx)
-		case "DrawVersionIsTheInstalledOne":
+			return nil, (*Tests).DeployRefusesPlainHttp(&parent, ctx)
+		case "FrontendImageServesTheSite":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
 			if err != nil {
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
-			return nil, (*Tests).DrawVersionIsTheInstalledOne(&parent, ctx)
-		case "FrontendImageFollowsTheInterface":
+			return nil, (*Tests).FrontendImageServesTheSite(&parent, ctx)
+		case "NpmrcNeverEntersLayer":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
 			if err != nil {
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
-			return nil, (*Tests).FrontendImageFollowsTheInterface(&parent, ctx)
-		case "NpmrcNeverEntersALayer":
-			var parent Tests
-			err = json.Unmarshal(parentJSON, &parent)
-			if err != nil {
-				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
-			}
-			return nil, (*Tests).NpmrcNeverEntersALayer(&parent, ctx)
+			return nil, (*Tests).NpmrcNeverEntersLayer(&parent, ctx)
 		case "PayloadBuildsTheReferencePayload":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
@@ -275,27 +275,48 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).PayloadBuildsTheReferencePayload(&parent, ctx)
-		case "PlanFailsOnAConflict":
+		case "PayloadReportsAllProblems":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
 			if err != nil {
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
-			return nil, (*Tests).PlanFailsOnAConflict(&parent, ctx)
-		case "PublishRefusesAnInvalidTag":
+			return nil, (*Tests).PayloadReportsAllProblems(&parent, ctx)
+		case "PlanFailsOnConflict":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
 			if err != nil {
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
-			return nil, (*Tests).PublishRefusesAnInvalidTag(&parent, ctx)
-		case "SnapshotPushNeedsAGitSection":
+			return nil, (*Tests).PlanFailsOnConflict(&parent, ctx)
+		case "PlanSaysWhereImagesGo":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
 			if err != nil {
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
-			return nil, (*Tests).SnapshotPushNeedsAGitSection(&parent, ctx)
+			return nil, (*Tests).PlanSaysWhereImagesGo(&parent, ctx)
+		case "PublishPushesImagesPinnedByDigest":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).PublishPushesImagesPinnedByDigest(&parent, ctx)
+		case "PublishRefusesInvalidTag":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).PublishRefusesInvalidTag(&parent, ctx)
+		case "SnapshotPushNeedsGitSection":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).SnapshotPushNeedsGitSection(&parent, ctx)
 		case "SnapshotWritesTheOutputDirs":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
@@ -310,13 +331,6 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).UnitTests(&parent, ctx)
-		case "ValidatePayloadReportsAllProblems":
-			var parent Tests
-			err = json.Unmarshal(parentJSON, &parent)
-			if err != nil {
-				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
-			}
-			return nil, (*Tests).ValidatePayloadReportsAllProblems(&parent, ctx)
 		case "":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)

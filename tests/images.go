@@ -4,63 +4,208 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"dagger/tests/internal/dagger"
 )
 
-// The frontend image serves dist/web from the document root, owned by the web user with group root, labelled draw_version.
+var qFrontendImage = gql("frontend-image", `query($source: ID!) { lowcodePipeline(`+exampleArgs+`) { build { frontendImage {
+	id
+	label(name: "draw_version")
+	withExec(args: ["sh", "-c", "stat -c '%U:%G %A' /usr/share/nginx/html/index.html"]) { stdout } } } } }`)
+
+// The frontend image serves dist/web over HTTP from the document root, owned by the web user with group root, labelled draw_version.
 // +check
-func (t *Tests) FrontendImageFollowsTheInterface(ctx context.Context) error {
-	var out struct {
-		LowcodePipeline struct {
-			FrontendImage struct {
-				Label    string
-				WithExec struct{ Stdout string }
-			}
-		}
-	}
-	err := t.example(ctx, `frontendImage {
-		label(name: "draw_version")
-		withExec(args: ["sh", "-c", "stat -c '%U:%G %A' /usr/share/nginx/html/index.html"]) { stdout } }`, &out)
+func (t *Tests) FrontendImageServesTheSite(ctx context.Context) error {
+	vars, err := t.example(ctx)
 	if err != nil {
 		return err
 	}
-	img := out.LowcodePipeline.FrontendImage
+	var out struct {
+		LowcodePipeline struct {
+			Build struct {
+				FrontendImage struct {
+					ID       string
+					Label    string
+					WithExec struct{ Stdout string }
+				}
+			}
+		}
+	}
+	if err := t.run(ctx, qFrontendImage, vars, &out); err != nil {
+		return err
+	}
+	img := out.LowcodePipeline.Build.FrontendImage
 	if img.Label != "2.14.0" {
 		return fmt.Errorf("draw_version label %q, want 2.14.0", img.Label)
 	}
 	if got := strings.TrimSpace(img.WithExec.Stdout); !strings.HasPrefix(got, "nginx:root -rw-r") {
 		return fmt.Errorf("index.html is %q, want owned by nginx:root and group-readable", got)
 	}
+	return fetchesSite(ctx, dag.LoadContainerFromID(dagger.ContainerID(img.ID)))
+}
+
+// fetchesSite serves a frontend image and fetches its index page over HTTP.
+func fetchesSite(ctx context.Context, frontend *dagger.Container) error {
+	site := frontend.WithExposedPort(80).AsService(dagger.ContainerAsServiceOpts{UseEntrypoint: true})
+	page, err := dag.Container().From("alpine:3.22").
+		WithServiceBinding("frontend", site).
+		WithExec([]string{"wget", "-qO-", "http://frontend/"}).
+		Stdout(ctx)
+	if err != nil {
+		return fmt.Errorf("fetch the frontend over HTTP: %w", err)
+	}
+	if !strings.Contains(page, "<title>Example app</title>") {
+		return fmt.Errorf("the frontend served %.200q, not examples/app's page", page)
+	}
 	return nil
 }
+
+var qBackendAndCodeAsData = gql("backend-and-code-as-data", `query($source: ID!) { lowcodePipeline(`+exampleArgs+`) { build(codeAsData: true) {
+	backendImage { user }
+	codeAsDataImage { file(path: "/codeasdata/config/project.json") { contents } } } } }`)
 
 // The backend image runs dist/node as a non-root user, and the code-as-data image holds dist/codeAsData at /codeasdata.
 // +check
 func (t *Tests) BackendAndCodeAsDataImages(ctx context.Context) error {
-	var out struct {
-		LowcodePipeline struct {
-			BackendImage    struct{ User string }
-			CodeAsDataImage struct {
-				File struct{ Contents string }
-			}
-		}
-	}
-	err := t.example(ctx, `backendImage { user }
-		codeAsDataImage { file(path: "/codeasdata/config/project.json") { contents } }`, &out)
+	vars, err := t.example(ctx)
 	if err != nil {
 		return err
 	}
-	if u := out.LowcodePipeline.BackendImage.User; u == "" || u == "root" || u == "0" {
+	var out struct {
+		LowcodePipeline struct {
+			Build struct {
+				BackendImage    struct{ User string }
+				CodeAsDataImage struct {
+					File struct{ Contents string }
+				}
+			}
+		}
+	}
+	if err := t.run(ctx, qBackendAndCodeAsData, vars, &out); err != nil {
+		return err
+	}
+	b := out.LowcodePipeline.Build
+	if u := b.BackendImage.User; u == "" || u == "root" || u == "0" {
 		return fmt.Errorf("backend image user %q, want non-root", u)
 	}
-	if !strings.Contains(out.LowcodePipeline.CodeAsDataImage.File.Contents, `"kind": "project"`) {
-		return fmt.Errorf("unexpected code-as-data config: %s", out.LowcodePipeline.CodeAsDataImage.File.Contents)
+	if !strings.Contains(b.CodeAsDataImage.File.Contents, `"kind": "project"`) {
+		return fmt.Errorf("unexpected code-as-data config: %s", b.CodeAsDataImage.File.Contents)
 	}
 	return nil
 }
 
-// publish refuses an invalid tag before building anything.
+var qBadTag = gql("bad-tag", `query($source: ID!) { lowcodePipeline(`+exampleArgs+`) { build {
+	publish(registry: "registry.example.com", frontendRepository: "team/front", backendRepository: "team/api", tag: ["bad tag"]) {
+		frontend { ref } } } } }`)
+
+// publish refuses an invalid tag before pushing anything.
 // +check
-func (t *Tests) PublishRefusesAnInvalidTag(ctx context.Context) error {
-	return t.exampleFails(ctx, `publish(registry: "registry.example.com", frontendRepository: "team/front",
-		backendRepository: "team/api", tags: ["bad tag"])`, `--tags: "bad tag" is not a valid tag`)
+func (t *Tests) PublishRefusesInvalidTag(ctx context.Context) error {
+	vars, err := t.example(ctx)
+	if err != nil {
+		return err
+	}
+	return t.fails(ctx, qBadTag, vars, `--tag: "bad tag" is not a valid tag`)
+}
+
+// The registry the checks publish to: registry:3 as a service, reached as
+// localhost:5000 (the engine routes the host to the service, and speaks plain
+// http only to localhost).
+const checkRegistry = "localhost:5000"
+
+func startRegistry(ctx context.Context) (*dagger.Service, error) {
+	return dag.Container().From("registry:3").
+		WithExposedPort(5000).
+		AsService(dagger.ContainerAsServiceOpts{UseEntrypoint: true}).
+		Start(ctx)
+}
+
+// The source URL the published images are labelled with: its credentials must not reach the label.
+const labelledSourceURL = "https://ci:label-secret-0815@git.example.com/team/app.git"
+
+// reference is the module's Reference as a check reads it.
+type reference struct{ Ref, Repository, Tag, Digest string }
+
+// release is the module's Release as a check reads it.
+type release struct{ Frontend, Backend, CodeAsData []reference }
+
+const releaseFields = `frontend { ref repository tag digest } backend { ref repository tag digest } codeAsData { ref repository tag digest }`
+
+var qPublish = gql("publish", `query($source: ID!, $registry: ID!) { lowcodePipeline(`+exampleArgs+`,
+	imageVersion: "9.9.9", vcsRevision: "0123abc", vcsUrl: "`+labelledSourceURL+`") { build(codeAsData: true) {
+	publish(registry: "`+checkRegistry+`", frontendRepository: "checks/frontend", backendRepository: "checks/backend",
+		codeAsDataRepository: "checks/codeasdata", tag: ["1.0.0", "latest"], registryService: $registry) { `+releaseFields+` } } } }`)
+
+// build publish pushes the three images under every tag to a registry; pulled back by digest they carry their labels.
+// +check
+func (t *Tests) PublishPushesImagesPinnedByDigest(ctx context.Context) error {
+	registry, err := startRegistry(ctx)
+	if err != nil {
+		return err
+	}
+	defer registry.Stop(ctx)
+	vars, err := t.example(ctx)
+	if err != nil {
+		return err
+	}
+	if vars["registry"], err = registry.ID(ctx); err != nil {
+		return err
+	}
+	var out struct {
+		LowcodePipeline struct {
+			Build struct{ Publish release }
+		}
+	}
+	if err := t.run(ctx, qPublish, vars, &out); err != nil {
+		return err
+	}
+	rel := out.LowcodePipeline.Build.Publish
+	for kind, refs := range map[string][]reference{"frontend": rel.Frontend, "backend": rel.Backend, "codeasdata": rel.CodeAsData} {
+		if err := checkPinned(kind, refs); err != nil {
+			return err
+		}
+		pulled := dag.Container().From(refs[0].Ref, dagger.ContainerFromOpts{RegistryService: registry})
+		if err := checkLabels(ctx, kind, pulled); err != nil {
+			return err
+		}
+		if kind == "frontend" {
+			if err := fetchesSite(ctx, pulled); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkPinned: one reference per tag, all of one digest, each naming it.
+func checkPinned(kind string, refs []reference) error {
+	if len(refs) != 2 {
+		return fmt.Errorf("%s: %d references, want one per tag (2): %+v", kind, len(refs), refs)
+	}
+	for i, r := range refs {
+		want := fmt.Sprintf("%s/checks/%s", checkRegistry, kind)
+		if r.Repository != want || r.Tag != []string{"1.0.0", "latest"}[i] || !strings.HasPrefix(r.Digest, "sha256:") ||
+			r.Ref != r.Repository+":"+r.Tag+"@"+r.Digest || r.Digest != refs[0].Digest {
+			return fmt.Errorf("%s: reference %+v is not %s:<tag>@<the image's digest>", kind, r, want)
+		}
+	}
+	return nil
+}
+
+func checkLabels(ctx context.Context, kind string, pulled *dagger.Container) error {
+	for name, want := range map[string]string{
+		"draw_version":                      "2.14.0",
+		"org.opencontainers.image.version":  "9.9.9",
+		"org.opencontainers.image.revision": "0123abc",
+		"org.opencontainers.image.source":   "https://git.example.com/team/app.git",
+	} {
+		got, err := pulled.Label(ctx, name)
+		if err != nil {
+			return fmt.Errorf("%s pulled back by digest: %w", kind, err)
+		}
+		if got != want {
+			return fmt.Errorf("%s pulled back by digest: label %s is %q, want %q", kind, name, got, want)
+		}
+	}
+	return nil
 }

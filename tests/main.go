@@ -3,7 +3,9 @@
 // Each +check function loads the module under test from this repository,
 // serves it in the session and calls its functions as a user would. Run them
 // with `dagger check -m tests`. They need a Dagger engine; the pure Go tests
-// (scripts/test) need none.
+// (scripts/test) need none. Every GraphQL query they send is declared with
+// gql at package level, so that queries_test.go validates all of them against
+// the module's SDL and the core API without an engine.
 package main
 
 import (
@@ -32,11 +34,24 @@ func New(
 	return &Tests{Repo: repo}
 }
 
+// query is one GraphQL query a check sends.
+type query struct{ name, text string }
+
+// queries are every query the checks send, in declaration order.
+var queries []*query
+
+// gql declares a query; call it only at package level.
+func gql(name, text string) *query {
+	q := &query{name: name, text: text}
+	queries = append(queries, q)
+	return q
+}
+
 var serveOnce sync.Map
 
-// query serves the module under test once per session, then runs a GraphQL
-// query against it and decodes data into out.
-func (t *Tests) query(ctx context.Context, q string, vars map[string]any, out any) error {
+// run serves the module under test once per session, then sends q and
+// decodes its data into out.
+func (t *Tests) run(ctx context.Context, q *query, vars map[string]any, out any) error {
 	once, _ := serveOnce.LoadOrStore("module", &sync.Once{})
 	var serveErr error
 	once.(*sync.Once).Do(func() { serveErr = t.Repo.AsModule().Serve(ctx) })
@@ -44,20 +59,46 @@ func (t *Tests) query(ctx context.Context, q string, vars map[string]any, out an
 		return fmt.Errorf("serve lowcode-pipeline: %w", serveErr)
 	}
 	resp := &graphql.Response{Data: out}
-	return dag.GraphQLClient().MakeRequest(ctx, &graphql.Request{Query: q, Variables: vars}, resp)
+	if err := dag.GraphQLClient().MakeRequest(ctx, &graphql.Request{Query: q.text, Variables: vars}, resp); err != nil {
+		return fmt.Errorf("query %s: %w", q.name, err)
+	}
+	return nil
 }
 
-// expectFailure runs q and checks that it fails with every one of wants.
-func (t *Tests) expectFailure(ctx context.Context, q string, vars map[string]any, wants ...string) error {
+// fails sends q and checks that it fails with every one of wants.
+func (t *Tests) fails(ctx context.Context, q *query, vars map[string]any, wants ...string) error {
 	var out json.RawMessage
-	err := t.query(ctx, q, vars, &out)
+	err := t.run(ctx, q, vars, &out)
 	if err == nil {
-		return fmt.Errorf("expected an error containing %q, got %s", wants, out)
+		return fmt.Errorf("query %s: expected an error containing %q, got %s", q.name, wants, out)
 	}
 	for _, w := range wants {
 		if !strings.Contains(err.Error(), w) {
 			return fmt.Errorf("error %q does not contain %q", err, w)
 		}
+	}
+	return nil
+}
+
+// example is the variables of a query over examples/app.
+func (t *Tests) example(ctx context.Context) (map[string]any, error) {
+	id, err := t.Repo.Directory("examples/app").ID(ctx)
+	return map[string]any{"source": id}, err
+}
+
+// sameJSON compares two JSON documents as data, never as text.
+func sameJSON(got, want string) error {
+	var g, w any
+	if err := json.Unmarshal([]byte(got), &g); err != nil {
+		return fmt.Errorf("not JSON: %w: %s", err, got)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		return err
+	}
+	gn, _ := json.Marshal(g)
+	wn, _ := json.Marshal(w)
+	if string(gn) != string(wn) {
+		return fmt.Errorf("JSON differs\n got %s\nwant %s", gn, wn)
 	}
 	return nil
 }

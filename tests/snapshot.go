@@ -6,15 +6,22 @@ import (
 	"slices"
 )
 
+var qSnapshot = gql("snapshot", `query($source: ID!) { lowcodePipeline(`+exampleArgs+`) {
+	snapshot { glob(pattern: "codeasdata/orders/**/*.patch.json") } } }`)
+
 // snapshot writes each entry's roots, less the excluded folders, into its outputDir.
 // +check
 func (t *Tests) SnapshotWritesTheOutputDirs(ctx context.Context) error {
+	vars, err := t.example(ctx)
+	if err != nil {
+		return err
+	}
 	var out struct {
 		LowcodePipeline struct {
 			Snapshot struct{ Glob []string }
 		}
 	}
-	if err := t.example(ctx, `snapshot { glob(pattern: "codeasdata/orders/**/*.patch.json") }`, &out); err != nil {
+	if err := t.run(ctx, qSnapshot, vars, &out); err != nil {
 		return err
 	}
 	got := out.LowcodePipeline.Snapshot.Glob
@@ -29,8 +36,15 @@ func (t *Tests) SnapshotWritesTheOutputDirs(ctx context.Context) error {
 	return nil
 }
 
+var qSnapshotPush = gql("snapshot-push", `query($source: ID!) { lowcodePipeline(`+exampleArgs+`) {
+	snapshotPush { entries { name outcome commit branch attempts } } } }`)
+
 // snapshot-push refuses a configuration without git sections.
 // +check
-func (t *Tests) SnapshotPushNeedsAGitSection(ctx context.Context) error {
-	return t.exampleFails(ctx, `snapshotPush`, "no entry has a git section")
+func (t *Tests) SnapshotPushNeedsGitSection(ctx context.Context) error {
+	vars, err := t.example(ctx)
+	if err != nil {
+		return err
+	}
+	return t.fails(ctx, qSnapshotPush, vars, "no entry has a git section")
 }

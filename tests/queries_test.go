@@ -1,0 +1,70 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/vektah/gqlparser/v2"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/validator/rules"
+)
+
+// schema is the core API and the module's SDL, as one schema: what the
+// engine serves to this module when it serves lowcode-pipeline.
+func schema(t *testing.T) *ast.Schema {
+	t.Helper()
+	var sources []*ast.Source
+	for _, name := range []string{"dagger-core.v0.21.8.graphql", "lowcode-pipeline.graphql"} {
+		data, err := os.ReadFile(name)
+		require.NoError(t, err)
+		sources = append(sources, &ast.Source{Name: name, Input: string(data)})
+	}
+	s, err := gqlparser.LoadSchema(sources...)
+	require.NoError(t, err)
+	return s
+}
+
+// Every query the checks send is valid against the schema the engine serves:
+// a wrong argument, field or variable type fails here, not only on an engine.
+func TestEveryCheckQueryIsValid(t *testing.T) {
+	s := schema(t)
+	require.NotEmpty(t, queries, "the checks declare their queries with gql")
+	names := map[string]bool{}
+	for _, q := range queries {
+		t.Run(q.name, func(t *testing.T) {
+			assert.False(t, names[q.name], "query names are unique")
+			names[q.name] = true
+			_, errs := gqlparser.LoadQueryWithRules(s, q.text, rules.NewDefaultRules())
+			assert.Empty(t, errs, "%s", q.text)
+		})
+	}
+}
+
+// The validator catches the mistakes a v0.21.8 engine refuses, so a green
+// run means something.
+func TestValidationRefusesWhatTheEngineRefuses(t *testing.T) {
+	s := schema(t)
+	for _, tc := range []struct {
+		name, query, want string
+	}{
+		{"an object argument declared with its own ID type",
+			`query($s: DirectoryID!) { lowcodePipeline(source: $s) { build { drawVersion } } }`,
+			`Variable "$s" of type "DirectoryID!" used in position expecting type "ID"`},
+		{"an argument the function does not have",
+			`{ lowcodePipeline { payload(frontend: "x") { json } } }`, `Unknown argument "frontend"`},
+		{"a field the object does not have",
+			`{ lowcodePipeline { payload { deploy } } }`, `must have a selection of subfields`},
+		{"a required argument left out",
+			`{ lowcodePipeline { payload { plan { warnings } } } }`, `argument "backend" of type "[String!]!" is required`},
+		{"an enum value as a string",
+			`{ lowcodePipeline { payload { withUpdateMode(mode: "auto") { json } } } }`, `cannot represent non-enum value: "auto"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errs := gqlparser.LoadQueryWithRules(s, tc.query, rules.NewDefaultRules())
+			require.NotEmpty(t, errs)
+			assert.Contains(t, errs.Error(), tc.want)
+		})
+	}
+}
