@@ -80,7 +80,7 @@ func (b *Build) Publish(
 	backendRepository string,
 	// Tag to push each image under (repeatable; the first is the one the payload carries)
 	tag []string,
-	// Repository of the code-as-data image (required when the build has code as data)
+	// Repository of the code-as-data image (required when the build has code as data; unused otherwise)
 	// +optional
 	codeAsDataRepository string,
 	// Platform of a multi-platform image (repeatable): linux/amd64, linux/arm64 (default: the engine's)

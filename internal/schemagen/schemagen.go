@@ -37,9 +37,10 @@ type Module struct {
 	fset    *token.FileSet
 	comment map[string]map[int]*ast.CommentGroup // file → end line → comment
 	files   map[*ast.FuncDecl]string
+	order   []string // objects as reached from the main object, set by Schema
 }
 
-type enumValue struct{ name, doc string }
+type enumValue struct{ name, value, doc string }
 
 // Load reads the module's Go files in dir (name.go, or name.go.txt for
 // fixtures), leaving out tests and generated code.
@@ -115,8 +116,14 @@ func (m *Module) addGen(d *ast.GenDecl) {
 			if !ok || d.Tok != token.CONST {
 				continue
 			}
-			for _, n := range s.Names {
-				m.enums[id.Name] = append(m.enums[id.Name], enumValue{strings.ToUpper(strings.TrimPrefix(n.Name, id.Name)), text(s.Doc)})
+			for i, n := range s.Names {
+				var value string
+				if i < len(s.Values) {
+					if lit, ok := s.Values[i].(*ast.BasicLit); ok {
+						value, _ = strconv.Unquote(lit.Value)
+					}
+				}
+				m.enums[id.Name] = append(m.enums[id.Name], enumValue{strings.ToUpper(strings.TrimPrefix(n.Name, id.Name)), value, text(s.Doc)})
 			}
 		}
 	}
@@ -145,6 +152,7 @@ func (m *Module) Schema() (*gql.SchemaDocument, error) {
 	if err := walk(m.prefix); err != nil {
 		return nil, err
 	}
+	m.order = objects
 	enums := map[string]bool{}
 	for _, name := range objects {
 		def, used, err := m.object(name)

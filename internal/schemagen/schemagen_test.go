@@ -102,3 +102,34 @@ func TestModuleAndCoreSDLLoadTogether(t *testing.T) {
 	require.NotNil(t, schema.Query.Fields.ForName("lowcodePipeline"), "the constructor is a Query field")
 	assert.Equal(t, "ID", schema.Types["LowcodePipelineBuild"].Fields.ForName("publish").Arguments.ForName("registryPassword").Type.Name())
 }
+
+// The README's function reference is rendered from the doc comments: it
+// cannot drift from the code.
+func TestReadmeReferenceFollowsTheSource(t *testing.T) {
+	m, err := Load("lowcode-pipeline", "../..")
+	require.NoError(t, err)
+	ref, err := m.Reference()
+	require.NoError(t, err)
+	const path, start, end = "../../README.md", "<!-- reference: start -->\n", "<!-- reference: end -->"
+	readme, err := os.ReadFile(path)
+	require.NoError(t, err)
+	before, rest, ok := strings.Cut(string(readme), start)
+	require.True(t, ok, "README.md has no %q marker", start)
+	_, after, ok := strings.Cut(rest, end)
+	require.True(t, ok, "README.md has no %q marker", end)
+	want := before + start + ref + end + after
+	if os.Getenv("UPDATE_SDL") != "" {
+		require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
+		readme = []byte(want)
+	}
+	assert.Equal(t, want, string(readme), "the API changed: regenerate with UPDATE_SDL=1 go test ./internal/schemagen")
+}
+
+func TestKebabSpellsFlagsAsTheCLIDoes(t *testing.T) {
+	for in, want := range map[string]string{
+		"codeAsDataRepository": "code-as-data-repository", "fromJson": "from-json", "vcsUrl": "vcs-url",
+		"WithDeployRules": "with-deploy-rules", "tag": "tag",
+	} {
+		assert.Equal(t, want, kebab(in))
+	}
+}
