@@ -146,11 +146,7 @@ func (p *Payload) WithUpdateMode(
 	// auto or manual
 	mode ApprovalMode,
 ) (*Payload, error) {
-	m, err := payload.ParseMode("--mode", string(mode))
-	if err != nil {
-		return nil, err
-	}
-	return p.edit(payload.Options{UpdateMode: m})
+	return p.withMode(mode, func(o *payload.Options, m payload.Mode) { o.UpdateMode = m })
 }
 
 // Set noDowntime.promotionMode: manual promotes after an approval step (instances with no-downtime mode)
@@ -158,11 +154,18 @@ func (p *Payload) WithPromotionMode(
 	// auto or manual
 	mode ApprovalMode,
 ) (*Payload, error) {
+	return p.withMode(mode, func(o *payload.Options, m payload.Mode) { o.PromotionMode = m })
+}
+
+// withMode checks an approval mode and sets it where set says.
+func (p *Payload) withMode(mode ApprovalMode, set func(*payload.Options, payload.Mode)) (*Payload, error) {
 	m, err := payload.ParseMode("--mode", string(mode))
 	if err != nil {
 		return nil, err
 	}
-	return p.edit(payload.Options{PromotionMode: m})
+	var opts payload.Options
+	set(&opts, m)
+	return p.edit(opts)
 }
 
 // Set skipUpdateVersions: skip the orchestrator and toolkit update (only for dedicated snapshot versions of them)

@@ -99,11 +99,18 @@ func (t *Tests) PlanSaysWhereImagesGo(ctx context.Context) error {
 
 var qReceiver = gql("webhook-receiver", `query($token: ID!) { lowcodePipeline { webhookReceiver(webhookToken: $token) { id } } }`)
 
-// startReceiver starts the module's webhook receiver demanding token.
-func (t *Tests) startReceiver(ctx context.Context, token *dagger.Secret) (*dagger.Service, string, error) {
+// receiverToken is the token of the receiver a check starts for path.
+func receiverToken(path string) string {
+	return "engine-check-token" + strings.ReplaceAll(path, "/", "-")
+}
+
+// withReceiver starts the module's webhook receiver and names it in vars:
+// $url (its address with path) and $token.
+func (t *Tests) withReceiver(ctx context.Context, vars map[string]any, path string) (*dagger.Service, *dagger.Secret, error) {
+	token := dag.SetSecret("webhook-token"+strings.ReplaceAll(path, "/", "-"), receiverToken(path))
 	tokenID, err := token.ID(ctx)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	var svc struct {
 		LowcodePipeline struct {
@@ -111,14 +118,19 @@ func (t *Tests) startReceiver(ctx context.Context, token *dagger.Secret) (*dagge
 		}
 	}
 	if err := t.run(ctx, qReceiver, map[string]any{"token": tokenID}, &svc); err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	receiver, err := dag.LoadServiceFromID(dagger.ServiceID(svc.LowcodePipeline.WebhookReceiver.ID)).Start(ctx)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	endpoint, err := receiver.Endpoint(ctx, dagger.ServiceEndpointOpts{Scheme: "http"})
-	return receiver, endpoint, err
+	if err != nil {
+		receiver.Stop(ctx)
+		return nil, nil, err
+	}
+	vars["url"], vars["token"] = endpoint+path, tokenID
+	return receiver, token, nil
 }
 
 // deliveries are what the receiver recorded.
@@ -161,26 +173,22 @@ var qDeploy = gql("deploy", `query($url: String!, $token: ID!) { lowcodePipeline
 // deploy sends the payload once to the webhook receiver, which records it; the receipt holds no token.
 // +check
 func (t *Tests) DeployReachesTheReceiverOnce(ctx context.Context) error {
-	token := dag.SetSecret("webhook-token", "engine-check-token")
-	receiver, endpoint, err := t.startReceiver(ctx, token)
+	vars := map[string]any{}
+	receiver, token, err := t.withReceiver(ctx, vars, "/acme/dev")
 	if err != nil {
 		return err
 	}
 	defer receiver.Stop(ctx)
-	tokenID, err := token.ID(ctx)
-	if err != nil {
-		return err
-	}
 	var out struct {
 		LowcodePipeline struct {
 			Payload struct{ Deploy receipt }
 		}
 	}
-	if err := t.run(ctx, qDeploy, map[string]any{"url": endpoint + "/acme/dev", "token": tokenID}, &out); err != nil {
+	if err := t.run(ctx, qDeploy, vars, &out); err != nil {
 		return err
 	}
 	rec := out.LowcodePipeline.Payload.Deploy
-	if rec.Status != 200 || rec.Message != "success" || rec.Attempts != 1 || fmt.Sprint(rec) != strings.ReplaceAll(fmt.Sprint(rec), "engine-check-token", "") {
+	if rec.Status != 200 || rec.Message != "success" || rec.Attempts != 1 || strings.Contains(fmt.Sprint(rec), receiverToken("/acme/dev")) {
 		return fmt.Errorf("unexpected receipt: %+v", rec)
 	}
 	got, err := deliveries(ctx, receiver, token)
@@ -215,28 +223,16 @@ var qChain = gql("chain", `query($source: ID!, $registry: ID!, $url: String!, $t
 // The chain build → publish → payload → deploy delivers exactly once, and the payload carries the published digests.
 // +check
 func (t *Tests) ChainDeploysThePublishedDigests(ctx context.Context) error {
-	registry, err := startRegistry(ctx)
+	vars, registry, err := t.exampleWithRegistry(ctx)
 	if err != nil {
 		return err
 	}
 	defer registry.Stop(ctx)
-	token := dag.SetSecret("webhook-token", "engine-check-chain-token")
-	receiver, endpoint, err := t.startReceiver(ctx, token)
+	receiver, token, err := t.withReceiver(ctx, vars, "/acme/chain")
 	if err != nil {
 		return err
 	}
 	defer receiver.Stop(ctx)
-	vars, err := t.example(ctx)
-	if err != nil {
-		return err
-	}
-	if vars["registry"], err = registry.ID(ctx); err != nil {
-		return err
-	}
-	if vars["token"], err = token.ID(ctx); err != nil {
-		return err
-	}
-	vars["url"] = endpoint + "/acme/chain"
 	var out struct {
 		LowcodePipeline struct {
 			Build struct {
@@ -254,6 +250,9 @@ func (t *Tests) ChainDeploysThePublishedDigests(ctx context.Context) error {
 		return err
 	}
 	pub := out.LowcodePipeline.Build.Publish
+	if len(pub.Frontend) == 0 || len(pub.Backend) == 0 || len(pub.CodeAsData) == 0 {
+		return fmt.Errorf("the release lacks an image: %+v", pub.release)
+	}
 	want := []string{pub.Frontend[0].Ref, pub.Backend[0].Ref, pub.CodeAsData[0].Ref}
 	if !slices.Equal(pub.Payload.Deploy.Images, want) || pub.Payload.Deploy.Status != 200 {
 		return fmt.Errorf("the receipt deployed %v (status %d), want the published %v", pub.Payload.Deploy.Images, pub.Payload.Deploy.Status, want)

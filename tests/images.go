@@ -113,11 +113,25 @@ func (t *Tests) PublishRefusesInvalidTag(ctx context.Context) error {
 // http only to localhost).
 const checkRegistry = "localhost:5000"
 
-func startRegistry(ctx context.Context) (*dagger.Service, error) {
-	return dag.Container().From("registry:3").
+// exampleWithRegistry is the variables of a query over examples/app that
+// publishes: registry:3 started as a service, named $registry.
+func (t *Tests) exampleWithRegistry(ctx context.Context) (map[string]any, *dagger.Service, error) {
+	vars, err := t.example(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	registry, err := dag.Container().From("registry:3").
 		WithExposedPort(5000).
 		AsService(dagger.ContainerAsServiceOpts{UseEntrypoint: true}).
 		Start(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if vars["registry"], err = registry.ID(ctx); err != nil {
+		registry.Stop(ctx)
+		return nil, nil, err
+	}
+	return vars, registry, nil
 }
 
 // The source URL the published images are labelled with: its credentials must not reach the label.
@@ -139,18 +153,11 @@ var qPublish = gql("publish", `query($source: ID!, $registry: ID!) { lowcodePipe
 // build publish pushes the three images under every tag to a registry; pulled back by digest they carry their labels.
 // +check
 func (t *Tests) PublishPushesImagesPinnedByDigest(ctx context.Context) error {
-	registry, err := startRegistry(ctx)
+	vars, registry, err := t.exampleWithRegistry(ctx)
 	if err != nil {
 		return err
 	}
 	defer registry.Stop(ctx)
-	vars, err := t.example(ctx)
-	if err != nil {
-		return err
-	}
-	if vars["registry"], err = registry.ID(ctx); err != nil {
-		return err
-	}
 	var out struct {
 		LowcodePipeline struct {
 			Build struct{ Publish release }
