@@ -308,3 +308,24 @@ func TestImagesListsWhatThePayloadDeploys(t *testing.T) {
 	assert.Equal(t, []string{front, back1, back2, cad}, p.Images(), "frontend, backends, then code as data")
 	assert.Empty(t, Default().Images())
 }
+
+// Whatever Compose accepts, from any starting payload and any image, is a
+// payload the strict parser accepts: a run never sends what deploy refuses.
+func FuzzCompose(f *testing.F) {
+	d, _ := Default().Marshal()
+	f.Add(d, front, back1)
+	f.Add([]byte(`{"frontend":{},"backends":{"images":[],"deployRules":[{"source":"a","target":"b"}]}}`), "", back2)
+	f.Add([]byte(`{"frontend":{}}`), "", "")
+	f.Fuzz(func(t *testing.T, base []byte, frontendImage, backendImage string) {
+		opts := Options{FrontendImage: frontendImage}
+		if backendImage != "" {
+			opts.BackendImages = []string{backendImage}
+		}
+		out, err := Compose(base, opts)
+		if err != nil {
+			return
+		}
+		_, err = Parse(out)
+		require.NoError(t, err, "composed payload %s", out)
+	})
+}
