@@ -1,30 +1,33 @@
-// Package gitsync commits a snapshot into a git branch: clone the branch,
-// replace one folder with the snapshot, commit only when the tree changed,
-// push; a push rejected because the branch moved is redone on the new tip, a
-// bounded number of times, never forced. The token reaches git only through
-// an HTTP header in git's environment: never a URL, a file or an error.
+// Package gitsync commits a snapshot into a git branch: check out the branch
+// (creating it when asked), replace one folder with the snapshot, commit only
+// when the tree changed, push; a push rejected because the branch moved is
+// redone on the new tip, a bounded number of times, never forced. An empty
+// snapshot and a commit that deletes most of the folder are refused unless
+// allowed. The token reaches git only through an HTTP header in git's
+// environment: never a URL, a file or an error.
 package gitsync
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Defaults for Options' zero values.
 const (
-	DefaultUsername    = "x-access-token"
-	DefaultAuthorName  = "lowcode-pipeline"
-	DefaultAuthorEmail = "lowcode-pipeline@users.noreply.invalid"
-	DefaultMaxAttempts = 5
+	DefaultUsername       = "x-access-token"
+	DefaultAuthorName     = "lowcode-pipeline"
+	DefaultAuthorEmail    = "lowcode-pipeline@users.noreply.invalid"
+	DefaultMaxAttempts    = 5
+	DefaultMaxDeleteRatio = 0.5
+	DefaultTimeout        = 10 * time.Minute
+	DefaultLowSpeedLimit  = 1000 // bytes per second
+	DefaultLowSpeedTime   = time.Minute
 )
 
 // Options is one snapshot to commit.
@@ -39,9 +42,25 @@ type Options struct {
 	Username                string
 	AuthorName, AuthorEmail string
 	MaxAttempts             int
-	AllowHTTP               bool   // plain http (local test servers only)
-	WorkDir                 string // where to clone; a temporary folder when empty
-	Logf                    func(format string, args ...any)
+	// AllowEmpty lets an empty snapshot delete every file of OutputDir.
+	AllowEmpty bool
+	// MaxDeleteRatio refuses a commit that deletes more than this share of
+	// OutputDir's files (0 means the default; 1 lets any through).
+	MaxDeleteRatio float64
+	// CreateBranch creates a missing Branch from the default branch, or as
+	// the first commit of an empty repository.
+	CreateBranch bool
+	// CACert is a PEM file of the CAs git trusts for https, instead of the
+	// system's roots (a self-hosted server's private CA).
+	CACert string
+	// Timeout bounds the whole sync; a transfer slower than LowSpeedLimit
+	// bytes per second for LowSpeedTime is given up earlier.
+	Timeout       time.Duration
+	LowSpeedLimit int
+	LowSpeedTime  time.Duration
+	AllowHTTP     bool   // plain http (local test servers only)
+	WorkDir       string // where to clone; a temporary folder when empty
+	Logf          func(format string, args ...any)
 
 	beforePush func(attempt int) // tests: make the branch move
 }
@@ -63,16 +82,37 @@ func (r Result) Outcome() string {
 	return "unchanged"
 }
 
-// ErrRejected is wrapped when the branch kept moving past MaxAttempts.
-var ErrRejected = errors.New("push rejected: the branch moved")
+var (
+	// ErrRejected is wrapped when the branch kept moving past MaxAttempts.
+	ErrRejected = errors.New("push rejected: the branch moved")
+	// ErrEmpty is wrapped when the snapshot holds no file and that is not allowed.
+	ErrEmpty = errors.New("the snapshot is empty")
+	// ErrTooManyDeletions is wrapped when the deletion guard refuses a commit.
+	ErrTooManyDeletions = errors.New("the snapshot would delete too many files")
+	// ErrNoBranch is wrapped when the branch does not exist and may not be created.
+	ErrNoBranch = errors.New("the branch does not exist on the remote")
+)
 
 // Sync commits and pushes the snapshot when it changes the branch.
 func Sync(ctx context.Context, o Options) (*Result, error) {
-	o = withDefaults(o)
+	o, err := withDefaults(o)
+	if err != nil {
+		return nil, err
+	}
 	g, err := newGit(o)
 	if err != nil {
 		return nil, err
 	}
+	snapshot, err := listFiles(o.Snapshot)
+	if err != nil {
+		return nil, fmt.Errorf("read the snapshot of %s: %w", o.OutputDir, err)
+	}
+	if len(snapshot) == 0 && !o.AllowEmpty {
+		return nil, fmt.Errorf("%w: the platform CLI wrote no file into %s; nothing was pushed, so the folder on %q is not deleted (--allow-empty pushes the deletion)",
+			ErrEmpty, o.OutputDir, o.Branch)
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
 	dir := o.WorkDir
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "gitsync-")
@@ -83,16 +123,21 @@ func Sync(ctx context.Context, o Options) (*Result, error) {
 		dir = filepath.Join(tmp, "repo")
 	}
 	res := &Result{OutputDir: o.OutputDir, Branch: o.Branch}
-	if _, err := g.run(ctx, "", "clone", "--quiet", "--branch", o.Branch, "--single-branch", "--no-tags", "--depth", "1", o.RemoteURL, dir); err != nil {
-		return nil, fmt.Errorf("clone branch %q of %s: %w%s", o.Branch, o.RemoteURL, err, authHint(err))
+	if err := g.checkout(ctx, dir, o); err != nil {
+		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
 		res.Attempts = attempt
 		if attempt > 1 {
-			if _, err := g.run(ctx, dir, "fetch", "--quiet", "--depth", "1", "origin", o.Branch); err != nil {
+			if _, err := g.run(ctx, dir, "fetch", "--quiet", "--depth", "1", "origin", "refs/heads/"+o.Branch); err != nil {
 				return nil, fmt.Errorf("fetch the new tip of %q: %w", o.Branch, err)
 			}
 			if _, err := g.run(ctx, dir, "reset", "--quiet", "--hard", "FETCH_HEAD"); err != nil {
+				return nil, err
+			}
+		}
+		if len(snapshot) > 0 {
+			if err := g.guardDeletions(ctx, dir, o, snapshot); err != nil {
 				return nil, err
 			}
 		}
@@ -103,9 +148,9 @@ func Sync(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 		if _, err := g.run(ctx, dir, "diff", "--cached", "--quiet"); err == nil {
-			res.Commit, err = g.head(ctx, dir)
+			res.Commit = g.head(ctx, dir)
 			o.Logf("%s: no change in %s, nothing committed", o.Branch, o.OutputDir)
-			return res, err
+			return res, nil
 		}
 		if _, err := g.run(ctx, dir, "-c", "user.name="+o.AuthorName, "-c", "user.email="+o.AuthorEmail,
 			"commit", "--quiet", "--no-verify", "-m", o.Message); err != nil {
@@ -117,9 +162,9 @@ func Sync(ctx context.Context, o Options) (*Result, error) {
 		out, err := g.run(ctx, dir, "push", "--porcelain", "origin", "HEAD:refs/heads/"+o.Branch)
 		if err == nil {
 			res.Changed = true
-			res.Commit, err = g.head(ctx, dir)
+			res.Commit = g.head(ctx, dir)
 			o.Logf("%s: pushed %s (%s)", o.Branch, shortSHA(res.Commit), o.OutputDir)
-			return res, err
+			return res, nil
 		}
 		if !rejected(out + err.Error()) {
 			return nil, fmt.Errorf("push to %q: %w%s", o.Branch, err, authHint(err))
@@ -131,7 +176,16 @@ func Sync(ctx context.Context, o Options) (*Result, error) {
 	}
 }
 
-func withDefaults(o Options) Options {
+// withDefaults fills in zero values and refuses values that make no sense.
+func withDefaults(o Options) (Options, error) {
+	switch {
+	case o.MaxAttempts < 0:
+		return o, fmt.Errorf("max attempts %d: must be at least 1", o.MaxAttempts)
+	case o.MaxDeleteRatio < 0 || o.MaxDeleteRatio > 1:
+		return o, fmt.Errorf("max delete ratio %g: must be above 0 and at most 1 (1 lets any deletion through)", o.MaxDeleteRatio)
+	case o.Timeout < 0 || o.LowSpeedTime < 0 || o.LowSpeedLimit < 0:
+		return o, errors.New("time limits must be positive")
+	}
 	if o.Username == "" {
 		o.Username = DefaultUsername
 	}
@@ -141,13 +195,68 @@ func withDefaults(o Options) Options {
 	if o.AuthorEmail == "" {
 		o.AuthorEmail = DefaultAuthorEmail
 	}
-	if o.MaxAttempts <= 0 {
+	if o.MaxAttempts == 0 {
 		o.MaxAttempts = DefaultMaxAttempts
+	}
+	if o.MaxDeleteRatio == 0 {
+		o.MaxDeleteRatio = DefaultMaxDeleteRatio
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.LowSpeedLimit == 0 {
+		o.LowSpeedLimit = DefaultLowSpeedLimit
+	}
+	if o.LowSpeedTime == 0 {
+		o.LowSpeedTime = DefaultLowSpeedTime
 	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
-	return o
+	return o, nil
+}
+
+// guardDeletions refuses a commit that would delete more than
+// MaxDeleteRatio of the files the branch holds under OutputDir.
+func (g *git) guardDeletions(ctx context.Context, dir string, o Options, snapshot map[string]bool) error {
+	out, err := g.run(ctx, dir, "ls-files", "-z", "--", o.OutputDir)
+	if err != nil {
+		return err
+	}
+	prefix := strings.TrimSuffix(filepathToSlash(o.OutputDir), "/") + "/"
+	var before, deleted int
+	for _, p := range strings.Split(out, "\x00") {
+		if p == "" {
+			continue
+		}
+		before++
+		if !snapshot[strings.TrimPrefix(p, prefix)] {
+			deleted++
+		}
+	}
+	if before > 0 && float64(deleted)/float64(before) > o.MaxDeleteRatio {
+		return fmt.Errorf("%w: %s on %q holds %d files, the snapshot %d, so the commit would delete %d (%.0f%%), more than --max-delete-ratio %g allows; nothing was pushed",
+			ErrTooManyDeletions, o.OutputDir, o.Branch, before, len(snapshot), deleted, 100*float64(deleted)/float64(before), o.MaxDeleteRatio)
+	}
+	return nil
+}
+
+func filepathToSlash(p string) string { return filepath.ToSlash(filepath.Clean(p)) }
+
+// listFiles lists the regular files under dir, slash-separated and relative.
+func listFiles(dir string) (map[string]bool, error) {
+	files := map[string]bool{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			rel, _ := filepath.Rel(dir, p)
+			files[filepath.ToSlash(rel)] = true
+		}
+		return nil
+	})
+	return files, err
 }
 
 func rejected(out string) bool {
@@ -224,70 +333,4 @@ func insideRepo(dir, target string) error {
 			return nil
 		}
 	}
-}
-
-type git struct {
-	env     []string
-	secrets []string
-}
-
-func newGit(o Options) (*git, error) {
-	u, err := url.Parse(o.RemoteURL)
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("repository address is not a URL")
-	case u.User != nil:
-		return nil, errors.New("repository address carries credentials: pass the token separately")
-	case u.Scheme != "https" && !(u.Scheme == "http" && o.AllowHTTP):
-		return nil, fmt.Errorf("repository %s: must be https", o.RemoteURL)
-	case o.Branch == "", o.OutputDir == "", o.Snapshot == "":
-		return nil, errors.New("branch, outputDir and snapshot folder are required")
-	}
-	env := append(os.Environ(),
-		"GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
-		"GIT_CONFIG_COUNT=2",
-		"GIT_CONFIG_KEY_0=credential.helper", "GIT_CONFIG_VALUE_0=",
-	)
-	g := &git{}
-	if o.Token != "" {
-		basic := base64.StdEncoding.EncodeToString([]byte(o.Username + ":" + o.Token))
-		env = append(env, "GIT_CONFIG_KEY_1=http.extraHeader", "GIT_CONFIG_VALUE_1=Authorization: Basic "+basic)
-		g.secrets = []string{o.Token, basic}
-	} else {
-		env = append(env, "GIT_CONFIG_KEY_1=core.askPass", "GIT_CONFIG_VALUE_1=")
-	}
-	g.env = env
-	return g, nil
-}
-
-func (g *git) run(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	cmd.Env = g.env
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	text := g.scrub(strings.TrimSpace(out.String()))
-	if err != nil {
-		return text, fmt.Errorf("git %s: %s", args[0], orExit(text, err))
-	}
-	return text, nil
-}
-
-func orExit(text string, err error) string {
-	if text != "" {
-		return text
-	}
-	return err.Error()
-}
-
-func (g *git) head(ctx context.Context, dir string) (string, error) {
-	return g.run(ctx, dir, "rev-parse", "HEAD")
-}
-
-func (g *git) scrub(s string) string {
-	for _, secret := range g.secrets {
-		s = strings.ReplaceAll(s, secret, "***")
-	}
-	return s
 }

@@ -29,6 +29,7 @@ func opts(r *gittest.Remote, t *testing.T, snapshot string, l *leaktest.Recorder
 		RemoteURL: r.URL, Branch: "main", OutputDir: "codeasdata/main", Snapshot: snapshot,
 		Message: "snapshot codeasdata/main", Token: token, AllowHTTP: true,
 		WorkDir: filepath.Join(t.TempDir(), "clone"), Logf: l.Logf,
+		MaxDeleteRatio: 1, // these tests are about git; guards_test.go is about the guard
 	}
 }
 
@@ -139,20 +140,20 @@ func TestAWrongTokenIsAClearErrorWithoutTheToken(t *testing.T) {
 	o.Token = "wrong-" + token
 	_, err := Sync(context.Background(), o)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `clone branch "main" of `+r.URL)
+	assert.Contains(t, err.Error(), "read the branches of "+r.URL)
 	assert.Contains(t, err.Error(), "the server refused the credentials: check the git token")
 	assert.NotContains(t, err.Error(), token)
 	assert.Zero(t, r.Pushes.Load())
 }
 
-func TestAMissingBranchIsNamed(t *testing.T) {
+func TestAMissingBranchIsNamedWithTheFlagThatCreatesIt(t *testing.T) {
 	r, l := gittest.NewRemote(t), &leaktest.Recorder{}
 	o := opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}"}), l)
 	o.Branch = "snapshots"
 	_, err := Sync(context.Background(), o)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `clone branch "snapshots"`)
-	assert.Contains(t, err.Error(), "snapshots")
+	require.ErrorIs(t, err, ErrNoBranch)
+	assert.Contains(t, err.Error(), `branch "snapshots" is not on `+r.URL+"; pass --create-branch")
+	assert.Zero(t, r.Pushes.Load())
 }
 
 func TestOptionsAreCheckedBeforeAnyGitCall(t *testing.T) {
@@ -164,6 +165,8 @@ func TestOptionsAreCheckedBeforeAnyGitCall(t *testing.T) {
 		{"credentials in the URL", Options{RemoteURL: "https://" + token + "@git.example.com/r.git", Branch: "main", OutputDir: "o", Snapshot: "s"}, "carries credentials"},
 		{"plain http", Options{RemoteURL: "http://git.example.com/r.git", Branch: "main", OutputDir: "o", Snapshot: "s"}, "must be https"},
 		{"no branch", Options{RemoteURL: "https://git.example.com/r.git", OutputDir: "o", Snapshot: "s"}, "required"},
+		{"a delete ratio above 1", Options{RemoteURL: "https://git.example.com/r.git", Branch: "main", OutputDir: "o", Snapshot: "s", MaxDeleteRatio: 1.5}, "max delete ratio 1.5: must be above 0 and at most 1"},
+		{"negative attempts", Options{RemoteURL: "https://git.example.com/r.git", Branch: "main", OutputDir: "o", Snapshot: "s", MaxAttempts: -1}, "must be at least 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Sync(context.Background(), tc.o)

@@ -1,0 +1,177 @@
+package gitsync
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type git struct {
+	env      []string
+	secrets  []string
+	timeout  time.Duration
+	lowSpeed string // git's low-speed limit, as an error names it
+}
+
+func newGit(o Options) (*git, error) {
+	u, err := url.Parse(o.RemoteURL)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("repository address is not a URL")
+	case u.User != nil:
+		return nil, errors.New("repository address carries credentials: pass the token separately")
+	case u.Scheme != "https" && !(u.Scheme == "http" && o.AllowHTTP):
+		return nil, fmt.Errorf("repository %s: must be https", o.RemoteURL)
+	case o.Branch == "", o.OutputDir == "", o.Snapshot == "":
+		return nil, errors.New("branch, outputDir and snapshot folder are required")
+	}
+	config := [][2]string{
+		{"credential.helper", ""},
+		{"http.lowSpeedLimit", strconv.Itoa(o.LowSpeedLimit)},
+		{"http.lowSpeedTime", strconv.Itoa(max(1, int(o.LowSpeedTime/time.Second)))},
+	}
+	g := &git{timeout: o.Timeout, lowSpeed: fmt.Sprintf("%d bytes/s for %s", o.LowSpeedLimit, o.LowSpeedTime)}
+	if o.Token != "" {
+		basic := base64.StdEncoding.EncodeToString([]byte(o.Username + ":" + o.Token))
+		config = append(config, [2]string{"http.extraHeader", "Authorization: Basic " + basic})
+		g.secrets = []string{o.Token, basic}
+	} else {
+		config = append(config, [2]string{"core.askPass", ""})
+	}
+	if o.CACert != "" {
+		if _, err := os.Stat(o.CACert); err != nil {
+			return nil, fmt.Errorf("CA certificate for git: %w", err)
+		}
+		config = append(config, [2]string{"http.sslCAInfo", o.CACert})
+	}
+	env := os.Environ()
+	if o.CACert != "" {
+		// GIT_SSL_CAINFO outranks http.sslCAInfo: set both, so an inherited one cannot win.
+		env = append(slices.DeleteFunc(env, func(e string) bool { return strings.HasPrefix(e, "GIT_SSL_CAINFO=") }), "GIT_SSL_CAINFO="+o.CACert)
+	}
+	g.env = append(env, "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
+		"GIT_CONFIG_COUNT="+strconv.Itoa(len(config)))
+	for i, kv := range config {
+		g.env = append(g.env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, kv[0]), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, kv[1]))
+	}
+	return g, nil
+}
+
+func (g *git) run(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = g.env
+	// At the time limit, end git and the helpers it started (git-remote-https
+	// holds the output pipe open), not git alone.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	text := g.scrub(strings.TrimSpace(out.String()))
+	switch {
+	case err == nil:
+		return text, nil
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return text, fmt.Errorf("git %s: stopped by the time limit (--timeout %s)", args[0], g.timeout)
+	case strings.Contains(text, "Operation too slow"):
+		return text, fmt.Errorf("git %s: the remote sent less than %s (git's http.lowSpeedLimit/lowSpeedTime): %s", args[0], g.lowSpeed, text)
+	}
+	return text, fmt.Errorf("git %s: %s", args[0], orExit(text, err))
+}
+
+func orExit(text string, err error) string {
+	if text != "" {
+		return text
+	}
+	return err.Error()
+}
+
+// head is the commit checked out, or "" on a branch with no commit yet.
+func (g *git) head(ctx context.Context, dir string) string {
+	out, err := g.run(ctx, dir, "rev-parse", "--verify", "--quiet", "HEAD")
+	if err != nil {
+		return ""
+	}
+	return out
+}
+
+func (g *git) scrub(s string) string {
+	for _, secret := range g.secrets {
+		s = strings.ReplaceAll(s, secret, "***")
+	}
+	return s
+}
+
+// checkout prepares dir on the tip of o.Branch, creating the branch when it
+// is missing and o.CreateBranch allows it.
+func (g *git) checkout(ctx context.Context, dir string, o Options) error {
+	if _, err := g.run(ctx, "", "init", "--quiet", dir); err != nil {
+		return err
+	}
+	if _, err := g.run(ctx, dir, "remote", "add", "origin", o.RemoteURL); err != nil {
+		return err
+	}
+	out, err := g.run(ctx, dir, "ls-remote", "--symref", "origin")
+	if err != nil {
+		return fmt.Errorf("read the branches of %s: %w%s", o.RemoteURL, err, authHint(err))
+	}
+	heads, defaultBranch := parseLsRemote(out)
+	from := o.Branch
+	switch {
+	case heads[o.Branch]:
+	case !o.CreateBranch:
+		return fmt.Errorf("%w: branch %q is not on %s; pass --create-branch to create it (from the default branch, or as the first commit of an empty repository)",
+			ErrNoBranch, o.Branch, o.RemoteURL)
+	case defaultBranch != "":
+		from = defaultBranch
+		o.Logf("%s: creating branch %q from %q", o.RemoteURL, o.Branch, from)
+	default:
+		o.Logf("%s is empty: branch %q starts with this snapshot", o.RemoteURL, o.Branch)
+		_, err := g.run(ctx, dir, "symbolic-ref", "HEAD", "refs/heads/"+o.Branch)
+		return err
+	}
+	if _, err := g.run(ctx, dir, "fetch", "--quiet", "--depth", "1", "--no-tags", "origin", "refs/heads/"+from); err != nil {
+		return fmt.Errorf("fetch branch %q of %s: %w%s", from, o.RemoteURL, err, authHint(err))
+	}
+	_, err = g.run(ctx, dir, "checkout", "--quiet", "-B", o.Branch, "FETCH_HEAD")
+	return err
+}
+
+// parseLsRemote reads `git ls-remote --symref` output: the branches, and the
+// branch HEAD points at (any branch when HEAD names none).
+func parseLsRemote(out string) (heads map[string]bool, defaultBranch string) {
+	heads = map[string]bool{}
+	var first string
+	for _, line := range strings.Split(out, "\n") {
+		ref, name, ok := strings.Cut(strings.TrimSpace(line), "\t")
+		if !ok {
+			continue
+		}
+		if target, isSym := strings.CutPrefix(ref, "ref: "); isSym && name == "HEAD" {
+			defaultBranch = strings.TrimPrefix(target, "refs/heads/")
+			continue
+		}
+		if branch, isHead := strings.CutPrefix(name, "refs/heads/"); isHead {
+			heads[branch] = true
+			if first == "" {
+				first = branch
+			}
+		}
+	}
+	if !heads[defaultBranch] {
+		defaultBranch = first
+	}
+	return heads, defaultBranch
+}

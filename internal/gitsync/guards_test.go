@@ -1,0 +1,161 @@
+package gitsync
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"dagger/lowcode-pipeline/internal/gittest"
+	"dagger/lowcode-pipeline/internal/leaktest"
+)
+
+func TestAnEmptySnapshotIsRefusedAndNothingIsPushed(t *testing.T) {
+	r, l := gittest.NewRemote(t), &leaktest.Recorder{}
+	o := opts(r, t, t.TempDir(), l)
+	_, err := Sync(context.Background(), o)
+	require.ErrorIs(t, err, ErrEmpty)
+	assert.Contains(t, err.Error(), "the platform CLI wrote no file into codeasdata/main; nothing was pushed")
+	assert.Contains(t, err.Error(), "--allow-empty")
+	assert.Zero(t, r.Pushes.Load())
+	assert.FileExists(t, filepath.Join(r.Checkout(t), "codeasdata/main/stale.patch.json"))
+}
+
+func TestAllowEmptyPushesTheDeletion(t *testing.T) {
+	r, l := gittest.NewRemote(t), &leaktest.Recorder{}
+	o := opts(r, t, t.TempDir(), l)
+	o.AllowEmpty, o.MaxDeleteRatio = true, 0 // the default ratio: an allowed empty snapshot is not a partial one
+	res, err := Sync(context.Background(), o)
+	require.NoError(t, err)
+	assert.True(t, res.Changed)
+	co := r.Checkout(t)
+	assert.NoDirExists(t, filepath.Join(co, "codeasdata/main"))
+	assert.FileExists(t, filepath.Join(co, "other/keep.txt"))
+}
+
+// fiveFiles puts five patch files into codeasdata/main on the remote.
+func fiveFiles(t *testing.T, r *gittest.Remote, l *leaktest.Recorder) {
+	files := map[string]string{}
+	for i := range 5 {
+		files[fmt.Sprintf("p%d.patch.json", i)] = "{}"
+	}
+	_, err := Sync(context.Background(), opts(r, t, snapshotDir(t, files), l))
+	require.NoError(t, err)
+}
+
+func TestTheDeletionGuardRefusesMostOfTheFolderGone(t *testing.T) {
+	r, l := gittest.NewRemote(t), &leaktest.Recorder{}
+	fiveFiles(t, r, l)
+	pushes := r.Pushes.Load()
+
+	twoLeft := snapshotDir(t, map[string]string{"p0.patch.json": "{}", "p1.patch.json": "{}"})
+	o := opts(r, t, twoLeft, l)
+	o.MaxDeleteRatio = 0 // the default, 0.5
+	_, err := Sync(context.Background(), o)
+	require.ErrorIs(t, err, ErrTooManyDeletions)
+	assert.Contains(t, err.Error(), `codeasdata/main on "main" holds 5 files, the snapshot 2, so the commit would delete 3 (60%), more than --max-delete-ratio 0.5 allows; nothing was pushed`)
+	assert.Equal(t, pushes, r.Pushes.Load())
+
+	o = opts(r, t, twoLeft, l)
+	o.MaxDeleteRatio = 0.7
+	res, err := Sync(context.Background(), o)
+	require.NoError(t, err, "a raised ratio lets it through")
+	assert.True(t, res.Changed)
+	assert.NoFileExists(t, filepath.Join(r.Checkout(t), "codeasdata/main/p4.patch.json"))
+}
+
+func TestCreateBranchStartsFromTheDefaultBranch(t *testing.T) {
+	r, l := gittest.NewRemote(t), &leaktest.Recorder{}
+	o := opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}"}), l)
+	o.Branch, o.CreateBranch = "snapshots/dev", true
+	res, err := Sync(context.Background(), o)
+	require.NoError(t, err)
+	assert.True(t, res.Changed)
+	co := r.CheckoutBranch(t, "snapshots/dev")
+	assert.Equal(t, "snapshot codeasdata/main\nseed", gittest.Git(t, co, "log", "--format=%s"), "branched off main")
+	assert.FileExists(t, filepath.Join(co, "other/keep.txt"))
+	assert.Equal(t, "seed", gittest.Git(t, r.Checkout(t), "log", "-1", "--format=%s"), "main is untouched")
+}
+
+func TestCreateBranchBootstrapsAnEmptyRepository(t *testing.T) {
+	r, l := gittest.NewEmptyRemote(t), &leaktest.Recorder{}
+	o := opts(r, t, snapshotDir(t, map[string]string{"00000000000000000001/p.patch.json": "{}"}), l)
+	o.CreateBranch = true
+	res, err := Sync(context.Background(), o)
+	require.NoError(t, err)
+	assert.True(t, res.Changed)
+	co := r.Checkout(t)
+	assert.Equal(t, "snapshot codeasdata/main", gittest.Git(t, co, "log", "--format=%s"), "a root commit")
+	assert.FileExists(t, filepath.Join(co, "codeasdata/main/00000000000000000001/p.patch.json"))
+
+	_, err = Sync(context.Background(), opts(gittest.NewEmptyRemote(t), t, snapshotDir(t, map[string]string{"a": "{}"}), l))
+	assert.ErrorIs(t, err, ErrNoBranch, "without --create-branch an empty repository is not written to")
+}
+
+func TestAStalledRemoteEndsAtTheTimeLimit(t *testing.T) {
+	url := gittest.Stalled(t)
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration
+		slow    time.Duration
+		want    string
+	}{
+		{"the whole push's time limit", 2 * time.Second, time.Hour, "stopped by the time limit (--timeout 2s)"},
+		{"git's low-speed limit", time.Hour, time.Second, "the remote sent less than 1000 bytes/s for 1s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := &leaktest.Recorder{}
+			o := Options{RemoteURL: url, Branch: "main", OutputDir: "o", Snapshot: snapshotDir(t, map[string]string{"a": "{}"}),
+				Message: "m", Token: token, AllowHTTP: true, Timeout: tc.timeout, LowSpeedTime: tc.slow, Logf: l.Logf}
+			start := time.Now()
+			_, err := Sync(context.Background(), o)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), token)
+			assert.Less(t, time.Since(start), 30*time.Second)
+		})
+	}
+}
+
+func TestAPrivateCAIsTrustedOnlyWhenGiven(t *testing.T) {
+	r, ca := gittest.NewTLSRemote(t)
+	l := &leaktest.Recorder{}
+	o := opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}"}), l)
+	o.AllowHTTP = false
+	_, err := Sync(context.Background(), o)
+	require.Error(t, err, "an unknown CA is not trusted")
+	assert.Contains(t, err.Error(), "certificate")
+
+	o = opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}"}), l)
+	o.AllowHTTP, o.CACert = false, ca
+	res, err := Sync(context.Background(), o)
+	require.NoError(t, err)
+	assert.True(t, res.Changed)
+	l.AssertClean(t, token)
+}
+
+func TestTheUserNameGoesWithTheToken(t *testing.T) {
+	r, l := gittest.NewRemote(t), &leaktest.Recorder{}
+	o := opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}"}), l)
+	o.Username = "x-token-auth"
+	_, err := Sync(context.Background(), o)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"x-token-auth"}, r.Users(), "the server saw the user name given")
+}
+
+func TestParseLsRemote(t *testing.T) {
+	heads, def := parseLsRemote("ref: refs/heads/trunk\tHEAD\nabc\tHEAD\nabc\trefs/heads/trunk\ndef\trefs/heads/dev\nfff\trefs/tags/v1\n")
+	assert.Equal(t, map[string]bool{"trunk": true, "dev": true}, heads)
+	assert.Equal(t, "trunk", def)
+
+	heads, def = parseLsRemote("")
+	assert.Empty(t, heads)
+	assert.Empty(t, def, "an empty repository has no default branch")
+
+	_, def = parseLsRemote("abc\trefs/heads/only\n")
+	assert.Equal(t, "only", def, "without a symbolic HEAD, any branch")
+}
