@@ -1,9 +1,10 @@
-// Command snapshot-push commits one snapshot folder into a git branch and
-// pushes it when it changed (see internal/gitsync). The token comes from
-// $GIT_TOKEN; the result is printed as JSON.
+// Command snapshot-push commits snapshot folders into git branches and
+// pushes those that changed (see internal/snapshotpush). It reads the batch
+// as JSON (-batch FILE), each entry's token from the environment variable
+// the batch names, and prints the report as JSON whatever happened; it exits
+// 1 when an entry failed.
 //
-//	GIT_TOKEN=… snapshot-push -remote https://git.example.com/team/code.git \
-//	  -branch main -output-dir codeasdata/main -snapshot ./snapshot -message 'snapshot {folder} {date}'
+//	GIT_TOKEN=… snapshot-push -batch batch.json
 package main
 
 import (
@@ -16,43 +17,38 @@ import (
 	"os"
 	"time"
 
-	"dagger/lowcode-pipeline/internal/gitsync"
-	"dagger/lowcode-pipeline/internal/snapshotconfig"
+	"dagger/lowcode-pipeline/internal/snapshotpush"
 )
 
 func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
-// run is the command: flags in, the result as JSON on stdout, 0 or 1 out.
+// run is the command: flags in, the report as JSON on stdout, 0, 1 or 2 out.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("snapshot-push", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var o gitsync.Options
-	var message string
-	fs.StringVar(&o.RemoteURL, "remote", "", "https address of the repository, without credentials")
-	fs.StringVar(&o.Branch, "branch", "", "branch to clone and push")
-	fs.StringVar(&o.OutputDir, "output-dir", "", "folder of the repository the snapshot replaces")
-	fs.StringVar(&o.Snapshot, "snapshot", "", "local folder holding the snapshot")
-	fs.StringVar(&message, "message", "", "commit message template ({date}, {folder})")
-	fs.StringVar(&o.Username, "username", gitsync.DefaultUsername, "user name sent with the token")
-	fs.StringVar(&o.AuthorName, "author-name", gitsync.DefaultAuthorName, "commit author name")
-	fs.StringVar(&o.AuthorEmail, "author-email", gitsync.DefaultAuthorEmail, "commit author e-mail")
-	fs.IntVar(&o.MaxAttempts, "max-attempts", gitsync.DefaultMaxAttempts, "pushes to try when the branch keeps moving")
-	fs.BoolVar(&o.AllowHTTP, "allow-http", false, "allow a plain-http repository (local test servers only)")
+	batchFile := fs.String("batch", "", "JSON file of the entries and options")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	o.Token = getenv("GIT_TOKEN")
-	o.Message = snapshotconfig.RenderMessage(message, time.Now().UTC(), o.OutputDir)
-	o.Logf = log.New(stderr, "", log.LstdFlags).Printf
-	res, err := gitsync.Sync(ctx, o)
+	data, err := os.ReadFile(*batchFile)
 	if err != nil {
+		fmt.Fprintln(stderr, "snapshot-push: -batch:", err)
+		return 2
+	}
+	var batch snapshotpush.Batch
+	if err := json.Unmarshal(data, &batch); err != nil {
+		fmt.Fprintln(stderr, "snapshot-push: -batch:", err)
+		return 2
+	}
+	report := snapshotpush.Run(ctx, batch, getenv, time.Now().UTC(), log.New(stderr, "", log.LstdFlags).Printf)
+	if err := json.NewEncoder(stdout).Encode(report); err != nil {
 		fmt.Fprintln(stderr, "snapshot-push:", err)
 		return 1
 	}
-	if err := json.NewEncoder(stdout).Encode(res); err != nil {
-		fmt.Fprintln(stderr, "snapshot-push:", err)
+	if report.Failed() {
+		fmt.Fprintln(stderr, "snapshot-push: an entry failed:\n"+report.Summary())
 		return 1
 	}
 	return 0

@@ -6,7 +6,6 @@ package gittest
 import (
 	"encoding/pem"
 	"net/http"
-	"net/http/cgi"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -18,6 +17,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"dagger/lowcode-pipeline/internal/gitserver"
 )
 
 // Token is the password the server demands (any user name).
@@ -71,8 +72,7 @@ func serve(t testing.TB, seeded, tls bool) *Remote {
 	require.NoError(t, err, "these tests run the real git")
 	root := t.TempDir()
 	r := &Remote{Bare: filepath.Join(root, "code.git")}
-	Git(t, root, "init", "--quiet", "--bare", "--initial-branch=main", r.Bare)
-	Git(t, r.Bare, "config", "http.receivepack", "true")
+	require.NoError(t, gitserver.InitBare(r.Bare))
 
 	if seeded {
 		// Seed the branch: a README and a file outside the snapshot folder.
@@ -86,28 +86,17 @@ func serve(t testing.TB, seeded, tls bool) *Remote {
 		Git(t, seed, "push", "--quiet", r.Bare, "main")
 	}
 
-	execPath := Git(t, root, "--exec-path")
-	backend := &cgi.Handler{
-		Path: filepath.Join(execPath, "git-http-backend"),
-		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
-	}
-	handler := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		user, pw, ok := req.BasicAuth()
-		if !ok || pw != Token {
-			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
-			http.Error(w, "authentication required", http.StatusUnauthorized)
-			return
+	handler, err := gitserver.Handler(root, Token, func(user string, push bool) {
+		if push {
+			r.Pushes.Add(1)
 		}
 		r.mu.Lock()
 		if !slices.Contains(r.users, user) {
 			r.users = append(r.users, user)
 		}
 		r.mu.Unlock()
-		if strings.HasSuffix(req.URL.Path, "/git-receive-pack") {
-			r.Pushes.Add(1)
-		}
-		backend.ServeHTTP(w, req)
 	})
+	require.NoError(t, err)
 	var srv *httptest.Server
 	if tls {
 		srv = httptest.NewTLSServer(handler)

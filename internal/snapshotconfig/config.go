@@ -59,20 +59,21 @@ func Pushed(entries []Entry) ([]Entry, error) {
 }
 
 // Remote splits git.repo into the address to clone (no credentials) and the
-// token the spec allows in its user-info, if any.
-func (g *Git) Remote() (cloneURL, token string) {
+// credentials the spec allows in its user-info: https://<token>@… gives the
+// token alone, https://<user>:<token>@… the user name git must send with it.
+func (g *Git) Remote() (cloneURL, username, token string) {
 	u, err := url.Parse(g.Repo)
 	if err != nil {
-		return g.Repo, ""
+		return g.Repo, "", ""
 	}
 	if u.User != nil {
 		token = u.User.Username()
 		if pw, ok := u.User.Password(); ok {
-			token = pw
+			username, token = token, pw
 		}
 		u.User = nil
 	}
-	return u.String(), token
+	return u.String(), username, token
 }
 
 var tagPattern = regexp.MustCompile(`^[0-9]{20}$`)

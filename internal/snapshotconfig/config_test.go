@@ -98,14 +98,16 @@ func TestATokenInTheRepoNeverShowsInAnError(t *testing.T) {
 	assert.Contains(t, err.Error(), "REDACTED@g.example.com")
 }
 
-func TestRemoteSplitsTheTokenTheSpecAllows(t *testing.T) {
-	for _, tc := range []struct{ repo, url, token string }{
-		{"https://ghp_abc@git.example.com/team/code.git", "https://git.example.com/team/code.git", "ghp_abc"},
-		{"https://oauth2:glpat-x@git.example.com/team/code.git", "https://git.example.com/team/code.git", "glpat-x"},
-		{"https://git.example.com/team/code.git", "https://git.example.com/team/code.git", ""},
+func TestRemoteSplitsTheCredentialsTheSpecAllows(t *testing.T) {
+	for _, tc := range []struct{ repo, url, user, token string }{
+		{"https://ghp_abc@git.example.com/team/code.git", "https://git.example.com/team/code.git", "", "ghp_abc"},
+		{"https://oauth2:glpat-x@git.example.com/team/code.git", "https://git.example.com/team/code.git", "oauth2", "glpat-x"},
+		{"https://x-token-auth:TOKEN@bitbucket.org/team/code.git", "https://bitbucket.org/team/code.git", "x-token-auth", "TOKEN"},
+		{"https://git.example.com/team/code.git", "https://git.example.com/team/code.git", "", ""},
 	} {
-		u, tok := (&Git{Repo: tc.repo}).Remote()
+		u, user, tok := (&Git{Repo: tc.repo}).Remote()
 		assert.Equal(t, tc.url, u)
+		assert.Equal(t, tc.user, user, "the user name in the URL is the one git sends")
 		assert.Equal(t, tc.token, tok)
 	}
 }

@@ -1,0 +1,141 @@
+package snapshotconfig
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ForCLI is the configuration the platform CLI is given: by default every
+// git section removed, so that the CLI only writes patch files and the module
+// does the git work. With platformGit the git sections stay, and a token
+// given apart (--git-token) goes into git.repo as the interface's
+// https://<token>@… form, since the CLI then pushes by itself.
+func ForCLI(entries []Entry, platformGit bool, username, token string) ([]byte, error) {
+	out := make([]Entry, len(entries))
+	for i, e := range entries {
+		out[i] = e
+		switch {
+		case !platformGit:
+			out[i].Git = nil
+		case e.Git != nil && token != "":
+			g := *e.Git
+			u, err := url.Parse(g.Repo)
+			if err != nil {
+				return nil, fmt.Errorf("[%d].git.repo: not a URL", e.Index)
+			}
+			u.User = url.User(token)
+			if username != "" {
+				u.User = url.UserPassword(username, token)
+			}
+			g.Repo = u.String()
+			out[i].Git = &g
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	err := enc.Encode(out)
+	return buf.Bytes(), err
+}
+
+// credentials matches the user-info of an http(s) address in JSON text,
+// slashes escaped or not.
+var credentials = regexp.MustCompile(`(?i)(https?:(?:\\?/){2})[^/\\"\s@]*@`)
+
+// ScrubCredentials removes the user-info of every http(s) address in a
+// configuration file's text and leaves every other byte as it is: the copy
+// of the project that npm and the platform CLI see carries no git token.
+func ScrubCredentials(data []byte) []byte {
+	return credentials.ReplaceAll(data, []byte("$1"))
+}
+
+// CountCommand lists, for each entry's outputDir, how many files it holds:
+// a line "<outputDir>\t<count>" each, run in the CLI's container after the
+// snapshot.
+func CountCommand(entries []Entry) []string {
+	args := []string{"sh", "-c", `for d in "$@"; do printf '%s\t%s\n' "$d" "$(find "$d" -type f 2>/dev/null | wc -l)"; done`, "count"}
+	for _, e := range entries {
+		args = append(args, e.Snapshooter.OutputDir)
+	}
+	return args
+}
+
+// CheckWritten reads CountCommand's output and fails, naming each entry,
+// when the platform CLI left an outputDir without a file.
+func CheckWritten(entries []Entry, counts string, allowEmpty bool) error {
+	written := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(counts), "\n") {
+		dir, n, ok := strings.Cut(line, "\t")
+		if !ok {
+			continue
+		}
+		if c, err := strconv.Atoi(strings.TrimSpace(n)); err == nil {
+			written[dir] = c
+		}
+	}
+	if allowEmpty {
+		return nil
+	}
+	var errs []error
+	for _, e := range entries {
+		if written[e.Snapshooter.OutputDir] == 0 {
+			errs = append(errs, fmt.Errorf("[%d] %q: the platform CLI wrote no file into %s (a wrong root tag, an expired platform token, an exclude that leaves out everything?); --allow-empty accepts an empty snapshot",
+				e.Index, e.Snapshooter.Name, e.Snapshooter.OutputDir))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// envName is what a shell accepts as an environment variable name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// PushFlags are snapshot-push's flags that have rules of their own.
+type PushFlags struct {
+	MaxAttempts      int
+	MaxDeleteRatio   float64
+	PlatformTokenEnv string
+	Timeout          string
+}
+
+// Check refuses each bad flag, naming it, all at once.
+func (f PushFlags) Check() error {
+	var errs []error
+	if f.MaxAttempts < 1 {
+		errs = append(errs, fmt.Errorf("--max-attempts %d: must be at least 1", f.MaxAttempts))
+	}
+	if !(f.MaxDeleteRatio > 0 && f.MaxDeleteRatio <= 1) {
+		errs = append(errs, fmt.Errorf("--max-delete-ratio %g: must be above 0 and at most 1 (1 lets any deletion through)", f.MaxDeleteRatio))
+	}
+	if err := CheckEnvName("--platform-token-env", f.PlatformTokenEnv); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := ParseTimeout(f.Timeout); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// CheckEnvName refuses what cannot be an environment variable's name.
+func CheckEnvName(flag, name string) error {
+	if !envName.MatchString(name) {
+		return fmt.Errorf("%s %q: not an environment variable name (letters, digits and _, not starting with a digit)", flag, name)
+	}
+	return nil
+}
+
+// ParseTimeout reads --timeout: a positive Go duration.
+func ParseTimeout(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("--timeout %q: use a positive Go duration such as 90s or 10m", s)
+	}
+	return d, nil
+}

@@ -1,0 +1,130 @@
+package snapshotconfig
+
+import (
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"dagger/lowcode-pipeline/internal/gittest"
+)
+
+const withGit = `[
+  {"snapshooter": {"name": "orders", "rootTags": ["00000000000000000001"], "outputDir": "codeasdata/orders"},
+   "git": {"repo": "https://x-token-auth:ghp_SECRET42@git.example.com/team/code.git", "branch": "main", "commitMessage": "snapshot {folder}"}},
+  {"snapshooter": {"name": "local", "rootTags": ["00000000000000000002"], "exclude": ["00000000000000000003"], "outputDir": "codeasdata/local"}}
+]`
+
+func TestForCLIRemovesEveryGitSectionByDefault(t *testing.T) {
+	entries, err := Parse([]byte(withGit))
+	require.NoError(t, err)
+	out, err := ForCLI(entries, false, "", "")
+	require.NoError(t, err)
+	assert.JSONEq(t, `[
+		{"snapshooter": {"name": "orders", "rootTags": ["00000000000000000001"], "outputDir": "codeasdata/orders"}},
+		{"snapshooter": {"name": "local", "rootTags": ["00000000000000000002"], "exclude": ["00000000000000000003"], "outputDir": "codeasdata/local"}}]`, string(out))
+	assert.NotContains(t, string(out), "ghp_SECRET42")
+	again, err := Parse(out)
+	require.NoError(t, err, "the CLI gets a valid configuration")
+	assert.Len(t, again, 2)
+}
+
+func TestForCLIWithPlatformGitKeepsGitAndPutsAGivenTokenInTheURL(t *testing.T) {
+	entries, err := Parse([]byte(withGit))
+	require.NoError(t, err)
+	out, err := ForCLI(entries, true, "", "")
+	require.NoError(t, err)
+	assert.Contains(t, string(out), `"repo": "https://x-token-auth:ghp_SECRET42@git.example.com/team/code.git"`, "the CLI pushes with the file's own token")
+
+	out, err = ForCLI(entries, true, "oauth2", "glpat-given")
+	require.NoError(t, err)
+	assert.Contains(t, string(out), `"repo": "https://oauth2:glpat-given@git.example.com/team/code.git"`)
+	assert.NotContains(t, string(out), `"git": null`)
+}
+
+func TestScrubCredentialsLeavesEveryOtherByte(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"a token alone", `{"repo":"https://ghp_abc@git.example.com/r.git"}`, `{"repo":"https://git.example.com/r.git"}`},
+		{"user and token", `{"repo": "https://x-token-auth:T0K@bitbucket.org/t/r.git",  "branch":"main"}`, `{"repo": "https://bitbucket.org/t/r.git",  "branch":"main"}`},
+		{"escaped slashes", `{"repo":"https:\/\/tok@git.example.com\/r.git"}`, `{"repo":"https:\/\/git.example.com\/r.git"}`},
+		{"no credentials", withGit[:40], withGit[:40]},
+		{"an @ in a path is not user-info", `{"repo":"https://git.example.com/@team/r.git"}`, `{"repo":"https://git.example.com/@team/r.git"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, string(ScrubCredentials([]byte(tc.in))))
+		})
+	}
+	assert.NotContains(t, string(ScrubCredentials([]byte(withGit))), "ghp_SECRET42")
+}
+
+func FuzzScrubCredentials(f *testing.F) {
+	f.Add(withGit, "ghp_SECRET42")
+	f.Add(`{"repo":"https://a:b@c"}`, "b")
+	f.Fuzz(func(t *testing.T, text, token string) {
+		if len(token) < 4 {
+			return
+		}
+		// A token placed as user-info of any https address is gone afterwards.
+		doc := text + ` "https://` + token + `@git.example.com/r.git"`
+		out := string(ScrubCredentials([]byte(doc)))
+		if validUserinfo(token) {
+			assert.NotContains(t, out[len(ScrubCredentials([]byte(text))):], token+"@")
+		}
+	})
+}
+
+func validUserinfo(s string) bool {
+	for _, r := range s {
+		if r == '/' || r == '\\' || r == '"' || r == '@' || r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\f' || r == '\v' {
+			return false
+		}
+	}
+	return true
+}
+
+func TestCountCommandAndCheckWritten(t *testing.T) {
+	entries, err := Parse([]byte(withGit))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	gittest.Write(t, filepath.Join(dir, "codeasdata/orders/00000000000000000001/a.patch.json"), "{}")
+	require.NoError(t, exec.Command("mkdir", "-p", filepath.Join(dir, "codeasdata/local/empty")).Run())
+
+	cmd := CountCommand(entries)
+	run := exec.Command(cmd[0], cmd[1:]...)
+	run.Dir = dir
+	out, err := run.Output()
+	require.NoError(t, err, "the real shell runs it")
+	assert.Equal(t, "codeasdata/orders\t1\ncodeasdata/local\t0\n", string(out))
+
+	err = CheckWritten(entries, string(out), false)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `[1] "local": the platform CLI wrote no file into codeasdata/local`)
+	assert.NotContains(t, err.Error(), "orders")
+	assert.NoError(t, CheckWritten(entries, string(out), true), "--allow-empty")
+	assert.Error(t, CheckWritten(entries, "", false), "no output: nothing was written")
+}
+
+func TestPushFlagsAreChecked(t *testing.T) {
+	good := PushFlags{MaxAttempts: 5, MaxDeleteRatio: 0.5, PlatformTokenEnv: "PLATFORM_TOKEN", Timeout: "10m"}
+	assert.NoError(t, good.Check())
+	for _, tc := range []struct {
+		name string
+		edit func(*PushFlags)
+		want string
+	}{
+		{"no attempt", func(f *PushFlags) { f.MaxAttempts = 0 }, "--max-attempts 0: must be at least 1"},
+		{"a ratio of 0", func(f *PushFlags) { f.MaxDeleteRatio = 0 }, "--max-delete-ratio 0: must be above 0 and at most 1"},
+		{"a ratio above 1", func(f *PushFlags) { f.MaxDeleteRatio = 1.5 }, "--max-delete-ratio 1.5"},
+		{"an empty variable name", func(f *PushFlags) { f.PlatformTokenEnv = "" }, `--platform-token-env "": not an environment variable name`},
+		{"a variable name with a dash", func(f *PushFlags) { f.PlatformTokenEnv = "PLATFORM-TOKEN" }, `--platform-token-env "PLATFORM-TOKEN"`},
+		{"a bad time limit", func(f *PushFlags) { f.Timeout = "soon" }, `--timeout "soon": use a positive Go duration`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := good
+			tc.edit(&f)
+			assert.ErrorContains(t, f.Check(), tc.want)
+		})
+	}
+}

@@ -1,0 +1,155 @@
+// Package snapshotpush is the git step of snapshot-push: every entry of the
+// snapshot configuration that has a git section, committed and pushed in
+// order, with a report that says what reached each remote. The first entry
+// that fails stops the run: the ones before it stay pushed, the ones after
+// it are not attempted, and the report says so.
+package snapshotpush
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"dagger/lowcode-pipeline/internal/gitsync"
+	"dagger/lowcode-pipeline/internal/snapshotconfig"
+)
+
+// Entry is one folder to commit into one branch.
+type Entry struct {
+	Name      string `json:"name"`
+	Remote    string `json:"remote"` // https address, without credentials
+	Branch    string `json:"branch"`
+	OutputDir string `json:"outputDir"`
+	Snapshot  string `json:"snapshot"` // local folder with the snapshot's files
+	Message   string `json:"message"`  // the commitMessage template
+	Username  string `json:"username,omitempty"`
+	TokenEnv  string `json:"tokenEnv,omitempty"` // environment variable holding its token
+}
+
+// Batch is the whole step.
+type Batch struct {
+	Entries        []Entry `json:"entries"`
+	AuthorName     string  `json:"authorName,omitempty"`
+	AuthorEmail    string  `json:"authorEmail,omitempty"`
+	MaxAttempts    int     `json:"maxAttempts"`
+	AllowEmpty     bool    `json:"allowEmpty,omitempty"`
+	MaxDeleteRatio float64 `json:"maxDeleteRatio"`
+	CreateBranch   bool    `json:"createBranch,omitempty"`
+	CACert         string  `json:"caCert,omitempty"`
+	Timeout        string  `json:"timeout"` // per entry, a Go duration
+	AllowHTTP      bool    `json:"allowHttp,omitempty"`
+}
+
+// Outcomes an entry can have besides "failed: <reason>".
+const (
+	Pushed       = "pushed"
+	Unchanged    = "unchanged"
+	NotAttempted = "not attempted"
+)
+
+// Result is what happened to one entry.
+type Result struct {
+	Name      string `json:"name"`
+	OutputDir string `json:"outputDir"`
+	Branch    string `json:"branch"`
+	Outcome   string `json:"outcome"`
+	Changed   bool   `json:"changed"`
+	Commit    string `json:"commit,omitempty"`
+	Attempts  int    `json:"attempts"`
+}
+
+// Report lists every entry in order.
+type Report struct {
+	Entries []Result `json:"entries"`
+}
+
+// Failed says whether any entry failed.
+func (r Report) Failed() bool {
+	for _, e := range r.Entries {
+		if strings.HasPrefix(e.Outcome, "failed") {
+			return true
+		}
+	}
+	return false
+}
+
+// Summary is the report in a few lines, one per entry, for an error.
+func (r Report) Summary() string {
+	lines := make([]string, len(r.Entries))
+	for i, e := range r.Entries {
+		lines[i] = fmt.Sprintf("[%d] %s (%s → %s): %s", i, e.Name, e.OutputDir, e.Branch, e.Outcome)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Run pushes the entries in order; getenv gives each entry's token.
+func Run(ctx context.Context, b Batch, getenv func(string) string, now time.Time, logf func(string, ...any)) Report {
+	report := Report{Entries: make([]Result, len(b.Entries))}
+	timeout, err := snapshotconfig.ParseTimeout(b.Timeout)
+	failed := false
+	for i, e := range b.Entries {
+		res := Result{Name: e.Name, OutputDir: e.OutputDir, Branch: e.Branch, Outcome: NotAttempted}
+		switch {
+		case failed:
+		case err != nil:
+			res.Outcome, failed = "failed: "+err.Error(), true
+		default:
+			synced, serr := gitsync.Sync(ctx, gitsync.Options{
+				RemoteURL: e.Remote, Branch: e.Branch, OutputDir: e.OutputDir, Snapshot: e.Snapshot,
+				Message: snapshotconfig.RenderMessage(e.Message, now, e.OutputDir), Token: getenv(e.TokenEnv), Username: e.Username,
+				AuthorName: b.AuthorName, AuthorEmail: b.AuthorEmail, MaxAttempts: b.MaxAttempts, AllowEmpty: b.AllowEmpty,
+				MaxDeleteRatio: b.MaxDeleteRatio, CreateBranch: b.CreateBranch, CACert: b.CACert, Timeout: timeout,
+				AllowHTTP: b.AllowHTTP, Logf: logf,
+			})
+			if serr != nil {
+				res.Outcome, failed = "failed: "+cut(serr.Error(), maxReason), true
+				break
+			}
+			res.Outcome, res.Changed, res.Commit, res.Attempts = synced.Outcome(), synced.Changed, synced.Commit, synced.Attempts
+		}
+		report.Entries[i] = res
+	}
+	return report
+}
+
+// maxReason bounds the reason a failed entry's outcome repeats.
+const maxReason = 600
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return fmt.Sprintf("%s… (%d bytes in all)", strings.ToValidUTF8(s[:n], ""), len(s))
+}
+
+// Auth is how one entry authenticates to its remote.
+type Auth struct {
+	Entry    Entry
+	URLToken string // a token kept in git.repo, to pass as the entry's own secret
+}
+
+// EntryFor turns a configuration entry into a git step entry. The token and
+// user name in git.repo are used unless given apart: a --git-token (in
+// $GIT_TOKEN) wins over git.repo's, a --git-username over the URL's; the
+// user name otherwise is git's default for tokens.
+func EntryFor(i int, e snapshotconfig.Entry, snapshotDir, flagUsername string, flagToken bool) Auth {
+	remote, user, token := e.Git.Remote()
+	a := Auth{Entry: Entry{
+		Name: e.Snapshooter.Name, Remote: remote, Branch: e.Git.Branch, OutputDir: e.Snapshooter.OutputDir,
+		Snapshot: snapshotDir, Message: e.Git.CommitMessage, Username: user,
+	}}
+	if flagUsername != "" {
+		a.Entry.Username = flagUsername
+	}
+	switch {
+	case flagToken:
+		a.Entry.TokenEnv = "GIT_TOKEN"
+	case token != "":
+		a.Entry.TokenEnv, a.URLToken = fmt.Sprintf("GIT_TOKEN_%d", i), token
+	}
+	return a
+}
+
+// Cut bounds text from the git step (its output, an error) for an error message.
+func Cut(s string) string { return cut(s, maxReason) }

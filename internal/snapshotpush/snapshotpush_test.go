@@ -1,0 +1,102 @@
+package snapshotpush
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"dagger/lowcode-pipeline/internal/gittest"
+	"dagger/lowcode-pipeline/internal/leaktest"
+	"dagger/lowcode-pipeline/internal/snapshotconfig"
+)
+
+func snapshot(t *testing.T, files ...string) string {
+	dir := t.TempDir()
+	for _, f := range files {
+		gittest.Write(t, filepath.Join(dir, f), "{}")
+	}
+	return dir
+}
+
+func env(k string) string {
+	if k == "GIT_TOKEN" {
+		return gittest.Token
+	}
+	return ""
+}
+
+func TestTheEntryAfterAFailureIsNotAttemptedAndTheReportSaysSo(t *testing.T) {
+	first, third := gittest.NewRemote(t), gittest.NewRemote(t)
+	l := &leaktest.Recorder{}
+	b := Batch{
+		MaxAttempts: 5, MaxDeleteRatio: 1, Timeout: "1m", AllowHTTP: true,
+		Entries: []Entry{
+			{Name: "orders", Remote: first.URL, Branch: "main", OutputDir: "codeasdata/main", Snapshot: snapshot(t, "a.patch.json"), Message: "snapshot {folder}", TokenEnv: "GIT_TOKEN"},
+			{Name: "empty", Remote: first.URL, Branch: "main", OutputDir: "codeasdata/other", Snapshot: snapshot(t), Message: "m", TokenEnv: "GIT_TOKEN"},
+			{Name: "never", Remote: third.URL, Branch: "main", OutputDir: "codeasdata/main", Snapshot: snapshot(t, "b.patch.json"), Message: "m", TokenEnv: "GIT_TOKEN"},
+		},
+	}
+	report := Run(context.Background(), b, env, time.Now(), l.Logf)
+	require.Len(t, report.Entries, 3)
+	assert.Equal(t, Pushed, report.Entries[0].Outcome)
+	assert.Len(t, report.Entries[0].Commit, 40)
+	assert.True(t, strings.HasPrefix(report.Entries[1].Outcome, "failed: the snapshot is empty"), report.Entries[1].Outcome)
+	assert.Equal(t, NotAttempted, report.Entries[2].Outcome)
+	assert.True(t, report.Failed())
+
+	assert.Equal(t, "snapshot codeasdata/main", gittest.Git(t, first.Checkout(t), "log", "-1", "--format=%s"), "entry 0 stays pushed")
+	assert.Zero(t, third.Pushes.Load(), "entry 2 never reached its remote")
+	assert.Contains(t, report.Summary(), "[2] never (codeasdata/main → main): not attempted")
+
+	data, err := json.Marshal(report)
+	require.NoError(t, err)
+	assert.NotContains(t, string(data), gittest.Token)
+	l.AssertClean(t, gittest.Token)
+}
+
+func TestAWrongTimeoutFailsTheFirstEntryWithoutGit(t *testing.T) {
+	r := gittest.NewRemote(t)
+	report := Run(context.Background(), Batch{Timeout: "never", MaxAttempts: 1, Entries: []Entry{
+		{Name: "a", Remote: r.URL, Branch: "main", OutputDir: "o", Snapshot: snapshot(t, "x"), TokenEnv: "GIT_TOKEN"},
+		{Name: "b", Remote: r.URL, Branch: "main", OutputDir: "p", Snapshot: snapshot(t, "x"), TokenEnv: "GIT_TOKEN"},
+	}}, env, time.Now(), nil)
+	assert.Equal(t, `failed: --timeout "never": use a positive Go duration such as 90s or 10m`, report.Entries[0].Outcome)
+	assert.Equal(t, NotAttempted, report.Entries[1].Outcome)
+	assert.Zero(t, r.Pushes.Load())
+}
+
+func TestLongReasonsAreCut(t *testing.T) {
+	s := cut(strings.Repeat("é", 400), 601)
+	assert.LessOrEqual(t, len(s), 601+40)
+	assert.Contains(t, s, "(800 bytes in all)")
+	assert.Equal(t, "short", cut("short", 600))
+}
+
+func TestEntryForTakesCredentialsFromTheURLUnlessGivenApart(t *testing.T) {
+	entries, err := snapshotconfig.Parse([]byte(`[
+		{"snapshooter": {"name": "bb", "rootTags": ["00000000000000000001"], "outputDir": "a"},
+		 "git": {"repo": "https://x-token-auth:T0KEN@bitbucket.org/t/r.git", "branch": "main", "commitMessage": "m {folder}"}},
+		{"snapshooter": {"name": "plain", "rootTags": ["00000000000000000001"], "outputDir": "b"},
+		 "git": {"repo": "https://git.example.com/t/r.git", "branch": "dev", "commitMessage": "m"}}]`))
+	require.NoError(t, err)
+
+	a := EntryFor(0, entries[0], "/snapshots/0", "", false)
+	assert.Equal(t, Entry{Name: "bb", Remote: "https://bitbucket.org/t/r.git", Branch: "main", OutputDir: "a", Snapshot: "/snapshots/0",
+		Message: "m {folder}", Username: "x-token-auth", TokenEnv: "GIT_TOKEN_0"}, a.Entry, "the URL's user name is the one git uses")
+	assert.Equal(t, "T0KEN", a.URLToken)
+
+	a = EntryFor(0, entries[0], "/snapshots/0", "oauth2", true)
+	assert.Equal(t, "oauth2", a.Entry.Username, "--git-username overrides")
+	assert.Equal(t, "GIT_TOKEN", a.Entry.TokenEnv, "--git-token wins")
+	assert.Empty(t, a.URLToken)
+
+	a = EntryFor(1, entries[1], "/snapshots/1", "", false)
+	assert.Empty(t, a.Entry.TokenEnv, "no token anywhere: none is sent")
+	assert.Empty(t, a.Entry.Username)
+}
