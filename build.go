@@ -10,6 +10,7 @@ import (
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/nodebuild"
+	"dagger/lowcode-pipeline/internal/snapshotconfig"
 )
 
 const (
@@ -54,7 +55,11 @@ func (m *LowcodePipeline) Install(ctx context.Context) (*dagger.Container, error
 	if err != nil {
 		return nil, err
 	}
-	return deps.WithDirectory(appDir, m.Source), nil
+	project, err := m.project(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return deps.WithDirectory(appDir, project), nil
 }
 
 // Build the project: dist/web, dist/node and, when asked, dist/codeAsData, concurrently off one install
@@ -99,7 +104,11 @@ func (m *LowcodePipeline) Build(
 	if err != nil {
 		return nil, err
 	}
-	installed := deps.WithDirectory(appDir, m.Source)
+	project, err := m.project(ctx)
+	if err != nil {
+		return nil, err
+	}
+	installed := deps.WithDirectory(appDir, project)
 
 	b := &Build{CodeAsData: dag.Directory(), HasCodeAsData: codeAsData, Pipeline: m}
 	g, gctx := errgroup.WithContext(ctx)
@@ -184,6 +193,24 @@ func (m *LowcodePipeline) dependencies(ctx context.Context, manifest *nodebuild.
 		WithDirectory(appDir, deps).
 		WithWorkdir(appDir).
 		WithExec(nodebuild.InstallCommand(root)), nil
+}
+
+// project is the source as every npm and platform CLI container sees it: a
+// token kept in the snapshot configuration's git.repo is removed (the file
+// is otherwise byte for byte the project's), so it reaches the git step only.
+func (m *LowcodePipeline) project(ctx context.Context) (*dagger.Directory, error) {
+	ok, err := m.Source.Exists(ctx, snapshotconfig.DefaultPath)
+	if err != nil || !ok {
+		return m.Source, err
+	}
+	data, err := m.Source.File(snapshotconfig.DefaultPath).Contents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if clean := snapshotconfig.ScrubCredentials([]byte(data)); string(clean) != data {
+		return m.Source.WithNewFile(snapshotconfig.DefaultPath, string(clean)), nil
+	}
+	return m.Source, nil
 }
 
 func (m *LowcodePipeline) manifest(ctx context.Context) (*nodebuild.Manifest, error) {

@@ -840,7 +840,14 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platformTokenEnv", err))
 				}
 			}
-			return (*LowcodePipeline).Snapshot(&parent, ctx, config, platformToken, platformTokenEnv)
+			var allowEmpty bool
+			if inputArgs["allowEmpty"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["allowEmpty"]), &allowEmpty)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg allowEmpty", err))
+				}
+			}
+			return (*LowcodePipeline).Snapshot(&parent, ctx, config, platformToken, platformTokenEnv, allowEmpty)
 		case "SnapshotPush":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)
@@ -868,6 +875,48 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg gitUsername", err))
 				}
 			}
+			var gitCaCert *dagger.File
+			if inputArgs["gitCaCert"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["gitCaCert"]), &gitCaCert)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg gitCaCert", err))
+				}
+			}
+			var createBranch bool
+			if inputArgs["createBranch"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["createBranch"]), &createBranch)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg createBranch", err))
+				}
+			}
+			var allowEmpty bool
+			if inputArgs["allowEmpty"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["allowEmpty"]), &allowEmpty)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg allowEmpty", err))
+				}
+			}
+			var maxDeleteRatio float64
+			if inputArgs["maxDeleteRatio"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["maxDeleteRatio"]), &maxDeleteRatio)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg maxDeleteRatio", err))
+				}
+			}
+			var maxAttempts int
+			if inputArgs["maxAttempts"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["maxAttempts"]), &maxAttempts)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg maxAttempts", err))
+				}
+			}
+			var timeout string
+			if inputArgs["timeout"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["timeout"]), &timeout)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg timeout", err))
+				}
+			}
 			var authorName string
 			if inputArgs["authorName"] != nil {
 				err = json.Unmarshal([]byte(inputArgs["authorName"]), &authorName)
@@ -882,11 +931,11 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg authorEmail", err))
 				}
 			}
-			var maxAttempts int
-			if inputArgs["maxAttempts"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["maxAttempts"]), &maxAttempts)
+			var platformGit bool
+			if inputArgs["platformGit"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["platformGit"]), &platformGit)
 				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg maxAttempts", err))
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platformGit", err))
 				}
 			}
 			var platformToken *dagger.Secret
@@ -903,7 +952,7 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platformTokenEnv", err))
 				}
 			}
-			return (*LowcodePipeline).SnapshotPush(&parent, ctx, config, gitToken, gitUsername, authorName, authorEmail, maxAttempts, platformToken, platformTokenEnv)
+			return (*LowcodePipeline).SnapshotPush(&parent, ctx, config, gitToken, gitUsername, gitCaCert, createBranch, allowEmpty, maxDeleteRatio, maxAttempts, timeout, authorName, authorEmail, platformGit, platformToken, platformTokenEnv)
 		case "WebhookReceiver":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)
@@ -924,7 +973,21 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg port", err))
 				}
 			}
-			return (*LowcodePipeline).WebhookReceiver(&parent, webhookToken, port), nil
+			var tlsCert *dagger.File
+			if inputArgs["tlsCert"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["tlsCert"]), &tlsCert)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg tlsCert", err))
+				}
+			}
+			var tlsKey *dagger.Secret
+			if inputArgs["tlsKey"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["tlsKey"]), &tlsKey)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg tlsKey", err))
+				}
+			}
+			return (*LowcodePipeline).WebhookReceiver(&parent, webhookToken, port, tlsCert, tlsKey)
 		case "":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)
@@ -1062,7 +1125,14 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg dryRun", err))
 				}
 			}
-			return (*Payload).Deploy(&parent, ctx, webhookUrl, webhookToken, allowHttp, connectTimeout, timeout, connectRetries, dryRun)
+			var webhookCaCert *dagger.File
+			if inputArgs["webhookCaCert"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["webhookCaCert"]), &webhookCaCert)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg webhookCaCert", err))
+				}
+			}
+			return (*Payload).Deploy(&parent, ctx, webhookUrl, webhookToken, allowHttp, connectTimeout, timeout, connectRetries, dryRun, webhookCaCert)
 		case "File":
 			var parent Payload
 			err = json.Unmarshal(parentJSON, &parent)

@@ -54,7 +54,11 @@ func (m *LowcodePipeline) Demo(ctx context.Context) (*Receipt, error) {
 	random := make([]byte, 16)
 	_, _ = rand.Read(random)
 	token := dag.SetSecret("lowcode-pipeline-demo-token", hex.EncodeToString(random))
-	receiver, err := m.WebhookReceiver(token, 8080).Start(ctx)
+	service, err := m.WebhookReceiver(token, 8080, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	receiver, err := service.Start(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -63,5 +67,5 @@ func (m *LowcodePipeline) Demo(ctx context.Context) (*Receipt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p.Deploy(ctx, endpoint+"/example/demo", token, true, "", "", 3, false)
+	return p.Deploy(ctx, endpoint+"/example/demo", token, true, "", "", 3, false, nil)
 }

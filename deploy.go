@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -75,15 +76,26 @@ func (p *Payload) Deploy(
 	// Check everything and show the request (token masked); send nothing
 	// +optional
 	dryRun bool,
+	// CA certificate (PEM) that signs a self-hosted webhook's certificate; trusted by this call only, instead of the system's
+	// +optional
+	webhookCaCert *dagger.File,
 ) (*Receipt, error) {
 	token, err := webhookToken.Plaintext(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read --webhook-token: %w", err)
 	}
-	return deployPayload(ctx, []byte(p.Json), deployRequest{
+	r := deployRequest{
 		url: webhookUrl, token: token, allowHTTP: allowHttp, dryRun: dryRun,
 		connectTimeout: connectTimeout, timeout: timeout, connectRetries: connectRetries,
-	})
+	}
+	if webhookCaCert != nil {
+		pem, err := webhookCaCert.Contents(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("read --webhook-ca-cert: %w", err)
+		}
+		r.caPEM = []byte(pem)
+	}
+	return deployPayload(ctx, []byte(p.Json), r)
 }
 
 // A stand-in for the platform's webhook, for local runs and tests
@@ -99,12 +111,26 @@ func (m *LowcodePipeline) WebhookReceiver(
 	// +optional
 	// +default=8080
 	port int,
-) *dagger.Service {
-	return dag.Container().From(runtimeImage).
+	// Certificate (PEM) to serve https with, e.g. one a private CA signed; plain http without it
+	// +optional
+	tlsCert *dagger.File,
+	// Private key (PEM) of --tls-cert
+	// +optional
+	tlsKey *dagger.Secret,
+) (*dagger.Service, error) {
+	args := []string{"webhook-receiver", "-listen", fmt.Sprintf(":%d", port)}
+	ctr := dag.Container().From(runtimeImage).
 		WithFile("/usr/local/bin/webhook-receiver", toolBinary("webhook-receiver")).
 		WithSecretVariable("WEBHOOK_TOKEN", webhookToken).
-		WithExposedPort(port).
-		AsService(dagger.ContainerAsServiceOpts{Args: []string{"webhook-receiver", "-listen", fmt.Sprintf(":%d", port)}})
+		WithExposedPort(port)
+	switch {
+	case tlsCert != nil && tlsKey != nil:
+		ctr = ctr.WithMountedFile("/run/lowcode-pipeline/tls.crt", tlsCert).WithMountedSecret("/run/lowcode-pipeline/tls.key", tlsKey)
+		args = append(args, "-tls-cert", "/run/lowcode-pipeline/tls.crt", "-tls-key", "/run/lowcode-pipeline/tls.key")
+	case tlsCert != nil || tlsKey != nil:
+		return nil, errors.New("--tls-cert and --tls-key go together")
+	}
+	return ctr.AsService(dagger.ContainerAsServiceOpts{Args: args}), nil
 }
 
 // toolBinary builds cmd/<name> from this module's own source.
@@ -125,6 +151,7 @@ type deployRequest struct {
 	dryRun, allowHTTP       bool
 	connectTimeout, timeout string
 	connectRetries          int
+	caPEM                   []byte // --webhook-ca-cert
 }
 
 // deployPayload checks the payload and the call, then sends the payload (or
@@ -163,6 +190,11 @@ func prepareWebhook(r deployRequest) (*webhook.Prepared, error) {
 	}
 	if cfg.Timeout, err = parseDuration("--timeout", r.timeout); err != nil {
 		return nil, err
+	}
+	if r.caPEM != nil {
+		if cfg.RootCAs, err = webhook.CAPool(r.caPEM); err != nil {
+			return nil, fmt.Errorf("--webhook-ca-cert: %w", err)
+		}
 	}
 	return webhook.Prepare(cfg)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -98,4 +99,28 @@ func TestDeployRefusesBadOptionsBeforeSending(t *testing.T) {
 		})
 	}
 	assert.Zero(t, n.Load())
+}
+
+func TestDeployTrustsAPrivateCAOnlyWhenGiven(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		io.WriteString(w, `{"message":"success"}`)
+	}))
+	t.Cleanup(srv.Close)
+	body := []byte(`{"frontend":{"image":"reg.example.com/front:1"}}`)
+
+	_, err := deployPayload(context.Background(), body, deployRequest{url: srv.URL, token: testToken})
+	require.Error(t, err, "the server's CA is not a system root")
+	assert.Contains(t, err.Error(), "certificate")
+
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	rec, err := deployPayload(context.Background(), body, deployRequest{url: srv.URL, token: testToken, caPEM: ca})
+	require.NoError(t, err)
+	assert.Equal(t, 200, rec.Status)
+	assert.EqualValues(t, 1, n.Load())
+
+	_, err = deployPayload(context.Background(), body, deployRequest{url: srv.URL, token: testToken, caPEM: []byte("not a certificate")})
+	assert.EqualError(t, err, "--webhook-ca-cert: no PEM certificate in the file")
+	assert.EqualValues(t, 1, n.Load())
 }

@@ -254,6 +254,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).DeployRefusesPlainHttp(&parent, ctx)
+		case "DeployTrustsPrivateCA":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).DeployTrustsPrivateCA(&parent, ctx)
 		case "FrontendImageServesTheSite":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
@@ -317,6 +324,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).SnapshotPushNeedsGitSection(&parent, ctx)
+		case "SnapshotPushToSelfHostedGit":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).SnapshotPushToSelfHostedGit(&parent, ctx)
 		case "SnapshotWritesTheOutputDirs":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)

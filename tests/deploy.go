@@ -289,3 +289,68 @@ func (t *Tests) DemoRunsTheWholePipeline(ctx context.Context) error {
 	}
 	return nil
 }
+
+// The self-hosted webhook of the TLS check: its name is in its certificate.
+const hooksHost = "lowcode-hooks.test"
+
+var qTLSReceiver = gql("tls-receiver", `query($token: ID!, $cert: ID!, $key: ID!) { lowcodePipeline {
+	webhookReceiver(webhookToken: $token, port: 8443, tlsCert: $cert, tlsKey: $key) { id } } }`)
+
+var qDeployTLS = gql("deploy-tls", `query($token: ID!, $ca: ID!) { lowcodePipeline { payload(frontendImage: "registry.example.com/front:1") {
+	deploy(webhookUrl: "https://`+hooksHost+`:8443/acme/tls", webhookToken: $token, webhookCaCert: $ca) { status message } } } }`)
+
+var qDeployTLSUntrusted = gql("deploy-tls-untrusted", `query($token: ID!) { lowcodePipeline { payload(frontendImage: "registry.example.com/front:1") {
+	deploy(webhookUrl: "https://`+hooksHost+`:8443/acme/tls", webhookToken: $token) { status } } } }`)
+
+// deploy reaches an HTTPS webhook signed by a private CA when, and only when, --webhook-ca-cert names that CA.
+// +check
+func (t *Tests) DeployTrustsPrivateCA(ctx context.Context) error {
+	tls, err := newPrivateCA(hooksHost)
+	if err != nil {
+		return err
+	}
+	vars := map[string]any{}
+	if vars["token"], err = dag.SetSecret("webhook-token-tls", "engine-check-tls-token").ID(ctx); err != nil {
+		return err
+	}
+	if vars["cert"], err = dag.File("tls.crt", tls.Cert).ID(ctx); err != nil {
+		return err
+	}
+	if vars["key"], err = dag.SetSecret("webhook-tls-key", tls.Key).ID(ctx); err != nil {
+		return err
+	}
+	var svc struct {
+		LowcodePipeline struct {
+			WebhookReceiver struct{ ID string }
+		}
+	}
+	if err := t.run(ctx, qTLSReceiver, vars, &svc); err != nil {
+		return err
+	}
+	receiver, err := dag.LoadServiceFromID(dagger.ServiceID(svc.LowcodePipeline.WebhookReceiver.ID)).WithHostname(hooksHost).Start(ctx)
+	if err != nil {
+		return err
+	}
+	defer receiver.Stop(ctx)
+	untrusted := map[string]any{"token": vars["token"]}
+	if err := t.fails(ctx, qDeployTLSUntrusted, untrusted, "certificate"); err != nil {
+		return fmt.Errorf("without --webhook-ca-cert: %w", err)
+	}
+	if vars["ca"], err = dag.File("ca.pem", tls.CA).ID(ctx); err != nil {
+		return err
+	}
+	delete(vars, "cert")
+	delete(vars, "key")
+	var out struct {
+		LowcodePipeline struct {
+			Payload struct{ Deploy receipt }
+		}
+	}
+	if err := t.run(ctx, qDeployTLS, vars, &out); err != nil {
+		return err
+	}
+	if rec := out.LowcodePipeline.Payload.Deploy; rec.Status != 200 || rec.Message != "success" {
+		return fmt.Errorf("unexpected receipt: %+v", rec)
+	}
+	return nil
+}

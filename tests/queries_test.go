@@ -1,6 +1,9 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"os"
 	"testing"
 
@@ -67,4 +70,22 @@ func TestValidationRefusesWhatTheEngineRefuses(t *testing.T) {
 			assert.Contains(t, errs.Error(), tc.want)
 		})
 	}
+}
+
+// The private CA the checks make signs a certificate valid for its host.
+func TestPrivateCASignsTheHost(t *testing.T) {
+	ca, err := newPrivateCA("lowcode-git.test")
+	require.NoError(t, err)
+	pool := x509.NewCertPool()
+	require.True(t, pool.AppendCertsFromPEM([]byte(ca.CA)))
+	block, _ := pem.Decode([]byte(ca.Cert))
+	require.NotNil(t, block)
+	leaf, err := x509.ParseCertificate(block.Bytes)
+	require.NoError(t, err)
+	_, err = leaf.Verify(x509.VerifyOptions{Roots: pool, DNSName: "lowcode-git.test"})
+	assert.NoError(t, err)
+	_, err = leaf.Verify(x509.VerifyOptions{Roots: pool, DNSName: "other.test"})
+	assert.Error(t, err)
+	_, err = tls.X509KeyPair([]byte(ca.Cert), []byte(ca.Key))
+	assert.NoError(t, err, "certificate and key go together")
 }

@@ -22,6 +22,8 @@ import (
 func main() {
 	listen := flag.String("listen", ":8080", "address to listen on")
 	tokenFile := flag.String("token-file", "", "file holding the bearer token (default: $WEBHOOK_TOKEN)")
+	tlsCert := flag.String("tls-cert", "", "certificate (PEM) to serve https with")
+	tlsKey := flag.String("tls-key", "", "private key (PEM) of -tls-cert")
 	flag.Parse()
 
 	token, err := readToken(*tokenFile)
@@ -34,6 +36,10 @@ func main() {
 		Logf:     log.Printf,
 	}
 	srv := &http.Server{Addr: *listen, Handler: r, ReadHeaderTimeout: 10 * time.Second}
+	if *tlsCert != "" || *tlsKey != "" {
+		log.Printf("webhook receiver listening on %s (https)", *listen)
+		log.Fatal(srv.ListenAndServeTLS(*tlsCert, *tlsKey))
+	}
 	log.Printf("webhook receiver listening on %s", *listen)
 	log.Fatal(srv.ListenAndServe())
 }

@@ -322,3 +322,13 @@ func retryable(err error) bool {
 	return !errors.As(err, &unknownAuthority) && !errors.As(err, &hostname) &&
 		!errors.As(err, &invalid) && !errors.As(err, &verification)
 }
+
+// CAPool is the pool of the PEM certificates given, to trust instead of the
+// system's roots (a self-hosted webhook's private CA).
+func CAPool(pemData []byte) (*x509.CertPool, error) {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pemData) {
+		return nil, errors.New("no PEM certificate in the file")
+	}
+	return pool, nil
+}

@@ -10,8 +10,15 @@
 //   platform-cli-standin snapshot [--config res/snapshot-config.json] [--fixtures fixtures/snapshots]
 //       For each entry, writes the patch files of its rootTags (less the
 //       excluded folders) into its outputDir, read from local fixtures
-//       ($SNAPSHOT_FIXTURES overrides the fixtures folder).
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+//       ($SNAPSHOT_FIXTURES overrides the fixtures folder). Like a CLI that
+//       only writes what it exports, it does not clear the folder first.
+//       When the entry has a git section it does what the interface says:
+//       clones git.repo (token in the URL) on git.branch, writes the snapshot
+//       in outputDir of the clone, and commits and pushes when something
+//       changed, with commitMessage ({date}, {folder} replaced).
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
 const [command, ...args] = process.argv.slice(2);
@@ -67,26 +74,63 @@ function buildCodeAsData() {
   console.log(`buildCodeAsData: ${entries.length} ${target} written to ${out}${bricks ? ' (library of bricks)' : ''}`);
 }
 
+function writeSnapshot(entry, fixtures, into) {
+  const { name, rootTags, exclude = [] } = entry.snapshooter;
+  mkdirSync(into, { recursive: true });
+  let count = 0;
+  for (const tag of rootTags) {
+    const src = join(fixtures, tag);
+    if (!existsSync(src)) fail(`${name}: no root ${tag} (no fixture folder ${src})`);
+    cpSync(src, join(into, tag), {
+      recursive: true,
+      filter: (p) => !exclude.some((id) => relative(src, p).split('/').includes(id)),
+    });
+    count += files(join(into, tag)).length;
+  }
+  return count;
+}
+
+const pad = (n) => String(n).padStart(2, '0');
+function renderMessage(template, folder) {
+  const d = new Date();
+  const date = `${d.getUTCFullYear()}.${pad(d.getUTCMonth() + 1)}.${pad(d.getUTCDate())} ${pad(d.getUTCHours() % 12 || 12)}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+  return template.replaceAll('{date}', date).replaceAll('{folder}', folder);
+}
+
+// gitSnapshot is the interface's git mode: clone, write, commit and push when changed.
+function gitSnapshot(entry, fixtures) {
+  const { repo, branch, commitMessage } = entry.git;
+  const { outputDir } = entry.snapshooter;
+  const clone = mkdtempSync(join(tmpdir(), 'standin-'));
+  const git = (...a) => execFileSync('git', a, { cwd: clone, stdio: ['ignore', 'pipe', 'inherit'] }).toString();
+  try {
+    execFileSync('git', ['clone', '--quiet', '--depth', '1', '--branch', branch, repo, clone], { stdio: ['ignore', 'inherit', 'inherit'] });
+    rmSync(join(clone, outputDir), { recursive: true, force: true });
+    const count = writeSnapshot(entry, fixtures, join(clone, outputDir));
+    git('add', '--all', '--', outputDir);
+    const changed = git('status', '--porcelain', '--', outputDir).trim() !== '';
+    if (changed) {
+      git('-c', 'user.name=platform-cli-standin', '-c', 'user.email=standin@example.invalid', 'commit', '--quiet', '-m', renderMessage(commitMessage, outputDir));
+      git('push', '--quiet', 'origin', `HEAD:refs/heads/${branch}`);
+    }
+    console.log(`snapshot ${entry.snapshooter.name}: ${count} patch files, ${changed ? 'pushed' : 'unchanged'} to ${branch}`);
+  } finally {
+    rmSync(clone, { recursive: true, force: true });
+  }
+}
+
 function snapshot() {
   const configPath = option('--config', 'res/snapshot-config.json');
   const fixtures = process.env.SNAPSHOT_FIXTURES || option('--fixtures', 'fixtures/snapshots');
   const config = readConfig(configPath);
   if (config.length === 0) fail(`${configPath}: no snapshot entries`);
   for (const entry of config) {
-    const { name, rootTags, exclude = [], outputDir } = entry.snapshooter;
-    rmSync(outputDir, { recursive: true, force: true });
-    mkdirSync(outputDir, { recursive: true });
-    let count = 0;
-    for (const tag of rootTags) {
-      const src = join(fixtures, tag);
-      if (!existsSync(src)) fail(`${name}: no root ${tag} (no fixture folder ${src})`);
-      cpSync(src, join(outputDir, tag), {
-        recursive: true,
-        filter: (p) => !exclude.some((id) => relative(src, p).split('/').includes(id)),
-      });
-      count += files(join(outputDir, tag)).length;
+    if (entry.git) {
+      gitSnapshot(entry, fixtures);
+      continue;
     }
-    console.log(`snapshot ${name}: ${count} patch files written to ${outputDir}`);
+    const count = writeSnapshot(entry, fixtures, entry.snapshooter.outputDir);
+    console.log(`snapshot ${entry.snapshooter.name}: ${count} patch files written to ${entry.snapshooter.outputDir}`);
   }
 }
 
