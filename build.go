@@ -47,19 +47,28 @@ type Build struct {
 // dependencies are copied before the install, so a change to the sources
 // does not re-run it; the sources are added afterwards.
 func (m *LowcodePipeline) Install(ctx context.Context) (*dagger.Container, error) {
+	_, installed, err := m.install(ctx)
+	return installed, err
+}
+
+// install returns the dependencies alone and the installed project, after
+// checking package.json's scripts when required is not empty.
+func (m *LowcodePipeline) install(ctx context.Context, required ...string) (deps, installed *dagger.Container, err error) {
 	manifest, err := m.manifest(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	deps, err := m.dependencies(ctx, manifest)
-	if err != nil {
-		return nil, err
+	if err := manifest.RequireScripts(required...); err != nil {
+		return nil, nil, err
+	}
+	if deps, err = m.dependencies(ctx, manifest); err != nil {
+		return nil, nil, err
 	}
 	project, err := m.project(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return deps.WithDirectory(appDir, project), nil
+	return deps, deps.WithDirectory(appDir, project), nil
 }
 
 // Build the project: dist/web, dist/node and, when asked, dist/codeAsData, concurrently off one install
@@ -93,22 +102,10 @@ func (m *LowcodePipeline) Build(
 			return nil, err
 		}
 	}
-	manifest, err := m.manifest(ctx)
+	deps, installed, err := m.install(ctx, nodebuild.DrawScript, nodebuild.NodeScript)
 	if err != nil {
 		return nil, err
 	}
-	if err := manifest.RequireScripts(nodebuild.DrawScript, nodebuild.NodeScript); err != nil {
-		return nil, err
-	}
-	deps, err := m.dependencies(ctx, manifest)
-	if err != nil {
-		return nil, err
-	}
-	project, err := m.project(ctx)
-	if err != nil {
-		return nil, err
-	}
-	installed := deps.WithDirectory(appDir, project)
 
 	b := &Build{CodeAsData: dag.Directory(), HasCodeAsData: codeAsData, Pipeline: m}
 	g, gctx := errgroup.WithContext(ctx)
