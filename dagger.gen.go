@@ -68,6 +68,10 @@ func (r LowcodePipeline) MarshalJSON() ([]byte, error) {
 		DrawPackage       string
 		NpmCache          string
 		FrontendBaseImage string
+		WebUser           string
+		DocumentRoot      string
+		BackendBaseImage  string
+		Created           string
 		ImageVersion      string
 		VcsRevision       string
 		VcsUrl            string
@@ -79,6 +83,10 @@ func (r LowcodePipeline) MarshalJSON() ([]byte, error) {
 	concrete.DrawPackage = r.DrawPackage
 	concrete.NpmCache = r.NpmCache
 	concrete.FrontendBaseImage = r.FrontendBaseImage
+	concrete.WebUser = r.WebUser
+	concrete.DocumentRoot = r.DocumentRoot
+	concrete.BackendBaseImage = r.BackendBaseImage
+	concrete.Created = r.Created
 	concrete.ImageVersion = r.ImageVersion
 	concrete.VcsRevision = r.VcsRevision
 	concrete.VcsUrl = r.VcsUrl
@@ -94,6 +102,10 @@ func (r *LowcodePipeline) UnmarshalJSON(bs []byte) error {
 		DrawPackage       string
 		NpmCache          string
 		FrontendBaseImage string
+		WebUser           string
+		DocumentRoot      string
+		BackendBaseImage  string
+		Created           string
 		ImageVersion      string
 		VcsRevision       string
 		VcsUrl            string
@@ -109,6 +121,10 @@ func (r *LowcodePipeline) UnmarshalJSON(bs []byte) error {
 	r.DrawPackage = concrete.DrawPackage
 	r.NpmCache = concrete.NpmCache
 	r.FrontendBaseImage = concrete.FrontendBaseImage
+	r.WebUser = concrete.WebUser
+	r.DocumentRoot = concrete.DocumentRoot
+	r.BackendBaseImage = concrete.BackendBaseImage
+	r.Created = concrete.Created
 	r.ImageVersion = concrete.ImageVersion
 	r.VcsRevision = concrete.VcsRevision
 	r.VcsUrl = concrete.VcsUrl
@@ -1043,6 +1059,34 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg frontendBaseImage", err))
 				}
 			}
+			var webUser string
+			if inputArgs["webUser"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["webUser"]), &webUser)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg webUser", err))
+				}
+			}
+			var documentRoot string
+			if inputArgs["documentRoot"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["documentRoot"]), &documentRoot)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg documentRoot", err))
+				}
+			}
+			var backendBaseImage string
+			if inputArgs["backendBaseImage"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["backendBaseImage"]), &backendBaseImage)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg backendBaseImage", err))
+				}
+			}
+			var created string
+			if inputArgs["created"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["created"]), &created)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg created", err))
+				}
+			}
 			var imageVersion string
 			if inputArgs["imageVersion"] != nil {
 				err = json.Unmarshal([]byte(inputArgs["imageVersion"]), &imageVersion)
@@ -1064,7 +1108,7 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg vcsUrl", err))
 				}
 			}
-			return New(source, nodeImage, npmrc, platformCli, drawPackage, npmCache, frontendBaseImage, imageVersion, vcsRevision, vcsUrl), nil
+			return New(source, nodeImage, npmrc, platformCli, drawPackage, npmCache, frontendBaseImage, webUser, documentRoot, backendBaseImage, created, imageVersion, vcsRevision, vcsUrl), nil
 		default:
 			return nil, fmt.Errorf("unknown function %s", fnName)
 		}

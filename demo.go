@@ -27,7 +27,7 @@ const (
 // +cache="never"
 func (m *LowcodePipeline) Demo(ctx context.Context) (*Receipt, error) {
 	example := New(dag.CurrentModule().Source().Directory("examples/app"), defaultImage, nil,
-		"platform-cli-standin", "draw-standin", m.NpmCache, "", "demo", "", "")
+		"platform-cli-standin", "draw-standin", m.NpmCache, "", "", "", "", "", "demo", "", "")
 	registry, err := dag.Container().From(registryImage).
 		WithExposedPort(5000).
 		AsService(dagger.ContainerAsServiceOpts{UseEntrypoint: true}).

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -115,6 +116,9 @@ func (b *Build) Publish(
 	if err != nil {
 		return nil, err
 	}
+	if err := b.checkAddons(ctx, platforms); err != nil {
+		return nil, err
+	}
 	push := pushOptions{registry: registry, username: registryUsername, password: registryPassword, service: registryService}
 	pushed := make(map[images.Kind][]*Reference)
 	var mu sync.Mutex
@@ -166,6 +170,15 @@ func (b *Build) push(ctx context.Context, target images.Target, platforms []dagg
 		if err != nil {
 			return nil, err
 		}
+		if len(platforms) > 1 || platforms[0] != "" {
+			asked := make([]string, len(platforms))
+			for i, p := range platforms {
+				asked[i] = string(p)
+			}
+			if err := checkPushed(ctx, pinned.Ref, asked, o.service); err != nil {
+				return nil, err
+			}
+		}
 		refs = append(refs, &Reference{Ref: pinned.Ref, Repository: pinned.Repository, Tag: pinned.Tag, Digest: pinned.Digest})
 	}
 	return refs, nil
@@ -178,15 +191,24 @@ func (b *Build) image(ctx context.Context, kind images.Kind, platform dagger.Pla
 	if kind == images.CodeAsData && !b.HasCodeAsData {
 		return nil, fmt.Errorf("the build has no code as data: call build with --code-as-data")
 	}
-	labels, err := images.Labels(images.Meta{
-		DrawVersion: b.DrawVersion, SourceURL: m.VcsUrl, Revision: m.VcsRevision, Version: m.ImageVersion,
+	created, err := images.ParseCreated(m.Created)
+	if err != nil {
+		return nil, err
+	}
+	labels, warnings, err := images.Labels(images.Meta{
+		DrawVersion: b.DrawVersion, SourceURL: m.VcsUrl, Revision: m.VcsRevision, Version: m.ImageVersion, Created: created,
 	})
 	if err != nil {
 		return nil, err
 	}
-	var extra map[string]string
-	if kind == images.Frontend && m.FrontendBaseImage != "" {
-		extra = map[string]string{"BASE_IMAGE": m.FrontendBaseImage}
+	for _, w := range warnings {
+		fmt.Fprintln(os.Stderr, "warning:", w)
+	}
+	settings := images.Settings{FrontendBaseImage: m.FrontendBaseImage, WebUser: m.WebUser, DocumentRoot: m.DocumentRoot,
+		NodeImage: m.NodeImage, BackendBaseImage: m.BackendBaseImage}
+	extra, err := settings.BuildArgs(kind)
+	if err != nil {
+		return nil, err
 	}
 	args, err := kind.BuildArgs(extra)
 	if err != nil {
@@ -209,4 +231,36 @@ func (b *Build) image(ctx context.Context, kind images.Kind, platform dagger.Pla
 		ctr = ctr.WithLabel(l[0], l[1])
 	}
 	return ctr, nil
+}
+
+// checkAddons refuses a multi-platform backend that carries native addons
+// built for the engine's platform only.
+func (b *Build) checkAddons(ctx context.Context, platforms []string) error {
+	if len(platforms) == 0 {
+		return nil
+	}
+	engine, err := dag.DefaultPlatform(ctx)
+	if err != nil {
+		return err
+	}
+	addons, err := b.Node.Glob(ctx, "**/*.node")
+	if err != nil {
+		return err
+	}
+	return images.CheckNativeAddons(addons, string(engine), platforms)
+}
+
+// checkPushed reads a pushed image back for every platform asked for, and
+// fails naming those the registry does not have.
+func checkPushed(ctx context.Context, ref string, platforms []string, service *dagger.Service) error {
+	got := map[string]string{}
+	for _, p := range platforms {
+		pulled, err := dag.Container(dagger.ContainerOpts{Platform: dagger.Platform(p)}).
+			From(ref, dagger.ContainerFromOpts{RegistryService: service}).
+			Platform(ctx)
+		if err == nil {
+			got[p] = string(pulled)
+		}
+	}
+	return images.CheckPlatforms(ref, platforms, got)
 }

@@ -26,6 +26,14 @@ type LowcodePipeline struct {
 	// +private
 	FrontendBaseImage string
 	// +private
+	WebUser string
+	// +private
+	DocumentRoot string
+	// +private
+	BackendBaseImage string
+	// +private
+	Created string
+	// +private
 	ImageVersion string
 	// +private
 	VcsRevision string
@@ -55,9 +63,23 @@ func New(
 	// +optional
 	// +default="lowcode-pipeline-npm"
 	npmCache string,
-	// Base image of the frontend image: the vendor's frontend base image at tag stable (default: a public web server)
+	// Base image of the frontend image: the vendor's frontend base image at tag stable, or pinned (name:stable@sha256:…); default: a public web server
 	// +optional
 	frontendBaseImage string,
+	// The frontend base image's web-server user, which owns the files (with group root)
+	// +optional
+	// +default="nginx"
+	webUser string,
+	// The frontend base image's document root, where dist/web goes
+	// +optional
+	// +default="/usr/share/nginx/html"
+	documentRoot string,
+	// Runtime base of the backend image (default: the slim variant of --node-image, same C library as the build)
+	// +optional
+	backendBaseImage string,
+	// Creation time of the images (org.opencontainers.image.created): the commit time, RFC 3339 or Unix seconds ($SOURCE_DATE_EPOCH); never the clock
+	// +optional
+	created string,
 	// Version to label the images with (org.opencontainers.image.version), e.g. the release
 	// +optional
 	imageVersion string,
@@ -76,6 +98,10 @@ func New(
 		DrawPackage:       drawPackage,
 		NpmCache:          npmCache,
 		FrontendBaseImage: frontendBaseImage,
+		WebUser:           webUser,
+		DocumentRoot:      documentRoot,
+		BackendBaseImage:  backendBaseImage,
+		Created:           created,
 		ImageVersion:      imageVersion,
 		VcsRevision:       vcsRevision,
 		VcsUrl:            vcsUrl,

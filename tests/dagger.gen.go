@@ -261,6 +261,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).DeployTrustsPrivateCA(&parent, ctx)
+		case "FrontendImageKeepsItsBaseUser":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).FrontendImageKeepsItsBaseUser(&parent, ctx)
 		case "FrontendImageServesTheSite":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
@@ -303,6 +310,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).PlanSaysWhereImagesGo(&parent, ctx)
+		case "PublishIsReproducible":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).PublishIsReproducible(&parent, ctx)
 		case "PublishPushesImagesPinnedByDigest":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)

@@ -216,3 +216,66 @@ func checkLabels(ctx context.Context, kind string, pulled *dagger.Container) err
 	}
 	return nil
 }
+
+var qUnprivilegedFrontend = gql("unprivileged-frontend", `query($source: ID!) { lowcodePipeline(`+exampleArgs+`,
+	frontendBaseImage: "nginxinc/nginx-unprivileged:stable", documentRoot: "/srv/site") { build { frontendImage {
+	user
+	withExec(args: ["sh", "-c", "id -u; stat -c '%U:%G %A' /srv/site/index.html"]) { stdout } } } } }`)
+
+// The frontend image keeps an unprivileged base image's own user (101) and puts the files in a custom --document-root, owned by the web user with group root.
+// +check
+func (t *Tests) FrontendImageKeepsItsBaseUser(ctx context.Context) error {
+	vars, err := t.example(ctx)
+	if err != nil {
+		return err
+	}
+	var out struct {
+		LowcodePipeline struct {
+			Build struct {
+				FrontendImage struct {
+					User     string
+					WithExec struct{ Stdout string }
+				}
+			}
+		}
+	}
+	if err := t.run(ctx, qUnprivilegedFrontend, vars, &out); err != nil {
+		return err
+	}
+	img := out.LowcodePipeline.Build.FrontendImage
+	lines := strings.Split(strings.TrimSpace(img.WithExec.Stdout), "\n")
+	if img.User != "101" || len(lines) != 2 || lines[0] != "101" || !strings.HasPrefix(lines[1], "nginx:root -rw-r--r--") {
+		return fmt.Errorf("user %q, runs as and files %q; want 101, and files nginx:root readable by all", img.User, lines)
+	}
+	return nil
+}
+
+var qPublishTwice = gql("publish-twice", `query($source: ID!, $registry: ID!) { lowcodePipeline(`+exampleArgs+`, created: "1764151389") {
+	first: build { publish(registry: "`+checkRegistry+`", frontendRepository: "twice/frontend", backendRepository: "twice/backend",
+		tag: ["first"], registryService: $registry) { frontend { digest } backend { digest } } }
+	second: build { publish(registry: "`+checkRegistry+`", frontendRepository: "twice/frontend", backendRepository: "twice/backend",
+		tag: ["second"], registryService: $registry) { frontend { digest } backend { digest } } } } }`)
+
+// Two publishes of the same sources give the same digests: no clock in an image.
+// +check
+func (t *Tests) PublishIsReproducible(ctx context.Context) error {
+	vars, registry, err := t.exampleWithRegistry(ctx)
+	if err != nil {
+		return err
+	}
+	defer registry.Stop(ctx)
+	type digests struct {
+		Publish struct{ Frontend, Backend []struct{ Digest string } }
+	}
+	var out struct {
+		LowcodePipeline struct{ First, Second digests }
+	}
+	if err := t.run(ctx, qPublishTwice, vars, &out); err != nil {
+		return err
+	}
+	a, b := out.LowcodePipeline.First.Publish, out.LowcodePipeline.Second.Publish
+	if len(a.Frontend) != 1 || len(b.Frontend) != 1 || a.Frontend[0].Digest != b.Frontend[0].Digest || a.Backend[0].Digest != b.Backend[0].Digest {
+		return fmt.Errorf("two publishes gave different digests: %+v and %+v", a, b)
+	}
+	return nil
+}

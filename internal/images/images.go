@@ -6,14 +6,15 @@ package images
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/distribution/reference"
 
 	"dagger/lowcode-pipeline/internal/nodebuild"
+	"dagger/lowcode-pipeline/internal/redact"
 )
 
 // Kind is one of the three images.
@@ -71,35 +72,36 @@ type Meta struct {
 	SourceURL   string
 	Revision    string
 	Version     string
+	Created     time.Time // from --created (the commit time), never the clock
 }
 
 // Labels computes the image labels: draw_version and the OCI annotations.
-// The source URL loses any credentials, since labels are public. No label
-// holds the time of the build: the same sources give the same image digest.
-func Labels(m Meta) ([][2]string, error) {
+// Labels are public, so the source URL is shown as internal/redact shows
+// addresses, and one that cannot be shown safely is left out with a warning.
+// No label holds the time of the build unless given: the same sources give
+// the same image digest.
+func Labels(m Meta) (labels [][2]string, warnings []string, err error) {
 	if m.DrawVersion == "" {
-		return nil, errors.New("draw_version is unknown: set --draw-package to the design-tool package that builds the project")
+		return nil, nil, errors.New("draw_version is unknown: set --draw-package to the design-tool package that builds the project")
 	}
-	labels := [][2]string{{LabelDrawVersion, m.DrawVersion}}
+	labels = [][2]string{{LabelDrawVersion, m.DrawVersion}}
 	if m.SourceURL != "" {
-		labels = append(labels, [2]string{"org.opencontainers.image.source", stripCredentials(m.SourceURL)})
+		if shown, ok := redact.URL(m.SourceURL); ok {
+			labels = append(labels, [2]string{"org.opencontainers.image.source", shown})
+		} else {
+			warnings = append(warnings, "--vcs-url is not an absolute URL: org.opencontainers.image.source is left out")
+		}
 	}
 	if m.Revision != "" {
 		labels = append(labels, [2]string{"org.opencontainers.image.revision", m.Revision})
 	}
+	if !m.Created.IsZero() {
+		labels = append(labels, [2]string{"org.opencontainers.image.created", m.Created.UTC().Format(time.RFC3339)})
+	}
 	if m.Version != "" {
 		labels = append(labels, [2]string{"org.opencontainers.image.version", m.Version})
 	}
-	return labels, nil
-}
-
-func stripCredentials(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	u.User = nil
-	return u.String()
+	return labels, warnings, nil
 }
 
 var tagPattern = regexp.MustCompile(`^[\w][\w.-]{0,127}$`)

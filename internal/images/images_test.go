@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
@@ -33,23 +34,32 @@ func TestBuildArgumentTable(t *testing.T) {
 }
 
 func TestLabels(t *testing.T) {
-	labels, err := Labels(Meta{
-		DrawVersion: "2.14.0", SourceURL: "https://user:tok3n@git.example.com/team/app.git",
-		Revision: "0123abc", Version: "1.4.0",
+	created := time.Date(2026, 11, 25, 10, 0, 0, 0, time.FixedZone("CET", 3600))
+	labels, warnings, err := Labels(Meta{
+		DrawVersion: "2.14.0", SourceURL: "https://user:tok3n@git.example.com/team/app.git?private_token=glpat-x",
+		Revision: "0123abc", Version: "1.4.0", Created: created,
 	})
 	require.NoError(t, err)
+	assert.Empty(t, warnings)
 	assert.Equal(t, [][2]string{
 		{"draw_version", "2.14.0"},
 		{"org.opencontainers.image.source", "https://git.example.com/team/app.git"},
 		{"org.opencontainers.image.revision", "0123abc"},
+		{"org.opencontainers.image.created", "2026-11-25T09:00:00Z"},
 		{"org.opencontainers.image.version", "1.4.0"},
-	}, labels)
+	}, labels, "no credential and no query reach a public label")
 
-	labels, err = Labels(Meta{DrawVersion: "2.14.0"})
+	labels, warnings, err = Labels(Meta{DrawVersion: "2.14.0", SourceURL: "user:tok3n@git.example.com:team/app.git"})
+	require.NoError(t, err)
+	assert.Equal(t, [][2]string{{"draw_version", "2.14.0"}}, labels, "an address that cannot be shown safely is left out")
+	assert.Equal(t, []string{"--vcs-url is not an absolute URL: org.opencontainers.image.source is left out"}, warnings)
+	assert.NotContains(t, warnings[0], "tok3n")
+
+	labels, _, err = Labels(Meta{DrawVersion: "2.14.0"})
 	require.NoError(t, err)
 	assert.Equal(t, [][2]string{{"draw_version", "2.14.0"}}, labels, "unknown metadata is left out, not empty")
 
-	_, err = Labels(Meta{})
+	_, _, err = Labels(Meta{})
 	assert.ErrorContains(t, err, "draw_version is unknown: set --draw-package")
 }
 
@@ -110,31 +120,47 @@ func TestCheckPinned(t *testing.T) {
 }
 
 // The Dockerfiles' contract, read with BuildKit's own parser: each takes
-// SOURCES_PATH and copies it, and only it, from the context.
+// SOURCES_PATH from the context, and only it; the final stage is not root.
 func TestDockerfilesHonourTheirContract(t *testing.T) {
 	for _, dir := range []string{"../../docker", "../../examples/app/docker"} {
 		for _, k := range Kinds {
 			t.Run(dir+"/"+string(k), func(t *testing.T) {
-				stage, args := parseDockerfile(t, filepath.Join(dir, string(k)+".Dockerfile"))
+				stages, args := parseDockerfile(t, filepath.Join(dir, string(k)+".Dockerfile"))
 				assert.Contains(t, args, "SOURCES_PATH")
+				var fromContext []*instructions.CopyCommand
+				for _, s := range stages {
+					for _, c := range copiesOf(s) {
+						if c.From == "" {
+							fromContext = append(fromContext, c)
+						}
+					}
+				}
+				require.Len(t, fromContext, 1, "exactly one COPY from the context")
+				assert.Equal(t, []string{"${SOURCES_PATH}/"}, fromContext[0].SourcePaths, "the image takes SOURCES_PATH and nothing else")
 
-				copies := copiesOf(stage)
-				require.Len(t, copies, 1, "exactly one COPY from the context")
-				assert.Equal(t, []string{"${SOURCES_PATH}/"}, copies[0].SourcePaths, "the image takes SOURCES_PATH and nothing else")
-				assert.Empty(t, copies[0].From, "copied from the build context")
-
+				final := stages[len(stages)-1]
+				assert.NotContains(t, []string{"root", "0", "0:0"}, lastUser(final), "the final stage never switches to root")
 				switch k {
 				case Frontend:
-					assert.True(t, strings.HasSuffix(copies[0].Chown, ":root"), "frontend files owned by the web user with group root, got %q", copies[0].Chown)
+					assert.Equal(t, "${BASE_IMAGE}", final.BaseName)
+					assert.Empty(t, runsOf(final), "no RUN as root in the final stage")
+					assert.Empty(t, lastUser(final), "it runs as the base image's own user")
+					copies := copiesOf(final)
+					require.Len(t, copies, 1, "the files are copied into the final image once")
+					assert.Equal(t, "${WEB_USER}:root", copies[0].Chown, "owned by the web server's user with group root")
 					assert.Equal(t, "${DOCUMENT_ROOT}/", copies[0].DestPath)
-					assert.Contains(t, runsOf(stage), `chmod -R g+rX,o+rX "${DOCUMENT_ROOT}"`)
-					assert.Equal(t, "${BASE_IMAGE}", stage.BaseName)
+					assert.Equal(t, "site", copies[0].From)
+					assert.Contains(t, args, "WEB_USER")
+					assert.Contains(t, args, "DOCUMENT_ROOT")
+					assert.Contains(t, runsOf(stages[0]), "chmod -R u=rwX,go=rX /site", "readable by group and others")
 				case Backend:
-					user := lastUser(stage)
+					user := lastUser(final)
 					assert.NotEmpty(t, user)
-					assert.NotContains(t, []string{"root", "0", "0:0"}, user, "the backend runs as a non-root user")
+					assert.Equal(t, "${NODE_IMAGE}", final.BaseName)
+					assert.Contains(t, args, "NODE_IMAGE")
 				case CodeAsData:
-					assert.Equal(t, "/codeasdata/", copies[0].DestPath, "the documented path")
+					assert.Equal(t, "/codeasdata/", fromContext[0].DestPath, "the documented path")
+					assert.NotEmpty(t, lastUser(final))
 				}
 			})
 		}
@@ -151,7 +177,7 @@ func TestTheExampleShipsTheModulesDockerfiles(t *testing.T) {
 	}
 }
 
-func parseDockerfile(t *testing.T, path string) (instructions.Stage, []string) {
+func parseDockerfile(t *testing.T, path string) ([]instructions.Stage, []string) {
 	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
@@ -159,21 +185,23 @@ func parseDockerfile(t *testing.T, path string) (instructions.Stage, []string) {
 	require.NoError(t, err)
 	stages, metaArgs, err := instructions.Parse(res.AST, nil)
 	require.NoError(t, err)
-	require.Len(t, stages, 1, "one stage")
+	require.NotEmpty(t, stages)
 	var args []string
 	for _, a := range metaArgs {
 		for _, kv := range a.Args {
 			args = append(args, kv.Key)
 		}
 	}
-	for _, cmd := range stages[0].Commands {
-		if a, ok := cmd.(*instructions.ArgCommand); ok {
-			for _, kv := range a.Args {
-				args = append(args, kv.Key)
+	for _, s := range stages {
+		for _, cmd := range s.Commands {
+			if a, ok := cmd.(*instructions.ArgCommand); ok {
+				for _, kv := range a.Args {
+					args = append(args, kv.Key)
+				}
 			}
 		}
 	}
-	return stages[0], args
+	return stages, args
 }
 
 func copiesOf(s instructions.Stage) []*instructions.CopyCommand {

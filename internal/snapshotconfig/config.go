@@ -14,6 +14,7 @@ import (
 
 	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/jsontree"
+	"dagger/lowcode-pipeline/internal/redact"
 )
 
 // DefaultPath is where projects keep the file.
@@ -265,7 +266,7 @@ func gitSection(errs *fielderr.List, p string, v any) *Git {
 
 func checkRepo(raw string) error {
 	u, err := url.Parse(raw)
-	shown := redact(raw)
+	shown := redact.Quote(raw)
 	switch {
 	case err != nil:
 		return fmt.Errorf("%s is not a URL", shown)
@@ -279,20 +280,6 @@ func checkRepo(raw string) error {
 	return nil
 }
 
-// redact hides the token the spec allows in a repository address.
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		if at := strings.LastIndex(raw, "@"); at >= 0 {
-			return fielderr.Quote("…@" + raw[at+1:])
-		}
-		return fielderr.Quote(raw)
-	}
-	if u.User != nil {
-		u.User = url.User("REDACTED")
-	}
-	return fielderr.Quote(u.String())
-}
 
 var badRef = regexp.MustCompile(`[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//`)
 

@@ -21,6 +21,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"dagger/lowcode-pipeline/internal/redact"
 )
 
 // Defaults for Config's zero values.
@@ -90,7 +92,7 @@ type Prepared struct {
 func Prepare(cfg Config) (*Prepared, error) {
 	u, err := url.Parse(cfg.URL)
 	if err != nil {
-		return nil, fmt.Errorf("webhook URL %q is not a URL", Redact(cfg.URL))
+		return nil, fmt.Errorf("webhook URL %s is not a URL", redact.Quote(cfg.URL))
 	}
 	redacted := Redact(cfg.URL)
 	switch {
@@ -141,26 +143,8 @@ func Digest(body []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Redact removes what may be secret from an address for printing: user-info
-// and query values.
-func Redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "<unparsable URL>"
-	}
-	if u.User != nil {
-		u.User = url.User("REDACTED")
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			q[k] = []string{"REDACTED"}
-		}
-		u.RawQuery = q.Encode()
-	}
-	u.Fragment = ""
-	return u.String()
-}
+// Redact is how an address is printed: see internal/redact.
+func Redact(raw string) string { return redact.String(raw) }
 
 // Send posts body once. Only a failure to connect at all (DNS, refused, TLS
 // handshake) is retried: once a connection exists the request may have

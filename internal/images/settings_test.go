@@ -1,0 +1,88 @@
+package images
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestBackendBaseKeepsTheBuildImagesCLibrary(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                          "node:24-slim",
+		"node:24":                   "node:24-slim",
+		"node:24.11.1":              "node:24.11.1-slim",
+		"node:24-bookworm":          "node:24-bookworm-slim",
+		"node:24-alpine":            "node:24-alpine",
+		"node:24-slim":              "node:24-slim",
+		"docker.io/library/node:22": "docker.io/library/node:22-slim",
+		"node":                      "node:slim",
+		"node:24@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef": "node:24@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		"registry.example.com/base/node-ci:24":                                            "registry.example.com/base/node-ci:24",
+	} {
+		assert.Equal(t, want, BackendBase(in), in)
+	}
+}
+
+func TestSettingsBecomeBuildArgs(t *testing.T) {
+	const pinned = "vendor.example.com/frontend:stable@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	s := Settings{FrontendBaseImage: pinned, WebUser: "www-data", DocumentRoot: "/var/www/html/", NodeImage: "node:24"}
+	args, err := s.BuildArgs(Frontend)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"BASE_IMAGE": pinned, "WEB_USER": "www-data", "DOCUMENT_ROOT": "/var/www/html"}, args, "a base image pinned by digest is accepted")
+
+	args, err = s.BuildArgs(Backend)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"NODE_IMAGE": "node:24-slim"}, args)
+
+	args, err = Settings{NodeImage: "node:24", BackendBaseImage: "gcr.io/distroless/nodejs24-debian12:nonroot"}.BuildArgs(Backend)
+	require.NoError(t, err)
+	assert.Equal(t, "gcr.io/distroless/nodejs24-debian12:nonroot", args["NODE_IMAGE"])
+
+	args, err = Settings{}.BuildArgs(CodeAsData)
+	require.NoError(t, err)
+	assert.Empty(t, args)
+
+	_, err = Settings{FrontendBaseImage: "Vendor/Frontend", WebUser: "nginx:nginx", DocumentRoot: "html"}.BuildArgs(Frontend)
+	require.Error(t, err)
+	for _, want := range []string{`--frontend-base-image "Vendor/Frontend"`, `--web-user "nginx:nginx"`, `--document-root "html": an absolute folder`} {
+		assert.Contains(t, err.Error(), want)
+	}
+	_, err = Settings{BackendBaseImage: "node"}.BuildArgs(Backend)
+	assert.ErrorContains(t, err, `--backend-base-image "node": the reference has neither a tag nor a digest`)
+}
+
+func TestParseCreated(t *testing.T) {
+	got, err := ParseCreated("1764151389")
+	require.NoError(t, err)
+	assert.Equal(t, time.Unix(1764151389, 0).UTC(), got, "SOURCE_DATE_EPOCH")
+	got, err = ParseCreated("2026-11-26T12:03:09+01:00")
+	require.NoError(t, err)
+	assert.Equal(t, "2026-11-26T11:03:09Z", got.Format(time.RFC3339))
+	got, err = ParseCreated("")
+	require.NoError(t, err)
+	assert.True(t, got.IsZero(), "no --created: no created label")
+	_, err = ParseCreated("yesterday")
+	assert.ErrorContains(t, err, `--created "yesterday": give the commit time as RFC 3339`)
+}
+
+func TestNativeAddonsStayOnTheirPlatform(t *testing.T) {
+	addons := []string{"node_modules/a/build/Release/a.node", "b.node", "c.node", "d.node", "e.node", "f.node"}
+	assert.NoError(t, CheckNativeAddons(addons, "linux/amd64", nil), "the engine's platform")
+	assert.NoError(t, CheckNativeAddons(addons, "linux/amd64", []string{"linux/amd64"}))
+	assert.NoError(t, CheckNativeAddons(nil, "linux/amd64", []string{"linux/arm64"}), "no addon, any platform")
+	err := CheckNativeAddons(addons, "linux/amd64", []string{"linux/amd64", "linux/arm64"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "built for linux/amd64 (node_modules/a/build/Release/a.node, b.node, c.node, d.node, e.node, and 1 more)")
+	assert.Contains(t, err.Error(), "backend image for linux/arm64")
+}
+
+func TestCheckPlatformsNamesWhatIsMissing(t *testing.T) {
+	ref := "r.example.com/app:1@sha256:abc"
+	assert.NoError(t, CheckPlatforms(ref, []string{"linux/amd64", "linux/arm64"}, map[string]string{"linux/amd64": "linux/amd64", "linux/arm64": "linux/arm64"}))
+	err := CheckPlatforms(ref, []string{"linux/amd64", "linux/arm64"}, map[string]string{"linux/amd64": "linux/amd64", "linux/arm64": "linux/amd64"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "without every platform asked for: linux/arm64 (got linux/amd64)")
+	assert.ErrorContains(t, CheckPlatforms(ref, []string{"linux/arm64"}, nil), "linux/arm64 (got nothing)")
+}

@@ -1,0 +1,62 @@
+package redact
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestURL(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+		ok             bool
+	}{
+		{"a plain address", "https://git.example.com/team/app.git", "https://git.example.com/team/app.git", true},
+		{"a token as user", "https://ghp_abc@git.example.com/team/app.git", "https://git.example.com/team/app.git", true},
+		{"user and password", "https://user:s3cret@git.example.com/team/app.git", "https://git.example.com/team/app.git", true},
+		{"a token in the query", "https://git.example.com/team/app.git?private_token=glpat-x", "https://git.example.com/team/app.git", true},
+		{"everything at once", "https://u:p@hooks.example.com:8443/acme/prod?sig=abc#frag", "https://hooks.example.com:8443/acme/prod", true},
+		{"an escaped path stays escaped", "https://h.example.com/a%2Fb", "https://h.example.com/a%2Fb", true},
+		{"no scheme", "git.example.com/team/app.git", Unparsable, false},
+		{"not a URL at all", "https://user:…@git.example.com/%zz?private_token=glpat-x", Unparsable, false},
+		{"an opaque URL", "mailto:someone@example.com", Unparsable, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := URL(tc.in)
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, tc.ok, ok)
+		})
+	}
+	assert.Equal(t, `"https://h.example.com/x"`, Quote("https://t@h.example.com/x?a=b"))
+}
+
+// For any input, what is shown holds no part of its user-info, query or
+// fragment: it is only scheme, host and path, or the placeholder.
+func FuzzURL(f *testing.F) {
+	for _, s := range []string{"https://u:p@h.example.com/p?q=1#f", "http://[::1]:80/x", "https://h/%zz", "ftp://a@b/c?d"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		shown, ok := URL(raw)
+		if !ok {
+			assert.Equal(t, Unparsable, shown)
+			return
+		}
+		u, err := url.Parse(shown)
+		if !assert.NoError(t, err, "what is shown parses again") {
+			return
+		}
+		assert.Nil(t, u.User)
+		assert.Empty(t, u.RawQuery)
+		assert.Empty(t, u.Fragment)
+		orig, _ := url.Parse(raw)
+		assert.Equal(t, orig.Host, u.Host)
+		for _, secret := range []string{orig.User.String(), orig.RawQuery, orig.Fragment} {
+			if len(secret) >= 4 && !strings.Contains(orig.Host+orig.Path+orig.RawPath+orig.Scheme, secret) {
+				assert.NotContains(t, shown, secret)
+			}
+		}
+	})
+}
