@@ -280,7 +280,6 @@ func checkRepo(raw string) error {
 	return nil
 }
 
-
 var badRef = regexp.MustCompile(`[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//`)
 
 // CheckBranch applies git's ref-name rules to a branch name.
