@@ -280,10 +280,14 @@ func (r Release) MarshalJSON() ([]byte, error) {
 		Frontend   []*Reference
 		Backend    []*Reference
 		CodeAsData []*Reference
+		Sboms      *dagger.Directory
+		Signed     bool
 	}
 	concrete.Frontend = r.Frontend
 	concrete.Backend = r.Backend
 	concrete.CodeAsData = r.CodeAsData
+	concrete.Sboms = r.Sboms
+	concrete.Signed = r.Signed
 	return json.Marshal(&concrete)
 }
 
@@ -292,6 +296,8 @@ func (r *Release) UnmarshalJSON(bs []byte) error {
 		Frontend   []*Reference
 		Backend    []*Reference
 		CodeAsData []*Reference
+		Sboms      *dagger.Directory
+		Signed     bool
 	}
 	err := json.Unmarshal(bs, &concrete)
 	if err != nil {
@@ -300,6 +306,8 @@ func (r *Release) UnmarshalJSON(bs []byte) error {
 	r.Frontend = concrete.Frontend
 	r.Backend = concrete.Backend
 	r.CodeAsData = concrete.CodeAsData
+	r.Sboms = concrete.Sboms
+	r.Signed = concrete.Signed
 	return nil
 }
 
@@ -739,7 +747,28 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg registryService", err))
 				}
 			}
-			return (*Build).Publish(&parent, ctx, registry, frontendRepository, backendRepository, tag, codeAsDataRepository, platform, registryUsername, registryPassword, registryService)
+			var sbom bool
+			if inputArgs["sbom"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["sbom"]), &sbom)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg sbom", err))
+				}
+			}
+			var cosignKey *dagger.Secret
+			if inputArgs["cosignKey"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["cosignKey"]), &cosignKey)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg cosignKey", err))
+				}
+			}
+			var cosignPassword *dagger.Secret
+			if inputArgs["cosignPassword"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["cosignPassword"]), &cosignPassword)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg cosignPassword", err))
+				}
+			}
+			return (*Build).Publish(&parent, ctx, registry, frontendRepository, backendRepository, tag, codeAsDataRepository, platform, registryUsername, registryPassword, registryService, sbom, cosignKey, cosignPassword)
 		default:
 			return nil, fmt.Errorf("unknown function %s", fnName)
 		}

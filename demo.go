@@ -42,7 +42,7 @@ func (m *LowcodePipeline) Demo(ctx context.Context) (*Receipt, error) {
 		return nil, err
 	}
 	release, err := build.Publish(ctx, demoRegistry, "lowcode-example/frontend", "lowcode-example/backend", []string{"demo"},
-		"lowcode-example/codeasdata", nil, "", nil, registry)
+		"lowcode-example/codeasdata", nil, "", nil, registry, false, nil, nil)
 	if err != nil {
 		return nil, err
 	}

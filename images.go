@@ -2,14 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/images"
+	"dagger/lowcode-pipeline/internal/supplychain"
 )
 
 // Release is the images pushed to a registry, each named by digest
@@ -20,6 +24,10 @@ type Release struct {
 	Backend []*Reference
 	// The code-as-data image, one reference per tag; empty when the build has no code as data
 	CodeAsData []*Reference
+	// SPDX JSON SBOM of each image (frontend.spdx.json, backend.spdx.json, codeasdata.spdx.json) with --sbom; empty otherwise
+	Sboms *dagger.Directory
+	// Whether each pushed digest was signed with --cosign-key (and its SBOM attested, with --sbom)
+	Signed bool
 }
 
 // Reference is one pushed image under one tag
@@ -96,6 +104,15 @@ func (b *Build) Publish(
 	// A registry running as a Dagger service (tests, demos): the registry host is routed to it; localhost:PORT speaks plain http
 	// +optional
 	registryService *dagger.Service,
+	// Write an SPDX JSON SBOM of each image (syft), returned in sboms and, with --cosign-key, attested on the pushed digest
+	// +optional
+	sbom bool,
+	// Cosign private key (cosign generate-key-pair) to sign each pushed digest with; verify with cosign verify --key cosign.pub
+	// +optional
+	cosignKey *dagger.Secret,
+	// Password of --cosign-key
+	// +optional
+	cosignPassword *dagger.Secret,
 ) (*Release, error) {
 	platforms := make([]string, len(platform))
 	for i, p := range platform {
@@ -119,33 +136,45 @@ func (b *Build) Publish(
 	if err := b.checkAddons(ctx, platforms); err != nil {
 		return nil, err
 	}
-	push := pushOptions{registry: registry, username: registryUsername, password: registryPassword, service: registryService}
+	if cosignPassword != nil && cosignKey == nil {
+		return nil, errors.New("--cosign-password needs --cosign-key")
+	}
+	push := pushOptions{registry: registry, username: registryUsername, password: registryPassword, service: registryService,
+		sbom: sbom, cosignKey: cosignKey, cosignPassword: cosignPassword}
 	pushed := make(map[images.Kind][]*Reference)
+	sboms := dag.Directory()
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	for _, target := range targets {
 		g.Go(func() error {
-			refs, err := b.push(gctx, target, platform, push)
+			refs, sbomFile, err := b.push(gctx, target, platform, push)
 			mu.Lock()
+			defer mu.Unlock()
 			pushed[target.Kind] = refs
-			mu.Unlock()
+			if sbomFile != nil {
+				sboms = sboms.WithFile(supplychain.SBOMName(string(target.Kind)), sbomFile)
+			}
 			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	return &Release{Frontend: pushed[images.Frontend], Backend: pushed[images.Backend], CodeAsData: pushed[images.CodeAsData]}, nil
+	return &Release{Frontend: pushed[images.Frontend], Backend: pushed[images.Backend], CodeAsData: pushed[images.CodeAsData],
+		Sboms: sboms, Signed: cosignKey != nil}, nil
 }
 
 type pushOptions struct {
-	registry, username string
-	password           *dagger.Secret
-	service            *dagger.Service
+	registry, username        string
+	password                  *dagger.Secret
+	service                   *dagger.Service
+	sbom                      bool
+	cosignKey, cosignPassword *dagger.Secret
 }
 
-// push builds one image for every platform and pushes it under every tag.
-func (b *Build) push(ctx context.Context, target images.Target, platforms []dagger.Platform, o pushOptions) ([]*Reference, error) {
+// push builds one image for every platform, pushes it under every tag, and
+// with the supply-chain options writes its SBOM and signs its digest.
+func (b *Build) push(ctx context.Context, target images.Target, platforms []dagger.Platform, o pushOptions) ([]*Reference, *dagger.File, error) {
 	if len(platforms) == 0 {
 		platforms = []dagger.Platform{""}
 	}
@@ -153,7 +182,7 @@ func (b *Build) push(ctx context.Context, target images.Target, platforms []dagg
 	for _, p := range platforms {
 		ctr, err := b.image(ctx, target.Kind, p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if o.password != nil {
 			ctr = ctr.WithRegistryAuth(o.registry, o.username, o.password)
@@ -164,11 +193,11 @@ func (b *Build) push(ctx context.Context, target images.Target, platforms []dagg
 	for _, ref := range target.Refs() {
 		out, err := variants[0].Publish(ctx, ref, dagger.ContainerPublishOpts{PlatformVariants: variants[1:], RegistryService: o.service})
 		if err != nil {
-			return nil, fmt.Errorf("push %s: %w", ref, err)
+			return nil, nil, fmt.Errorf("push %s: %w", ref, err)
 		}
 		pinned, err := images.ParsePinned(out)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(platforms) > 1 || platforms[0] != "" {
 			asked := make([]string, len(platforms))
@@ -176,12 +205,82 @@ func (b *Build) push(ctx context.Context, target images.Target, platforms []dagg
 				asked[i] = string(p)
 			}
 			if err := checkPushed(ctx, pinned.Ref, asked, o.service); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		refs = append(refs, &Reference{Ref: pinned.Ref, Repository: pinned.Repository, Tag: pinned.Tag, Digest: pinned.Digest})
 	}
-	return refs, nil
+	var sbomFile *dagger.File
+	if o.sbom {
+		sbomFile = sbomOf(variants[0])
+	}
+	if o.cosignKey != nil {
+		if err := sign(ctx, refs[0].Repository+"@"+refs[0].Digest, sbomFile, o); err != nil {
+			return nil, nil, err
+		}
+	}
+	return refs, sbomFile, nil
+}
+
+// sbomOf is the SPDX JSON SBOM of one image, by syft.
+func sbomOf(image *dagger.Container) *dagger.File {
+	return dag.Container().From(runtimeImage).
+		WithFile("/usr/local/bin/syft", goTool(supplychain.Syft)).
+		WithMountedFile("/image.tar", image.AsTarball()).
+		WithExec(supplychain.SBOMCommand("/image.tar", "/sbom.spdx.json")).
+		File("/sbom.spdx.json")
+}
+
+// sign signs a pushed digest with cosign, and attests its SBOM when given.
+func sign(ctx context.Context, ref string, sbomFile *dagger.File, o pushOptions) error {
+	s := supplychain.Signing{Ref: ref, Registry: o.registry}
+	ctr := dag.Container().From(runtimeImage).
+		WithExec([]string{"apk", "add", "--no-cache", "socat", "ca-certificates"}).
+		WithFile("/usr/local/bin/cosign", goTool(supplychain.Cosign)).
+		WithMountedSecret(supplychain.KeyPath, o.cosignKey)
+	if o.cosignPassword != nil {
+		ctr = ctr.WithSecretVariable(supplychain.PasswordEnv, o.cosignPassword)
+	} else {
+		ctr = ctr.WithEnvVariable(supplychain.PasswordEnv, "")
+	}
+	if o.password != nil {
+		s.Username = o.username
+		ctr = ctr.WithSecretVariable(supplychain.RegistryPWEnv, o.password)
+	}
+	if sbomFile != nil {
+		s.SBOM = "/sbom.spdx.json"
+		ctr = ctr.WithMountedFile(s.SBOM, sbomFile)
+	}
+	if o.service != nil {
+		_, port, _ := strings.Cut(o.registry, ":")
+		s.Forward = "registry:" + port
+		ctr = ctr.WithServiceBinding("registry", o.service)
+	}
+	script, err := s.Script()
+	if err != nil {
+		return err
+	}
+	_, err = ctr.
+		WithEnvVariable("LOWCODE_PIPELINE_RUN", time.Now().UTC().Format(time.RFC3339Nano)). // publish is never cached: sign anew
+		WithExec([]string{"sh", "-c", script}).
+		Sync(ctx)
+	if err != nil {
+		return fmt.Errorf("sign %s: %w", ref, err)
+	}
+	return nil
+}
+
+// goTool builds a Go command from its public module at the pinned version.
+func goTool(pkg string) *dagger.File {
+	path, _, _ := strings.Cut(pkg, "@")
+	name := path[strings.LastIndex(path, "/")+1:]
+	return dag.Container().From(goImage).
+		WithMountedCache("/go/pkg/mod", dag.CacheVolume("lowcode-pipeline-gomod")).
+		WithMountedCache("/root/.cache/go-build", dag.CacheVolume("lowcode-pipeline-gobuild")).
+		WithEnvVariable("CGO_ENABLED", "0").
+		WithEnvVariable("GOBIN", "/out").
+		WithExec(supplychain.BuildCommand(pkg)).
+		File("/out/" + name)
 }
 
 // image builds one image from the project's docker/<kind>.Dockerfile (or

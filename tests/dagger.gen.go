@@ -331,6 +331,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).PublishRefusesInvalidTag(&parent, ctx)
+		case "PublishSignsAndDescribesImages":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).PublishSignsAndDescribesImages(&parent, ctx)
 		case "SnapshotPushNeedsGitSection":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)

@@ -279,3 +279,80 @@ func (t *Tests) PublishIsReproducible(ctx context.Context) error {
 	}
 	return nil
 }
+
+// The cosign the supply-chain check verifies with, built as the module builds it.
+const cosignPackage = "github.com/sigstore/cosign/v2/cmd/cosign@v2.6.5"
+
+func cosign() *dagger.Container {
+	bin := dag.Container().From("golang:1.26-alpine").
+		WithEnvVariable("CGO_ENABLED", "0").
+		WithEnvVariable("GOBIN", "/out").
+		WithExec([]string{"go", "install", "-trimpath", cosignPackage}).
+		File("/out/cosign")
+	return dag.Container().From("alpine:3.22").
+		WithExec([]string{"apk", "add", "--no-cache", "socat"}).
+		WithFile("/usr/local/bin/cosign", bin)
+}
+
+var qSupplyChain = gql("supply-chain", `query($source: ID!, $registry: ID!, $key: ID!, $password: ID!) { lowcodePipeline(`+exampleArgs+`) { build {
+	publish(registry: "`+checkRegistry+`", frontendRepository: "signed/frontend", backendRepository: "signed/backend", tag: ["1.0.0"],
+		registryService: $registry, sbom: true, cosignKey: $key, cosignPassword: $password) {
+		signed backend { repository digest } sboms { file(path: "backend.spdx.json") { contents } } } } } }`)
+
+// With --sbom and --cosign-key, cosign verify succeeds against the pushed digest, and the backend's SBOM lists its npm package.
+// +check
+func (t *Tests) PublishSignsAndDescribesImages(ctx context.Context) error {
+	vars, registry, err := t.exampleWithRegistry(ctx)
+	if err != nil {
+		return err
+	}
+	defer registry.Stop(ctx)
+	password := dag.SetSecret("cosign-password", "engine-check-cosign-pw")
+	keys := cosign().
+		WithWorkdir("/keys").
+		WithSecretVariable("COSIGN_PASSWORD", password).
+		WithExec([]string{"cosign", "generate-key-pair"}).
+		Directory("/keys")
+	key, err := keys.File("cosign.key").Contents(ctx)
+	if err != nil {
+		return err
+	}
+	if vars["key"], err = dag.SetSecret("cosign-key", key).ID(ctx); err != nil {
+		return err
+	}
+	if vars["password"], err = password.ID(ctx); err != nil {
+		return err
+	}
+	var out struct {
+		LowcodePipeline struct {
+			Build struct {
+				Publish struct {
+					Signed  bool
+					Backend []struct{ Repository, Digest string }
+					Sboms   struct {
+						File struct{ Contents string }
+					}
+				}
+			}
+		}
+	}
+	if err := t.run(ctx, qSupplyChain, vars, &out); err != nil {
+		return err
+	}
+	pub := out.LowcodePipeline.Build.Publish
+	if !pub.Signed || len(pub.Backend) != 1 || !strings.Contains(pub.Sboms.File.Contents, "lowcode-example-backend") || !strings.Contains(pub.Sboms.File.Contents, "SPDX") {
+		return fmt.Errorf("signed %v, backend %v, SBOM %.300q", pub.Signed, pub.Backend, pub.Sboms.File.Contents)
+	}
+	ref := pub.Backend[0].Repository + "@" + pub.Backend[0].Digest
+	_, err = cosign().
+		WithServiceBinding("registry", registry).
+		WithFile("/cosign.pub", keys.File("cosign.pub")).
+		WithExec([]string{"sh", "-c", `socat TCP-LISTEN:5000,fork,reuseaddr TCP:registry:5000 & sleep 1; ` +
+			`cosign verify --key /cosign.pub --insecure-ignore-tlog=true "$0" && ` +
+			`cosign verify-attestation --key /cosign.pub --type spdxjson --insecure-ignore-tlog=true "$0"`, ref}).
+		Sync(ctx)
+	if err != nil {
+		return fmt.Errorf("cosign verify %s: %w", ref, err)
+	}
+	return nil
+}

@@ -1,0 +1,84 @@
+// Package supplychain holds the command lines of the opt-in supply-chain
+// steps of publish: an SPDX SBOM of each image (syft), and a signature and
+// an SBOM attestation on each pushed digest (cosign). Both tools are built
+// from their public Go modules at the versions pinned here.
+package supplychain
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The tools' Go packages, pinned.
+const (
+	Syft   = "github.com/anchore/syft/cmd/syft@v1.57.1"
+	Cosign = "github.com/sigstore/cosign/v2/cmd/cosign@v2.6.5"
+)
+
+// Where the signing container finds its inputs.
+const (
+	KeyPath       = "/run/cosign/cosign.key"
+	PasswordEnv   = "COSIGN_PASSWORD"
+	RegistryPWEnv = "REGISTRY_PASSWORD"
+)
+
+// BuildCommand builds one tool into /out.
+func BuildCommand(pkg string) []string {
+	return []string{"go", "install", "-trimpath", pkg}
+}
+
+// SBOMCommand writes an SPDX JSON SBOM of an image saved as an OCI archive.
+func SBOMCommand(archive, out string) []string {
+	return []string{"syft", "scan", "oci-archive:" + archive, "--output", "spdx-json=" + out, "--quiet"}
+}
+
+// SBOMName is the file an image's SBOM is returned as.
+func SBOMName(kind string) string { return kind + ".spdx.json" }
+
+// Signing is one pushed image to sign.
+type Signing struct {
+	Ref      string // registry/repository@sha256:…, the digest that is signed
+	Registry string // host[:port], for cosign login
+	Username string // registry user name; empty: no login
+	SBOM     string // path of the SBOM to attest; empty: none
+	// Forward, for a registry run as a Dagger service and named localhost:
+	// the bound host:port that the registry's localhost port is forwarded to.
+	Forward string
+}
+
+// Script is the shell script that signs the digest (and attests the SBOM)
+// with the key at KeyPath; the key's password and the registry password come
+// from the environment, never from the command line. The signature is not
+// uploaded to a public transparency log: verify with the public key.
+func (s Signing) Script() (string, error) {
+	if !strings.Contains(s.Ref, "@sha256:") {
+		return "", fmt.Errorf("sign %s: only a digest is signed", s.Ref)
+	}
+	var b strings.Builder
+	b.WriteString("set -eu\n")
+	if s.Forward != "" {
+		_, port, ok := strings.Cut(s.Registry, ":")
+		if !ok {
+			return "", fmt.Errorf("forward to %s: the registry %s names no port", s.Forward, s.Registry)
+		}
+		fmt.Fprintf(&b, "socat TCP-LISTEN:%s,fork,reuseaddr TCP:%s &\nsleep 1\n", port, s.Forward)
+	}
+	if s.Username != "" {
+		fmt.Fprintf(&b, "printf '%%s' \"$%s\" | cosign login %s --username %s --password-stdin\n", RegistryPWEnv, quote(s.Registry), quote(s.Username))
+	}
+	fmt.Fprintf(&b, "cosign sign --yes --key %s --tlog-upload=false %s\n", KeyPath, quote(s.Ref))
+	if s.SBOM != "" {
+		fmt.Fprintf(&b, "cosign attest --yes --key %s --tlog-upload=false --type spdxjson --predicate %s %s\n", KeyPath, quote(s.SBOM), quote(s.Ref))
+	}
+	return b.String(), nil
+}
+
+// VerifyCommand is how a user checks a signature with the public key.
+func VerifyCommand(ref, publicKey string) []string {
+	return []string{"cosign", "verify", "--key", publicKey, "--insecure-ignore-tlog=true", ref}
+}
+
+// quote makes s one shell word.
+func quote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
