@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"dagger/tests/internal/dagger"
 )
 
 // The constructor arguments every query over examples/app uses.
@@ -102,6 +104,51 @@ func (t *Tests) NpmrcNeverEntersLayer(ctx context.Context) error {
 	}
 	if n := strings.TrimSpace(out.LowcodePipeline.Install.WithExec.Stdout); n != "0" {
 		return fmt.Errorf("%s files hold the .npmrc token", n)
+	}
+	return nil
+}
+
+// A project whose backend carries a native addon (better-sqlite3, built for
+// the build image's C library), as real backends often do.
+func nativeAddonProject() *dagger.Directory {
+	return dag.Directory().
+		WithNewFile("package.json", `{"name": "addon-app", "version": "1.0.0", "private": true,
+  "scripts": {"build:draw": "node draw.mjs", "build:node": "node node.mjs"},
+  "dependencies": {"better-sqlite3": "12.4.1"}}`).
+		WithNewFile("draw.mjs", `import { mkdirSync, writeFileSync } from 'node:fs';
+mkdirSync('dist/web', { recursive: true });
+writeFileSync('dist/web/index.html', '<!doctype html><title>addon</title>');`).
+		WithNewFile("node.mjs", `import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
+mkdirSync('dist/node', { recursive: true });
+cpSync('node_modules', 'dist/node/node_modules', { recursive: true });
+writeFileSync('dist/node/package.json', JSON.stringify({ name: 'addon-backend', main: 'index.js' }));
+writeFileSync('dist/node/index.js', "const db = require('better-sqlite3')(':memory:'); console.log(db.prepare('select 41 + 1 as n').get().n);");`)
+}
+
+var qNativeAddon = gql("native-addon", `query($source: ID!) { lowcodePipeline(source: $source, drawPackage: "better-sqlite3") { build {
+	backendImage { withExec(args: ["node", "."]) { stdout } } } } }`)
+
+// A backend with a native addon runs in its image: the runtime has the build image's C library.
+// +check
+func (t *Tests) BackendNativeAddonRuns(ctx context.Context) error {
+	id, err := nativeAddonProject().ID(ctx)
+	if err != nil {
+		return err
+	}
+	var out struct {
+		LowcodePipeline struct {
+			Build struct {
+				BackendImage struct {
+					WithExec struct{ Stdout string }
+				}
+			}
+		}
+	}
+	if err := t.run(ctx, qNativeAddon, map[string]any{"source": id}, &out); err != nil {
+		return err
+	}
+	if got := strings.TrimSpace(out.LowcodePipeline.Build.BackendImage.WithExec.Stdout); got != "42" {
+		return fmt.Errorf("the backend with a native addon printed %q, want 42", got)
 	}
 	return nil
 }

@@ -205,6 +205,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).BackendAndCodeAsDataImages(&parent, ctx)
+		case "BackendNativeAddonRuns":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).BackendNativeAddonRuns(&parent, ctx)
 		case "BuildNamesMissingScript":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
