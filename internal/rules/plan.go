@@ -1,16 +1,14 @@
 package rules
 
 import (
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"errors"
 	"fmt"
 	"runtime"
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/dlclark/regexp2"
-
-	"dagger/lowcode-pipeline/internal/fielderr"
+	"unicode/utf8"
 )
 
 // Rule maps images whose reference matches Source to backends whose name
@@ -27,6 +25,7 @@ type Input struct {
 	Rules        []Rule
 	Backends     []string
 	MatchTimeout time.Duration // per match; zero means DefaultMatchTimeout
+	PlanTimeout  time.Duration // for all the matching; zero means DefaultPlanTimeout
 }
 
 // ImageRoute says where one image goes and through which rules (indexes into
@@ -59,7 +58,7 @@ func (p *Plan) OK() bool { return len(p.Errors) == 0 }
 // CompiledRule is a rule whose two patterns compiled.
 type CompiledRule struct {
 	Rule
-	source, target *regexp2.Regexp
+	source, target *matcher
 }
 
 // CompileRules compiles every rule, reporting each bad pattern under
@@ -71,14 +70,14 @@ func CompileRules(path string, rs []Rule, timeout time.Duration) ([]CompiledRule
 		out[i].Rule = r
 		for _, f := range []struct {
 			name, pattern string
-			dst           **regexp2.Regexp
+			dst           **matcher
 		}{{"source", r.Source, &out[i].source}, {"target", r.Target, &out[i].target}} {
 			re, err := Compile(f.pattern, timeout)
 			if err != nil {
 				errs.Addf(fielderr.Join(fielderr.Index(path, i), f.name), "invalid regular expression %s: %v", fielderr.Quote(f.pattern), err)
 				continue
 			}
-			*f.dst = re
+			*f.dst = newMatcher(f.pattern, re)
 		}
 	}
 	return out, errs
@@ -96,12 +95,17 @@ func Build(in Input) (*Plan, error) {
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
-	targets, err := matchTargets(compiled, in.Backends)
+	limit := in.PlanTimeout
+	if limit <= 0 {
+		limit = DefaultPlanTimeout
+	}
+	b := &budget{deadline: time.Now().Add(limit), limit: limit, rules: compiled}
+	targets, err := matchTargets(compiled, in.Backends, b)
 	if err != nil {
 		return nil, err
 	}
 	images := uniqueImages(in.Images)
-	sources, err := matchSources(compiled, images)
+	sources, err := matchSources(compiled, images, b)
 	if err != nil {
 		return nil, err
 	}
@@ -127,14 +131,17 @@ func checkBackends(names []string) error {
 }
 
 // matchTargets computes, once per rule, the backends its target matches.
-func matchTargets(rs []CompiledRule, backends []string) ([][]bool, error) {
+func matchTargets(rs []CompiledRule, backends []string, b *budget) ([][]bool, error) {
 	out := make([][]bool, len(rs))
 	for i, r := range rs {
 		out[i] = make([]bool, len(backends))
-		for j, b := range backends {
-			ok, err := Match(r.target, b)
+		for j, name := range backends {
+			ok, err := r.target.match(name, utf8.ValidString(name))
 			if err != nil {
 				return nil, fmt.Errorf("backends.deployRules[%d].target: %w", i, err)
+			}
+			if err := b.check(r.target); err != nil {
+				return nil, err
 			}
 			out[i][j] = ok
 		}
@@ -144,7 +151,7 @@ func matchTargets(rs []CompiledRule, backends []string) ([][]bool, error) {
 
 // matchSources tests every rule's source against every image, spread over the
 // machine's cores: this is the images × rules part of a plan.
-func matchSources(rs []CompiledRule, images []string) ([][]int, error) {
+func matchSources(rs []CompiledRule, images []string, b *budget) ([][]int, error) {
 	out := make([][]int, len(images))
 	next := make(chan int)
 	var (
@@ -158,12 +165,18 @@ func matchSources(rs []CompiledRule, images []string) ([][]int, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
+				valid := utf8.ValidString(images[i])
 				for k, r := range rs {
-					ok, err := Match(r.source, images[i])
+					ok, err := r.source.match(images[i], valid)
+					if err != nil {
+						err = fmt.Errorf("backends.deployRules[%d].source: %w", k, err)
+					} else {
+						err = b.check(r.source)
+					}
 					if err != nil {
 						mu.Lock()
 						if firstErr == nil {
-							firstErr = fmt.Errorf("backends.deployRules[%d].source: %w", k, err)
+							firstErr = err
 							close(stop)
 						}
 						mu.Unlock()
@@ -259,6 +272,38 @@ func mergeSorted(a, b []int) []int {
 	out := append(slices.Clone(a), b...)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// budget is a plan's time limit for matching.
+type budget struct {
+	deadline time.Time
+	limit    time.Duration
+	rules    []CompiledRule
+}
+
+// check fails, naming the rule that took the most time, once the deadline
+// has passed; literal tests cost nothing and are not timed.
+func (b *budget) check(m *matcher) error {
+	if m.kind != notLiteral || time.Now().Before(b.deadline) {
+		return nil
+	}
+	slowest, which, spent := 0, "source", time.Duration(0)
+	for k, r := range b.rules {
+		for _, side := range []struct {
+			name string
+			m    *matcher
+		}{{"source", r.source}, {"target", r.target}} {
+			if d := time.Duration(side.m.spent.Load()); d > spent {
+				slowest, which, spent = k, side.name, d
+			}
+		}
+	}
+	pattern := b.rules[slowest].Source
+	if which == "target" {
+		pattern = b.rules[slowest].Target
+	}
+	return fmt.Errorf("the plan ran past its time limit (--plan-timeout %s): the slowest rule is backends.deployRules[%d].%s %s, %s of matching; simplify it",
+		b.limit, slowest, which, fielderr.Quote(pattern), spent.Round(time.Millisecond))
 }
 
 // ErrPlan is wrapped by errors about a plan that cannot be deployed.

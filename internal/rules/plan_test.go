@@ -204,3 +204,23 @@ func BenchmarkPlan(b *testing.B) {
 		}
 	}
 }
+
+// The same shape with rules that need the engine: 1 000 images × 100 rules.
+func BenchmarkPlanRegex(b *testing.B) {
+	in := Input{}
+	for i := range 1_000 {
+		in.Images = append(in.Images, fmt.Sprintf("registry.example.com/team/svc-%d:1.%d.0", i%100, i))
+	}
+	for i := range 100 {
+		in.Rules = append(in.Rules, Rule{Source: fmt.Sprintf(`/svc-%d:\d+\.`, i), Target: fmt.Sprintf(`^backend-%d$`, i)})
+	}
+	for i := range 100 {
+		in.Backends = append(in.Backends, fmt.Sprintf("backend-%d", i))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Build(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
