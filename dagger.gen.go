@@ -1226,7 +1226,14 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg backend", err))
 				}
 			}
-			return (*Payload).Plan(&parent, backend)
+			var planTimeout string
+			if inputArgs["planTimeout"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["planTimeout"]), &planTimeout)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg planTimeout", err))
+				}
+			}
+			return (*Payload).Plan(&parent, backend, planTimeout)
 		case "Summary":
 			var parent Payload
 			err = json.Unmarshal(parentJSON, &parent)

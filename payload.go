@@ -201,12 +201,20 @@ func (p *Payload) Summary() (string, error) {
 func (p *Payload) Plan(
 	// Name of one of the instance's backends (repeatable)
 	backend []string,
+	// Time limit for all the matching of the plan (a Go duration)
+	// +optional
+	// +default="5s"
+	planTimeout string,
 ) (*Plan, error) {
+	limit, err := parseDuration("--plan-timeout", planTimeout)
+	if err != nil {
+		return nil, err
+	}
 	parsed, err := payload.Parse([]byte(p.Json))
 	if err != nil {
 		return nil, err
 	}
-	in := rules.Input{Backends: backend}
+	in := rules.Input{Backends: backend, PlanTimeout: limit}
 	if parsed.Backends != nil {
 		in.Images, in.Rules = parsed.Backends.Images, parsed.Backends.DeployRules
 	}
@@ -215,7 +223,7 @@ func (p *Payload) Plan(
 		return nil, err
 	}
 	if !plan.OK() {
-		return nil, fmt.Errorf("%w:\n%s", rules.ErrPlan, plan.Table())
+		return nil, fmt.Errorf("%w:\n%s", rules.ErrPlan, plan.ErrorSummary())
 	}
 	out := &Plan{Warnings: plan.Warnings}
 	for _, im := range plan.Images {

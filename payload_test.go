@@ -139,7 +139,7 @@ const planPayloadJSON = `{"backends":{"images":["reg/api:1","reg/jobs:1"],
 func TestPlanSaysWhereEachImageGoes(t *testing.T) {
 	p, err := m.Payload(context.Background(), nil, planPayloadJSON, "", nil, "")
 	require.NoError(t, err)
-	plan, err := p.Plan([]string{"api", "worker", "cron"})
+	plan, err := p.Plan([]string{"api", "worker", "cron"}, "")
 	require.NoError(t, err)
 	assert.Equal(t, []*PlanImage{
 		{Image: "reg/api:1", Rules: []int{0}, Backends: []string{"api"}},
@@ -161,7 +161,7 @@ func TestPlanSaysWhereEachImageGoes(t *testing.T) {
 func TestPlanFailsOnAnUndeployablePlan(t *testing.T) {
 	p, err := m.Payload(context.Background(), nil, planPayloadJSON, "", nil, "")
 	require.NoError(t, err)
-	_, err = p.Plan([]string{"api"})
+	_, err = p.Plan([]string{"api"}, "5s")
 	require.ErrorIs(t, err, rules.ErrPlan)
 	assert.Contains(t, err.Error(), `image "reg/jobs:1" reaches no backend`)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Error is one problem at one place of the input.
@@ -19,7 +20,7 @@ func (e Error) Error() string {
 	if e.Path == "" {
 		return e.Message
 	}
-	return e.Path + ": " + e.Message
+	return Cut(e.Path, MaxPath) + ": " + e.Message
 }
 
 // List accumulates problems in the order they were found.
@@ -39,14 +40,39 @@ func (l List) Err() error {
 }
 
 func (l List) Error() string {
-	lines := make([]string, len(l))
-	for i, e := range l {
+	if len(l) == 1 {
+		return l[0].Error()
+	}
+	shown := min(len(l), MaxProblems)
+	lines := make([]string, shown)
+	for i, e := range l[:shown] {
 		lines[i] = e.Error()
 	}
-	if len(l) == 1 {
-		return lines[0]
+	more := ""
+	if len(l) > shown {
+		more = fmt.Sprintf("\n  … and %d more", len(l)-shown)
 	}
-	return fmt.Sprintf("%d problems:\n  - %s", len(l), strings.Join(lines, "\n  - "))
+	return fmt.Sprintf("%d problems:\n  - %s%s", len(l), strings.Join(lines, "\n  - "), more)
+}
+
+// Limits on what an error repeats of the input, so a huge input cannot make
+// a huge error.
+const (
+	MaxProblems = 50  // problems listed; the rest are counted
+	MaxValue    = 80  // bytes of an echoed value
+	MaxPath     = 200 // bytes of a path (keys come from the input too)
+)
+
+// Cut shortens s to about n bytes, on a rune boundary, saying how long it was.
+func Cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	end := n
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:end], len(s))
 }
 
 // Join builds a child path: Join("backends", "images") is "backends.images";
@@ -66,9 +92,12 @@ func Index(parent string, i int) string {
 // Quote shows a user value in an error, shortened so a huge input cannot
 // flood the output.
 func Quote(s string) string {
-	const max = 200
-	if len(s) > max {
-		return fmt.Sprintf("%q… (%d bytes)", s[:max], len(s))
+	if len(s) > MaxValue {
+		end := MaxValue
+		for end > 0 && !utf8.RuneStart(s[end]) {
+			end--
+		}
+		return fmt.Sprintf("%q… (%d bytes)", s[:end], len(s))
 	}
 	return fmt.Sprintf("%q", s)
 }

@@ -27,7 +27,7 @@ const MaxDepth = 1000
 // Parse reads exactly one JSON value. Values are *Object, []any, string,
 // json.Number, bool or nil.
 func Parse(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
+	dec := json.NewDecoder(bytes.NewReader(StripBOM(data)))
 	dec.UseNumber()
 	p := &parser{dec: dec}
 	v, err := p.value()
@@ -148,3 +148,10 @@ func TypeName(v any) string {
 	}
 	return fmt.Sprintf("%T", v)
 }
+
+// bom is the UTF-8 byte-order mark some Windows editors write first.
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+// StripBOM drops a leading UTF-8 byte-order mark: it is not JSON, but
+// editors write it, and it carries nothing.
+func StripBOM(data []byte) []byte { return bytes.TrimPrefix(data, bom) }

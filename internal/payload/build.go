@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"dagger/lowcode-pipeline/internal/jsontree"
 	"dagger/lowcode-pipeline/internal/rules"
 )
 
@@ -88,6 +89,7 @@ func contains(xs []string, s string) bool {
 func Compose(base []byte, opts Options) ([]byte, error) {
 	start := Default()
 	if base != nil {
+		base = jsontree.StripBOM(base)
 		var err error
 		if start, err = ParseTemplate(base); err != nil {
 			return nil, fmt.Errorf("starting payload: %w", err)

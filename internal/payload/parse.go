@@ -184,7 +184,9 @@ func describe(v any) string {
 	switch t := v.(type) {
 	case string:
 		return "string " + fielderr.Quote(t)
-	case json.Number, bool:
+	case json.Number:
+		return fmt.Sprintf("%s %s", jsontree.TypeName(v), fielderr.Cut(t.String(), fielderr.MaxValue))
+	case bool:
 		return fmt.Sprintf("%s %v", jsontree.TypeName(v), t)
 	}
 	return jsontree.TypeName(v)

@@ -58,6 +58,10 @@ var CatchAll = rules.Rule{Source: ".*", Target: ".*"}
 
 // Default is the reference pipelines' starting point: a frontend object,
 // backends with no images and a catch-all rule, and both approval modes manual.
+// It is a template, not a payload to send: its frontend object waits for the
+// run's image, so it fails Validate as it is. Compose fills it in, and drops
+// the frontend object when the run has no frontend image, so what is sent is
+// always valid.
 func Default() *Payload {
 	return &Payload{
 		Frontend:   &Frontend{},

@@ -3,8 +3,10 @@ package payload
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -328,4 +330,39 @@ func FuzzCompose(f *testing.F) {
 		_, err = Parse(out)
 		require.NoError(t, err, "composed payload %s", out)
 	})
+}
+
+func TestHugeInputsGiveSmallErrors(t *testing.T) {
+	number := strings.Repeat("9", 1<<20)
+	_, err := Parse([]byte(`{"skipUpdateVersions": ` + number + `}`))
+	require.Error(t, err)
+	assert.Less(t, len(err.Error()), 400, "a 1 MB number is not echoed whole")
+
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range 100_000 {
+		fmt.Fprintf(&b, `"unknown%d": 1,`, i)
+	}
+	b.WriteString(`"extraArgs": []}`)
+	_, err = Parse([]byte(b.String()))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "100000 problems")
+	assert.Less(t, len(err.Error()), 20_000, "100 000 unknown keys give a short error")
+}
+
+func TestAByteOrderMarkIsAccepted(t *testing.T) {
+	withBOM := append([]byte{0xEF, 0xBB, 0xBF}, `{"frontend":{"image":"`+front+`"}}`...)
+	_, err := Parse(withBOM)
+	require.NoError(t, err, "editors on Windows write it")
+	out, err := Compose(withBOM, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, `{"frontend":{"image":"`+front+`"}}`, string(out), "what is sent has no byte-order mark")
+}
+
+func TestTheDefaultIsATemplateNotAPayload(t *testing.T) {
+	assert.ErrorContains(t, Default().Validate(), "frontend.image: required", "its frontend waits for the run's image")
+	out, err := Compose(nil, Options{})
+	require.NoError(t, err)
+	_, err = Parse(out)
+	assert.NoError(t, err, "what Compose makes of it is always valid")
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -304,6 +305,19 @@ func (b *budget) check(m *matcher) error {
 	}
 	return fmt.Errorf("the plan ran past its time limit (--plan-timeout %s): the slowest rule is backends.deployRules[%d].%s %s, %s of matching; simplify it",
 		b.limit, slowest, which, fielderr.Quote(pattern), spent.Round(time.Millisecond))
+}
+
+// ErrorSummary lists the plan's errors, the first fielderr.MaxProblems of them.
+func (p *Plan) ErrorSummary() string {
+	shown := min(len(p.Errors), fielderr.MaxProblems)
+	lines := make([]string, shown)
+	for i, e := range p.Errors[:shown] {
+		lines[i] = "  - " + fielderr.Cut(e, 4*fielderr.MaxValue)
+	}
+	if len(p.Errors) > shown {
+		lines = append(lines, fmt.Sprintf("  … and %d more", len(p.Errors)-shown))
+	}
+	return strings.Join(lines, "\n")
 }
 
 // ErrPlan is wrapped by errors about a plan that cannot be deployed.

@@ -224,3 +224,17 @@ func BenchmarkPlanRegex(b *testing.B) {
 		}
 	}
 }
+
+func TestAPlanErrorListsAtMostFiftyProblems(t *testing.T) {
+	in := Input{Backends: []string{"api"}, Rules: []Rule{{Source: "^nothing$", Target: ".*"}}}
+	for i := range 10_000 {
+		in.Images = append(in.Images, fmt.Sprintf("registry.example.com/%s/svc:%d", strings.Repeat("p", 200), i))
+	}
+	plan, err := Build(in)
+	require.NoError(t, err)
+	require.Len(t, plan.Errors, 10_000)
+	summary := plan.ErrorSummary()
+	assert.Equal(t, 51, strings.Count(summary, "\n")+1)
+	assert.Contains(t, summary, "… and 9950 more")
+	assert.Less(t, len(summary), 20_000)
+}

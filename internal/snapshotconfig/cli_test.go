@@ -1,8 +1,10 @@
 package snapshotconfig
 
 import (
+	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -126,5 +128,60 @@ func TestPushFlagsAreChecked(t *testing.T) {
 			tc.edit(&f)
 			assert.ErrorContains(t, f.Check(), tc.want)
 		})
+	}
+}
+
+func TestOutputDirsCannotHideFromGitOrTheTerminal(t *testing.T) {
+	for _, tc := range []struct{ dir, want string }{
+		{"codeasdata/a\x00b", "NUL, line feed or carriage return"},
+		{"codeasdata/a\nb", "NUL, line feed or carriage return"},
+		{"code/.GIT/objects", "must not be inside .git (in any letter case"},
+		{".Git", "must not be inside .git"},
+	} {
+		assert.ErrorContains(t, checkOutputDir(tc.dir), tc.want, "%q", tc.dir)
+	}
+	assert.NoError(t, checkOutputDir("codeasdata/.github-like/gitx"))
+}
+
+func TestOverlapsAreFoundInOnePass(t *testing.T) {
+	dirs := []string{"a/b", "a-x", "a", "c", "a/b/c", "d/e", "d"}
+	var b strings.Builder
+	b.WriteString("[")
+	for i, d := range dirs {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"snapshooter": {"name": "n%d", "rootTags": ["00000000000000000001"], "outputDir": %q}}`, i, d)
+	}
+	b.WriteString("]")
+	_, err := Parse([]byte(b.String()))
+	require.Error(t, err)
+	msg := err.Error()
+	for _, want := range []string{
+		`[2].snapshooter.outputDir: "a" overlaps entry [0]'s "a/b"`,
+		`[4].snapshooter.outputDir: "a/b/c" overlaps entry [0]'s "a/b"`,
+		`[6].snapshooter.outputDir: "d" overlaps entry [5]'s "d/e"`,
+	} {
+		assert.Contains(t, msg, want)
+	}
+	assert.NotContains(t, msg, `"a-x" overlaps`, "a-x is a sibling of a, not inside it")
+	assert.NotContains(t, msg, `"c" overlaps`)
+}
+
+func BenchmarkParse20000Entries(b *testing.B) {
+	var s strings.Builder
+	s.WriteString("[")
+	for i := range 20_000 {
+		if i > 0 {
+			s.WriteString(",")
+		}
+		fmt.Fprintf(&s, `{"snapshooter": {"name": "n%d", "rootTags": ["00000000000000000001"], "outputDir": "codeasdata/%d/x"}}`, i, i)
+	}
+	s.WriteString("]")
+	data := []byte(s.String())
+	for b.Loop() {
+		if _, err := Parse(data); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -198,7 +198,7 @@ func tags(errs *fielderr.List, p string, v any) []string {
 			out = append(out, t)
 		default:
 			if n, isNum := e.(interface{ String() string }); isNum && jsontree.TypeName(e) == "number" {
-				errs.Addf(ep, "the number %s must be written as a string (\"…\"): 20-digit identifiers do not survive as JSON numbers, which lose digits past 2^53", n.String())
+				errs.Addf(ep, "the number %s must be written as a string (\"…\"): 20-digit identifiers do not survive as JSON numbers, which lose digits past 2^53", fielderr.Cut(n.String(), fielderr.MaxValue))
 			} else {
 				errs.Addf(ep, "must be a 20-digit string, got %s", jsontree.TypeName(e))
 			}
@@ -211,6 +211,8 @@ func tags(errs *fielderr.List, p string, v any) []string {
 func checkOutputDir(dir string) error {
 	clean := path.Clean(dir)
 	switch {
+	case strings.ContainsAny(dir, "\x00\n\r"):
+		return fmt.Errorf("must not contain a NUL, line feed or carriage return")
 	case strings.Contains(dir, `\`):
 		return fmt.Errorf("use forward slashes")
 	case path.IsAbs(dir):
@@ -219,27 +221,45 @@ func checkOutputDir(dir string) error {
 		return fmt.Errorf("must be a folder inside the repository, not the repository itself (the snapshot replaces the folder's contents)")
 	case clean == ".." || strings.HasPrefix(clean, "../"):
 		return fmt.Errorf("must stay inside the repository (no ..)")
-	case slices.Contains(strings.Split(clean, "/"), ".git"):
-		return fmt.Errorf("must not be inside .git")
+	case slices.ContainsFunc(strings.Split(clean, "/"), func(c string) bool { return strings.EqualFold(c, ".git") }):
+		return fmt.Errorf("must not be inside .git (in any letter case: some file systems ignore it)")
 	}
 	return nil
 }
 
 // checkOutputDirs refuses two entries writing the same folder, or one inside
-// another's: each snapshot replaces its folder whole.
+// another's: each snapshot replaces its folder whole. Sorted by path plus
+// "/", a folder's descendants follow it, so one pass with a stack of
+// ancestors finds every overlap in O(n log n).
 func checkOutputDirs(errs *fielderr.List, entries []Entry) {
-	for i := range entries {
-		a := path.Clean(entries[i].Snapshooter.OutputDir)
-		for j := range i {
-			b := path.Clean(entries[j].Snapshooter.OutputDir)
-			if entries[i].Snapshooter.OutputDir == "" || entries[j].Snapshooter.OutputDir == "" {
-				continue
-			}
-			if a == b || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/") {
-				errs.Addf(fmt.Sprintf("[%d].snapshooter.outputDir", i), "%s overlaps entry [%d]'s %s: each entry needs its own folder", fielderr.Quote(a), j, fielderr.Quote(b))
-			}
+	type dir struct {
+		key   string // the cleaned path and "/"
+		index int
+	}
+	var dirs []dir
+	for i, e := range entries {
+		if e.Snapshooter.OutputDir != "" {
+			dirs = append(dirs, dir{path.Clean(e.Snapshooter.OutputDir) + "/", i})
 		}
 	}
+	slices.SortStableFunc(dirs, func(a, b dir) int { return strings.Compare(a.key, b.key) })
+	var ancestors []dir
+	var found []fielderr.Error
+	for _, d := range dirs {
+		for len(ancestors) > 0 && !strings.HasPrefix(d.key, ancestors[len(ancestors)-1].key) {
+			ancestors = ancestors[:len(ancestors)-1]
+		}
+		if len(ancestors) > 0 {
+			a := ancestors[len(ancestors)-1]
+			later, earlier := max(a.index, d.index), min(a.index, d.index)
+			found = append(found, fielderr.Error{Path: fmt.Sprintf("[%d].snapshooter.outputDir", later),
+				Message: fmt.Sprintf("%s overlaps entry [%d]'s %s: each entry needs its own folder",
+					fielderr.Quote(path.Clean(entries[later].Snapshooter.OutputDir)), earlier, fielderr.Quote(path.Clean(entries[earlier].Snapshooter.OutputDir)))})
+		}
+		ancestors = append(ancestors, d)
+	}
+	slices.SortStableFunc(found, func(a, b fielderr.Error) int { return strings.Compare(a.Path, b.Path) })
+	*errs = append(*errs, found...)
 }
 
 func gitSection(errs *fielderr.List, p string, v any) *Git {
