@@ -107,7 +107,7 @@ func TestPayloadRefusesBadInput(t *testing.T) {
 		}, []string{`--deploy-rule: deploy rule "no arrow"`, `"a -> b -> c"`}},
 		{"a non-JavaScript rule is refused", func() (*Payload, error) {
 			return valid.WithDeployRules([]string{"(?i)api -> .*"})
-		}, []string{"--deploy-rule[0].source", "inline flags"}},
+		}, []string{"--deploy-rule[0].source", `flags "(?i)" are not JavaScript syntax`}},
 		{"no rule at all", func() (*Payload, error) { return valid.WithDeployRules(nil) }, []string{"--deploy-rule: give at least one rule"}},
 		{"a mode that is neither auto nor manual", func() (*Payload, error) {
 			return valid.WithUpdateMode("sometimes")

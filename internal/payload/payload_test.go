@@ -167,7 +167,7 @@ func TestParseReportsEveryProblemWithItsPath(t *testing.T) {
 		{"a rule needs source and target", `{"backends":{"images":[],"deployRules":[{"source":".*"}]}}`,
 			[]pathMsg{{"backends.deployRules[0].target", "required"}}},
 		{"a rule pattern must be JavaScript", `{"backends":{"images":[],"deployRules":[{"source":"(?i)api","target":".*"}]}}`,
-			[]pathMsg{{"backends.deployRules[0].source", `invalid regular expression "(?i)api": inline flags`}}},
+			[]pathMsg{{"backends.deployRules[0].source", `invalid regular expression "(?i)api": at offset 0: flags "(?i)" are not JavaScript syntax`}}},
 		{"rules must be objects", `{"backends":{"images":[],"deployRules":[".*"]}}`,
 			[]pathMsg{{"backends.deployRules[0]", `must be an object, got string ".*"`}}},
 		{"images must be strings", `{"backends":{"images":[1],"deployRules":[]}}`,

@@ -5,8 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
-
-	"github.com/dlclark/regexp2"
 )
 
 // DefaultPlanTimeout bounds the matching of a whole plan.
@@ -29,13 +27,13 @@ const (
 // is what RegExp makes of it (without flags, ^ and $ are the ends of the
 // input); any other goes to the regular expression engine.
 type matcher struct {
-	re    *regexp2.Regexp
+	re    *Pattern
 	lit   string
 	kind  literalKind
 	spent atomic.Int64 // nanoseconds in the engine, for the plan's budget
 }
 
-func newMatcher(pattern string, re *regexp2.Regexp) *matcher {
+func newMatcher(pattern string, re *Pattern) *matcher {
 	m := &matcher{re: re}
 	switch pattern {
 	case "", ".*", "^":
@@ -60,12 +58,22 @@ func newMatcher(pattern string, re *regexp2.Regexp) *matcher {
 	return m
 }
 
-// match tests s; a regular expression that runs past its time limit is an
-// error. validUTF8 says whether s is valid UTF-8 (the caller checks each
-// value once, not once per rule).
-func (m *matcher) match(s string, validUTF8 bool) (bool, error) {
+// subject is a value to test, prepared once for every rule: its UTF-16
+// units, as JavaScript sees it, and whether it is valid UTF-8.
+type subject struct {
+	s     string
+	units []rune
+	valid bool
+}
+
+func newSubject(s string) subject { return subject{s: s, units: UTF16(s), valid: utf8.ValidString(s)} }
+
+// match tests a subject; a regular expression that runs past its time limit
+// is an error.
+func (m *matcher) match(subj subject) (bool, error) {
+	s := subj.s
 	kind := m.kind
-	if kind != notLiteral && kind != always && !validUTF8 {
+	if kind != notLiteral && kind != always && !subj.valid {
 		kind = notLiteral // the engine reads invalid UTF-8 its own way: let it decide
 	}
 	switch kind {
@@ -81,7 +89,7 @@ func (m *matcher) match(s string, validUTF8 bool) (bool, error) {
 		return s == m.lit, nil
 	}
 	start := time.Now()
-	ok, err := Match(m.re, s)
+	ok, err := m.re.matchUnits(s, subj.units)
 	m.spent.Add(int64(time.Since(start)))
 	return ok, err
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 )
 
 // Rule maps images whose reference matches Source to backends whose name
@@ -134,10 +133,14 @@ func checkBackends(names []string) error {
 // matchTargets computes, once per rule, the backends its target matches.
 func matchTargets(rs []CompiledRule, backends []string, b *budget) ([][]bool, error) {
 	out := make([][]bool, len(rs))
+	subjects := make([]subject, len(backends))
+	for j, name := range backends {
+		subjects[j] = newSubject(name)
+	}
 	for i, r := range rs {
 		out[i] = make([]bool, len(backends))
-		for j, name := range backends {
-			ok, err := r.target.match(name, utf8.ValidString(name))
+		for j := range backends {
+			ok, err := r.target.match(subjects[j])
 			if err != nil {
 				return nil, fmt.Errorf("backends.deployRules[%d].target: %w", i, err)
 			}
@@ -166,9 +169,9 @@ func matchSources(rs []CompiledRule, images []string, b *budget) ([][]int, error
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				valid := utf8.ValidString(images[i])
+				subj := newSubject(images[i])
 				for k, r := range rs {
-					ok, err := r.source.match(images[i], valid)
+					ok, err := r.source.match(subj)
 					if err != nil {
 						err = fmt.Errorf("backends.deployRules[%d].source: %w", k, err)
 					} else {

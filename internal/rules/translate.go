@@ -1,0 +1,742 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// translate reads a pattern as JavaScript's `new RegExp(pattern)` does (no
+// flags: Annex B syntax, strings as UTF-16 code units) and writes the
+// regexp2 pattern that matches the same UTF-16 units: characters beyond the
+// BMP become their two surrogates, `.` excludes JavaScript's line
+// terminators, \b and \B use JavaScript's ASCII word characters, Annex B's
+// identity escapes and legacy octal become plain characters, group names
+// become regexp2-safe ones. What JavaScript rejects is an error that says
+// why.
+func translate(pattern string) (string, error) {
+	if !utf8.ValidString(pattern) {
+		return "", errors.New("not valid UTF-8")
+	}
+	t := &translator{src: []rune(pattern), names: map[string]string{}, declared: map[string]bool{}}
+	t.scanGroups()
+	t.frames = []*frame{{alive: map[string]bool{}, declaredHere: map[string]bool{}}}
+	if err := t.run(); err != nil {
+		return "", err
+	}
+	for _, name := range t.refs {
+		if !t.declared[name] {
+			return "", fmt.Errorf(`\k<%s> names no group of the pattern`, name)
+		}
+	}
+	return t.out.String(), nil
+}
+
+const (
+	lineTerminators = `\n\r\u2028\u2029`
+	wordClass       = `[A-Za-z0-9_]`
+)
+
+type translator struct {
+	src        []rune
+	i          int
+	out        strings.Builder
+	captures   int               // capture groups in the pattern, for \N
+	hasNames   bool              // whether any named group exists: then \k must name one
+	names      map[string]string // JavaScript group name → regexp2 name
+	declared   map[string]bool   // names of the groups the pattern has
+	refs       []string          // names \k refers to
+	frames     []*frame
+	atom       bool // the last thing written can take a quantifier
+	assertion  bool // the last thing written is an assertion JavaScript may not quantify
+	quantified bool // the last thing written is a quantifier (a lazy ? may follow)
+}
+
+// frame is one open group: the named groups visible to its current
+// alternative, and those declared in any of its alternatives.
+type frame struct {
+	kind         string // ":", "=", "!", "<=", "<!", "name", "(" for a capture
+	startAlive   map[string]bool
+	alive        map[string]bool
+	declaredHere map[string]bool
+	dotAll       bool
+	multiline    bool
+}
+
+func (t *translator) top() *frame { return t.frames[len(t.frames)-1] }
+
+func (t *translator) fail(format string, args ...any) error {
+	return fmt.Errorf("at offset %d: "+format, append([]any{t.i}, args...)...)
+}
+
+// scanGroups counts capture groups and notes whether named ones exist, as
+// JavaScript decides \N and \k before reading the pattern.
+func (t *translator) scanGroups() {
+	inClass := false
+	for i := 0; i < len(t.src); i++ {
+		switch c := t.src[i]; {
+		case c == '\\':
+			i++
+		case inClass:
+			inClass = c != ']'
+		case c == '[':
+			inClass = true
+			if i+1 < len(t.src) && t.src[i+1] == ']' {
+				i++ // [] is an empty class: its ] closes it
+				inClass = false
+			}
+		case c == '(':
+			if i+1 < len(t.src) && t.src[i+1] == '?' {
+				if i+2 < len(t.src) && t.src[i+2] == '<' && i+3 < len(t.src) && t.src[i+3] != '=' && t.src[i+3] != '!' {
+					t.captures++
+					t.hasNames = true
+				}
+				continue
+			}
+			t.captures++
+		}
+	}
+}
+
+func (t *translator) peek(off int) rune {
+	if t.i+off < len(t.src) {
+		return t.src[t.i+off]
+	}
+	return -1
+}
+
+func (t *translator) run() error {
+	for t.i < len(t.src) {
+		c := t.src[t.i]
+		switch c {
+		case '\\':
+			if err := t.escape(); err != nil {
+				return err
+			}
+			continue
+		case '[':
+			if err := t.class(); err != nil {
+				return err
+			}
+			continue
+		case '(':
+			if err := t.open(); err != nil {
+				return err
+			}
+			continue
+		case ')':
+			if err := t.close(); err != nil {
+				return err
+			}
+			continue
+		case '|':
+			f := t.top()
+			f.alive = copySet(f.startAlive)
+			t.write("|", false)
+		case '*', '+', '?':
+			if err := t.quantifier(string(c)); err != nil {
+				return err
+			}
+		case '{':
+			if n := t.braceQuantifier(); n > 0 {
+				q, err := clampCounts(string(t.src[t.i : t.i+n]))
+				if err != nil {
+					return t.fail("%v", err)
+				}
+				if err := t.quantifierText(q); err != nil {
+					return err
+				}
+				t.i += n
+				continue
+			}
+			t.write(`\{`, true)
+		case '}', ']':
+			t.write(`\`+string(c), true)
+		case '.':
+			if t.dotAll() {
+				t.write(`[\s\S]`, true)
+			} else {
+				t.write(`[^`+lineTerminators+`]`, true)
+			}
+		case '^':
+			if t.multiline() {
+				t.writeAssertion(`(?<![^` + lineTerminators + `])`)
+			} else {
+				t.writeAssertion(`^`)
+			}
+		case '$':
+			if t.multiline() {
+				t.writeAssertion(`(?![^` + lineTerminators + `])`)
+			} else {
+				t.writeAssertion(`(?![\s\S])`)
+			}
+		default:
+			t.literal(c)
+		}
+		t.i++
+	}
+	if len(t.frames) > 1 {
+		return errors.New("unterminated group: a ( has no )")
+	}
+	return nil
+}
+
+func (t *translator) dotAll() bool    { return t.top().dotAll }
+func (t *translator) multiline() bool { return t.top().multiline }
+
+// write appends regexp2 text; atom says whether a quantifier may follow.
+func (t *translator) write(s string, atom bool) {
+	t.out.WriteString(s)
+	t.atom, t.assertion, t.quantified = atom, false, false
+}
+
+func (t *translator) writeAssertion(s string) {
+	t.out.WriteString(s)
+	t.atom, t.assertion, t.quantified = false, true, false
+}
+
+// literal writes one JavaScript character: a BMP one as itself (escaped
+// when regexp2 would read it otherwise), another as its two surrogates.
+func (t *translator) literal(c rune) {
+	t.write(unitText(c), true)
+}
+
+func unitText(c rune) string {
+	if c > 0xFFFF {
+		hi, lo := utf16.EncodeRune(c)
+		return fmt.Sprintf(`\u%04X\u%04X`, hi, lo)
+	}
+	if c < 0x20 || c == 0x7f || strings.ContainsRune(`\^$.|?*+()[]{}#- `, c) {
+		return fmt.Sprintf(`\u%04X`, c)
+	}
+	return string(c)
+}
+
+func (t *translator) quantifier(q string) error {
+	if q == "?" && t.quantified {
+		t.out.WriteString("?") // lazy
+		t.quantified = false
+		return nil
+	}
+	return t.quantifierText(q)
+}
+
+func (t *translator) quantifierText(q string) error {
+	switch {
+	case t.assertion:
+		return t.fail("nothing to repeat: JavaScript does not repeat the assertion before %s", q)
+	case !t.atom:
+		return t.fail("nothing to repeat before %s", q)
+	}
+	t.out.WriteString(q)
+	t.atom, t.quantified = false, true
+	return nil
+}
+
+// braceQuantifier returns the length of a {n}, {n,} or {n,m} quantifier at
+// the cursor, or 0 when the brace is a plain character (Annex B). Counts
+// past regexp2's range are clamped: no input comes near them.
+func (t *translator) braceQuantifier() int {
+	j := t.i + 1
+	digits := func() (string, bool) {
+		start := j
+		for j < len(t.src) && t.src[j] >= '0' && t.src[j] <= '9' {
+			j++
+		}
+		return string(t.src[start:j]), j > start
+	}
+	if _, ok := digits(); !ok {
+		return 0
+	}
+	if j < len(t.src) && t.src[j] == ',' {
+		j++
+		digits()
+	}
+	if j < len(t.src) && t.src[j] == '}' {
+		return j + 1 - t.i
+	}
+	return 0
+}
+
+// escape reads a backslash sequence outside a class.
+func (t *translator) escape() error {
+	t.i++
+	if t.i >= len(t.src) {
+		return errors.New(`\ at end of pattern`)
+	}
+	c := t.src[t.i]
+	t.i++
+	switch c {
+	case 'b':
+		t.writeAssertion(`(?:(?<=` + wordClass + `)(?!` + wordClass + `)|(?<!` + wordClass + `)(?=` + wordClass + `))`)
+	case 'B':
+		t.writeAssertion(`(?:(?<=` + wordClass + `)(?=` + wordClass + `)|(?<!` + wordClass + `)(?!` + wordClass + `))`)
+	case 'k':
+		return t.backrefName()
+	case '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		t.i--
+		return t.decimalEscape()
+	default:
+		s, err := t.characterEscape(c, false)
+		if err != nil {
+			return err
+		}
+		t.write(s, true)
+	}
+	return nil
+}
+
+// characterEscape is the regexp2 text of \c (the backslash and c read) where
+// inside a class and outside it agree.
+func (t *translator) characterEscape(c rune, inClass bool) (string, error) {
+	switch c {
+	case 'd', 'D', 'w', 'W', 's', 'S':
+		return `\` + string(c), nil
+	case 't', 'n', 'v', 'f', 'r':
+		return `\` + string(c), nil
+	case '0':
+		if d := t.peek(0); d >= '0' && d <= '7' {
+			return t.legacyOctal('0'), nil
+		}
+		if d := t.peek(0); d == '8' || d == '9' {
+			return `\u0000`, nil
+		}
+		return `\u0000`, nil
+	case 'c':
+		if l := t.peek(0); l >= 'a' && l <= 'z' || l >= 'A' && l <= 'Z' {
+			t.i++
+			return fmt.Sprintf(`\u%04X`, l%32), nil
+		}
+		if inClass {
+			if l := t.peek(0); l >= '0' && l <= '9' || l == '_' {
+				t.i++
+				return fmt.Sprintf(`\u%04X`, l%32), nil
+			}
+		}
+		return `\\c`, nil // Annex B: a backslash and a c
+	case 'x':
+		if h := t.hex(2); h >= 0 {
+			return fmt.Sprintf(`\u%04X`, h), nil
+		}
+		return "x", nil
+	case 'u':
+		if h := t.hex(4); h >= 0 {
+			return fmt.Sprintf(`\u%04X`, h), nil
+		}
+		return "u", nil
+	}
+	return unitText(c), nil // Annex B identity escape: the character itself
+}
+
+// hex reads n hex digits at the cursor, or returns -1 and reads nothing.
+func (t *translator) hex(n int) int {
+	if t.i+n > len(t.src) {
+		return -1
+	}
+	v, err := strconv.ParseUint(string(t.src[t.i:t.i+n]), 16, 32)
+	if err != nil || strings.ContainsAny(string(t.src[t.i:t.i+n]), "+-") {
+		return -1
+	}
+	t.i += n
+	return int(v)
+}
+
+// legacyOctal reads Annex B's \NNN octal escape (first digit already read).
+func (t *translator) legacyOctal(first rune) string {
+	v := int(first - '0')
+	max := 2
+	if first > '3' {
+		max = 1
+	}
+	for k := 0; k < max; k++ {
+		d := t.peek(0)
+		if d < '0' || d > '7' {
+			break
+		}
+		v = v*8 + int(d-'0')
+		t.i++
+	}
+	return fmt.Sprintf(`\u%04X`, v)
+}
+
+// decimalEscape is \N: a back-reference when the pattern has N groups,
+// else Annex B's octal escape or the digit itself.
+func (t *translator) decimalEscape() error {
+	start := t.i
+	for t.i < len(t.src) && t.src[t.i] >= '0' && t.src[t.i] <= '9' {
+		t.i++
+	}
+	if n, err := strconv.Atoi(string(t.src[start:t.i])); err == nil && n <= t.captures {
+		t.write(fmt.Sprintf(`\%d`, n), true)
+		return nil
+	}
+	t.i = start + 1
+	d := t.src[start]
+	if d >= '8' {
+		t.write(string(d), true)
+		return nil
+	}
+	t.write(t.legacyOctal(d), true)
+	return nil
+}
+
+func (t *translator) backrefName() error {
+	if !t.hasNames {
+		t.write("k", true) // Annex B: \k is a k when the pattern names no group
+		return nil
+	}
+	if t.peek(0) != '<' {
+		return t.fail(`\k must name a group: \k<name>`)
+	}
+	end := indexRune(t.src[t.i:], '>')
+	if end < 0 {
+		return t.fail(`\k<… has no >`)
+	}
+	name := string(t.src[t.i+1 : t.i+end])
+	t.i += end + 1
+	t.refs = append(t.refs, name)
+	internal, ok := t.names[name]
+	if !ok {
+		internal = t.internalName(name)
+	}
+	t.write(`\k<`+internal+`>`, true)
+	return nil
+}
+
+func (t *translator) internalName(name string) string {
+	if n, ok := t.names[name]; ok {
+		return n
+	}
+	n := fmt.Sprintf("g%d", len(t.names))
+	t.names[name] = n
+	return n
+}
+
+func indexRune(rs []rune, r rune) int {
+	for i, c := range rs {
+		if c == r {
+			return i
+		}
+	}
+	return -1
+}
+
+func copySet(m map[string]bool) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
+}
+
+// open reads a group opening.
+func (t *translator) open() error {
+	parent := t.top()
+	f := &frame{startAlive: copySet(parent.alive), declaredHere: map[string]bool{}, dotAll: parent.dotAll, multiline: parent.multiline}
+	f.alive = copySet(f.startAlive)
+	rest := string(t.src[t.i+1:])
+	text := "("
+	switch {
+	case !strings.HasPrefix(rest, "?"):
+		f.kind = "("
+		t.i++
+	case strings.HasPrefix(rest, "?:"):
+		f.kind, text = ":", "(?:"
+		t.i += 3
+	case strings.HasPrefix(rest, "?="), strings.HasPrefix(rest, "?!"):
+		f.kind, text = rest[1:2], "(?"+rest[1:2]
+		t.i += 3
+	case strings.HasPrefix(rest, "?<="), strings.HasPrefix(rest, "?<!"):
+		f.kind, text = rest[1:3], "(?"+rest[1:3]
+		t.i += 4
+	case strings.HasPrefix(rest, "?<"):
+		end := strings.IndexByte(rest, '>')
+		if end < 0 || !isIdentifier(rest[2:end]) {
+			return t.fail(`group "(%s": a JavaScript named group is (?<name>…) with an identifier name`, shorten(rest))
+		}
+		name := rest[2:end]
+		if parent.alive[name] {
+			return t.fail(`duplicate group name %q in one alternative`, name)
+		}
+		parent.alive[name] = true
+		parent.declaredHere[name] = true
+		f.alive[name] = true
+		t.declared[name] = true
+		f.kind, text = "name", "(?<"+t.internalName(name)+">"
+		t.i += 1 + len([]rune(rest[:end+1]))
+	default:
+		var err error
+		if text, err = t.modifiers(rest, f); err != nil {
+			return err
+		}
+		f.kind = ":"
+	}
+	t.frames = append(t.frames, f)
+	t.write(text, false)
+	return nil
+}
+
+// modifiers reads (?ims-ims:…), the only other group JavaScript has.
+func (t *translator) modifiers(rest string, f *frame) (string, error) {
+	colon := strings.IndexByte(rest, ':')
+	spec := ""
+	if colon > 0 {
+		spec = rest[1:colon]
+	}
+	on, off, _ := strings.Cut(spec, "-")
+	valid := colon > 0 && (on != "" || off != "")
+	seen := map[rune]bool{}
+	for _, r := range on + off {
+		if !strings.ContainsRune("ims", r) || seen[r] {
+			valid = false
+		}
+		seen[r] = true
+	}
+	if !valid {
+		switch {
+		case strings.HasPrefix(rest, "?>"):
+			return "", t.fail(`atomic group "(?>" is not JavaScript syntax`)
+		case strings.HasPrefix(rest, "?#"):
+			return "", t.fail(`comment group "(?#" is not JavaScript syntax`)
+		case strings.HasPrefix(rest, "?("):
+			return "", t.fail(`conditional group "(?(" is not JavaScript syntax`)
+		case strings.HasPrefix(rest, "?'"):
+			return "", t.fail(`named group "(?'" is .NET syntax; JavaScript writes (?<name>…)`)
+		case len(rest) > 1 && strings.ContainsRune("imsnx-", rune(rest[1])):
+			return "", t.fail(`flags "(%s" are not JavaScript syntax: JavaScript takes (?ims-ims:…) around a part of the pattern, and no inline (?i)`, shorten(rest))
+		}
+		return "", t.fail(`group "(%s" is not JavaScript syntax`, shorten(rest))
+	}
+	t.i += 1 + len(spec) + 2
+	text := "(?"
+	if strings.Contains(on, "i") {
+		text += "i"
+	}
+	if strings.Contains(off, "i") {
+		text += "-i"
+	}
+	if text == "(?" {
+		text = "(?:"
+	} else {
+		text += ":"
+	}
+	f.dotAll = (f.dotAll || strings.Contains(on, "s")) && !strings.Contains(off, "s")
+	f.multiline = (f.multiline || strings.Contains(on, "m")) && !strings.Contains(off, "m")
+	return text, nil
+}
+
+// close reads a ).
+func (t *translator) close() error {
+	if len(t.frames) == 1 {
+		return t.fail(`unmatched ")"`)
+	}
+	f := t.top()
+	t.frames = t.frames[:len(t.frames)-1]
+	parent := t.top()
+	for name := range f.declaredHere {
+		parent.alive[name] = true
+		parent.declaredHere[name] = true
+	}
+	t.i++
+	t.write(")", true)
+	if f.kind == "<=" || f.kind == "<!" {
+		t.atom, t.assertion = false, true // JavaScript may not repeat a look-behind
+	}
+	return nil
+}
+
+// classItem is one element of a character class: a UTF-16 unit, or a class
+// escape such as \d.
+type classItem struct {
+	unit rune
+	set  string
+}
+
+// class reads [...] and writes the regexp2 class for the same UTF-16 units.
+func (t *translator) class() error {
+	t.i++
+	negate := t.peek(0) == '^'
+	if negate {
+		t.i++
+	}
+	if t.peek(0) == ']' {
+		t.i++
+		if negate {
+			t.write(`[\s\S]`, true) // [^]: any unit
+		} else {
+			t.write(`(?!)`, true) // []: no unit
+		}
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("[")
+	if negate {
+		b.WriteString("^")
+	}
+	var pending []classItem
+	flush := func() {
+		for _, it := range pending {
+			b.WriteString(it.text())
+		}
+		pending = pending[:0]
+	}
+	for {
+		if t.i >= len(t.src) {
+			return errors.New("unterminated character class: a [ has no ]")
+		}
+		if t.src[t.i] == ']' {
+			t.i++
+			break
+		}
+		items, err := t.classAtom()
+		if err != nil {
+			return err
+		}
+		if t.peek(0) == '-' && t.peek(1) != ']' && t.peek(1) != -1 {
+			t.i++
+			right, err := t.classAtom()
+			if err != nil {
+				return err
+			}
+			left := items[len(items)-1]
+			flush()
+			for _, it := range items[:len(items)-1] {
+				b.WriteString(it.text())
+			}
+			if left.set != "" || right[0].set != "" {
+				// Annex B: a range next to a class escape is the three parts.
+				b.WriteString(left.text() + `\-` + right[0].text())
+			} else {
+				if left.unit > right[0].unit {
+					return t.fail("range out of order in character class")
+				}
+				b.WriteString(left.text() + "-" + right[0].text())
+			}
+			for _, it := range right[1:] {
+				b.WriteString(it.text())
+			}
+			continue
+		}
+		pending = append(pending, items...)
+		flush()
+	}
+	b.WriteString("]")
+	t.write(b.String(), true)
+	return nil
+}
+
+func (it classItem) text() string {
+	if it.set != "" {
+		return it.set
+	}
+	return fmt.Sprintf(`\u%04X`, it.unit)
+}
+
+// classAtom reads one class character or escape; a character beyond the
+// BMP is two units, as JavaScript without the u flag sees it.
+func (t *translator) classAtom() ([]classItem, error) {
+	c := t.src[t.i]
+	t.i++
+	if c != '\\' {
+		if c > 0xFFFF {
+			hi, lo := utf16.EncodeRune(c)
+			return []classItem{{unit: hi}, {unit: lo}}, nil
+		}
+		return []classItem{{unit: c}}, nil
+	}
+	if t.i >= len(t.src) {
+		return nil, errors.New(`\ at end of pattern`)
+	}
+	e := t.src[t.i]
+	t.i++
+	switch e {
+	case 'd', 'D', 'w', 'W', 's', 'S':
+		return []classItem{{set: `\` + string(e)}}, nil
+	case 'b':
+		return []classItem{{unit: 8}}, nil
+	case '-':
+		return []classItem{{unit: '-'}}, nil
+	case 't':
+		return []classItem{{unit: '\t'}}, nil
+	case 'n':
+		return []classItem{{unit: '\n'}}, nil
+	case 'v':
+		return []classItem{{unit: '\v'}}, nil
+	case 'f':
+		return []classItem{{unit: '\f'}}, nil
+	case 'r':
+		return []classItem{{unit: '\r'}}, nil
+	case '1', '2', '3', '4', '5', '6', '7':
+		return []classItem{{unit: t.octalUnit(e)}}, nil
+	}
+	s, err := t.characterEscape(e, true)
+	if err != nil {
+		return nil, err
+	}
+	return unitsOf(s), nil
+}
+
+func (t *translator) octalUnit(first rune) rune {
+	s := t.legacyOctal(first)
+	v, _ := strconv.ParseUint(s[2:], 16, 32)
+	return rune(v)
+}
+
+// unitsOf turns characterEscape's text back into class items.
+func unitsOf(s string) []classItem {
+	var out []classItem
+	for len(s) > 0 {
+		if strings.HasPrefix(s, `\u`) && len(s) >= 6 {
+			v, _ := strconv.ParseUint(s[2:6], 16, 32)
+			out = append(out, classItem{unit: rune(v)})
+			s = s[6:]
+			continue
+		}
+		if strings.HasPrefix(s, `\\`) {
+			out = append(out, classItem{unit: '\\'})
+			s = s[2:]
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s)
+		if r > 0xFFFF {
+			hi, lo := utf16.EncodeRune(r)
+			out = append(out, classItem{unit: hi}, classItem{unit: lo})
+		} else {
+			out = append(out, classItem{unit: r})
+		}
+		s = s[n:]
+	}
+	return out
+}
+
+// maxCount is the largest repeat count written for regexp2, which refuses
+// JavaScript's larger ones; no image reference or backend name is longer.
+const maxCount = 100_000
+
+// clampCounts checks {n,m} as JavaScript does and clamps its counts.
+func clampCounts(q string) (string, error) {
+	body := q[1 : len(q)-1]
+	lo, hi, hasComma := strings.Cut(body, ",")
+	clamp := func(s string) (int, string) {
+		v, err := strconv.Atoi(s)
+		if err != nil || v > maxCount {
+			return maxCount + 1, strconv.Itoa(maxCount)
+		}
+		return v, s
+	}
+	loN, loS := clamp(lo)
+	if !hasComma {
+		return "{" + loS + "}", nil
+	}
+	if hi == "" {
+		return "{" + loS + ",}", nil
+	}
+	hiN, hiS := clamp(hi)
+	if loN > hiN || len(strings.TrimLeft(lo, "0")) > len(strings.TrimLeft(hi, "0")) {
+		return "", fmt.Errorf("numbers out of order in the %s quantifier", q)
+	}
+	return "{" + loS + "," + hiS + "}", nil
+}
