@@ -150,3 +150,25 @@ func kebab(s string) string {
 	}
 	return b.String()
 }
+
+// Flags are every flag the module's constructor and functions take, as
+// `dagger call` spells them (--code-as-data-repository).
+func (m *Module) Flags() map[string]bool {
+	flags := map[string]bool{}
+	add := func(fn *ast.FuncDecl) {
+		for _, p := range fn.Type.Params.List {
+			if exprString(p.Type) != "context.Context" {
+				flags["--"+kebab(p.Names[0].Name)] = true
+			}
+		}
+	}
+	if m.ctor != nil {
+		add(m.ctor)
+	}
+	for _, fns := range m.methods {
+		for _, fn := range fns {
+			add(fn)
+		}
+	}
+	return flags
+}

@@ -1,0 +1,163 @@
+package ciexamples
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/rhysd/actionlint"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+
+	"dagger/lowcode-pipeline/internal/schemagen"
+)
+
+const dir = "../../examples/ci"
+
+// example is one CI system's file and how it keeps each rule.
+type example struct {
+	file                                           string
+	yaml                                           bool
+	mainOnly, noOverlap, scheduled, codeAsDataFlag string // a snippet that shows the rule is kept
+}
+
+var examples = []example{
+	{"github-actions.yml", true, "github.ref == 'refs/heads/main'", "concurrency:", "schedule:", "inputs.code_as_data"},
+	{"gitlab-ci.yml", true, "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH", "resource_group: production", `$CI_PIPELINE_SOURCE == "schedule"`, `--code-as-data="$CODE_AS_DATA"`},
+	{"Jenkinsfile", false, "branch 'main'", "disableConcurrentBuilds()", "cron('H 2 * * *')", `--code-as-data="$CODE_AS_DATA"`},
+	{"azure-pipelines.yml", true, "eq(variables['Build.SourceBranch'], 'refs/heads/main')", "lockBehavior: sequential", "schedules:", "parameters.codeAsData"},
+	{"circleci-config.yml", true, "only: main", "serial-group:", "schedule:", "pipeline.parameters.code-as-data"},
+	{"bitbucket-pipelines.yml", true, "  branches:\n    main:", "deployment: production", "snapshot:", "CODE_AS_DATA"},
+	{"tekton.yml", true, `values: ["main"]`, "concurrencyPolicy: Forbid", `schedule: "0 2 * * *"`, "params.code-as-data"},
+}
+
+func read(t *testing.T, name string) string {
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	require.NoError(t, err)
+	return string(data)
+}
+
+func TestEveryExampleIsListed(t *testing.T) {
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var listed []string
+	for _, e := range examples {
+		listed = append(listed, e.file)
+	}
+	for _, e := range entries {
+		assert.Contains(t, listed, e.Name(), "every file in examples/ci is linted")
+	}
+}
+
+func TestExamplesParse(t *testing.T) {
+	for _, e := range examples {
+		t.Run(e.file, func(t *testing.T) {
+			text := read(t, e.file)
+			if e.yaml {
+				dec := yaml.NewDecoder(strings.NewReader(text))
+				for {
+					var doc any
+					err := dec.Decode(&doc)
+					if err == io.EOF {
+						break
+					}
+					require.NoError(t, err)
+					require.NotNil(t, doc)
+				}
+				return
+			}
+			// The Jenkinsfile: a declarative pipeline whose braces balance.
+			assert.True(t, strings.HasPrefix(strings.TrimSpace(stripComments(text)), "pipeline {"))
+			assert.Equal(t, strings.Count(text, "{"), strings.Count(text, "}"))
+			assert.Equal(t, strings.Count(text, "("), strings.Count(text, ")"))
+			for _, section := range []string{"agent", "triggers", "options", "parameters", "environment", "stages"} {
+				assert.Contains(t, text, "\n  "+section+" {", "declarative section %s", section)
+			}
+		})
+	}
+}
+
+func stripComments(s string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "//") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func TestTheGitHubWorkflowPassesActionlint(t *testing.T) {
+	linter, err := actionlint.NewLinter(io.Discard, &actionlint.LinterOptions{})
+	require.NoError(t, err)
+	path := filepath.Join(dir, "github-actions.yml")
+	errs, err := linter.Lint(path, []byte(read(t, "github-actions.yml")), nil)
+	require.NoError(t, err)
+	for _, e := range errs {
+		t.Errorf("actionlint: %s", e.Error())
+	}
+}
+
+var (
+	versionRE = regexp.MustCompile(`DAGGER_VERSION(?:\s*[:=]\s*|\s*\n\s*value:\s*)['"]?([0-9][0-9.]*)`)
+	secretRE  = regexp.MustCompile(`--(npmrc|git-token|webhook-token|platform-token|registry-password|cosign-key|cosign-password)[ =](\S+)`)
+	flagRE    = regexp.MustCompile(`(?:^|[\s>])(--[a-z][a-z0-9-]*)`)
+)
+
+// The rules every example keeps: the Dagger CLI pinned to the module's
+// engine, secrets passed as env:// or file://, delivery from main only and
+// never overlapping, a scheduled snapshot, the code-as-data switch, and
+// only flags the module has.
+func TestExamplesKeepTheRules(t *testing.T) {
+	var module struct {
+		EngineVersion string `json:"engineVersion"`
+	}
+	data, err := os.ReadFile("../../dagger.json")
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &module))
+	mod, err := schemagen.Load("lowcode-pipeline", "../..")
+	require.NoError(t, err)
+	flags := mod.Flags()
+	flags["--code-as-data"] = true // build's switch, spelled --code-as-data=$X
+
+	for _, e := range examples {
+		t.Run(e.file, func(t *testing.T) {
+			text := read(t, e.file)
+			versions := versionRE.FindAllStringSubmatch(text, -1)
+			require.NotEmpty(t, versions, "the Dagger CLI version is pinned")
+			for _, v := range versions {
+				assert.Equal(t, strings.TrimPrefix(module.EngineVersion, "v"), v[1], "the CLI is the module's engine version")
+			}
+			secrets := secretRE.FindAllStringSubmatch(text, -1)
+			require.NotEmpty(t, secrets)
+			for _, s := range secrets {
+				value := strings.Trim(s[2], `"'`)
+				assert.Regexp(t, `^(env|file)://`, value, "--%s is passed as env:// or file://", s[1])
+			}
+			assert.NotRegexp(t, `\benv:[A-Z]`, text, "no legacy env:NAME secrets")
+			for rule, snippet := range map[string]string{"main only": e.mainOnly, "no overlapping deployments": e.noOverlap,
+				"a scheduled snapshot": e.scheduled, "the code-as-data switch": e.codeAsDataFlag} {
+				assert.Contains(t, text, snippet, rule)
+			}
+			assert.Contains(t, text, "snapshot-push", "the snapshot job")
+			assert.Regexp(t, `(?s)build .*publish .*payload\s.*deploy --webhook-url`, text, "the delivery chain")
+			for _, m := range flagRE.FindAllStringSubmatch(stripCIFlags(text), -1) {
+				assert.True(t, flags[m[1]], "%s is a flag of the module", m[1])
+			}
+		})
+	}
+}
+
+// stripCIFlags drops what is not a module flag: the CLI's own, curl's and
+// the CI tools'.
+func stripCIFlags(text string) string {
+	for _, f := range []string{"--source .", "--no-cache", "--format", "--depth", "--branch", "--workspace", "--param", "--quiet", "--silent"} {
+		text = strings.ReplaceAll(text, f, "")
+	}
+	return text
+}
