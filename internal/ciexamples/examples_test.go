@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rhysd/actionlint"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
@@ -160,4 +161,79 @@ func stripCIFlags(text string) string {
 		text = strings.ReplaceAll(text, f, "")
 	}
 	return text
+}
+
+// The files with a published schema validate against it.
+func TestExamplesValidateAgainstTheirCIsSchemas(t *testing.T) {
+	for _, tc := range []struct {
+		file   string
+		schema map[string]string // document kind ("" for the whole file) → schema file
+		// strings: the schema reads every scalar as a string, as its YAML
+		// language server does (Azure writes true as "true")
+		strings bool
+	}{
+		{"azure-pipelines.yml", map[string]string{"": "azure-pipelines.json"}, true},
+		{"circleci-config.yml", map[string]string{"": "circleci.json"}, false},
+		{"tekton.yml", map[string]string{"Task": "tekton-v1_Task.json", "Pipeline": "tekton-v1_Pipeline.json"}, false},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			c := jsonschema.NewCompiler()
+			dec := yaml.NewDecoder(strings.NewReader(read(t, tc.file)))
+			checked := 0
+			for {
+				var node yaml.Node
+				err := dec.Decode(&node)
+				if err == io.EOF {
+					break
+				}
+				require.NoError(t, err)
+				var doc map[string]any
+				require.NoError(t, node.Decode(&doc))
+				kind, _ := doc["kind"].(string)
+				name, ok := tc.schema[""]
+				if !ok {
+					if name, ok = tc.schema[kind]; !ok {
+						continue // a Kubernetes object of another API (the CronJob)
+					}
+				}
+				schema, err := c.Compile(filepath.Join("testdata/schemas", name))
+				require.NoError(t, err)
+				var value any = doc
+				if tc.strings {
+					value = scalarsAsStrings(&node)
+				}
+				data, err := json.Marshal(value)
+				require.NoError(t, err)
+				inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(data)))
+				require.NoError(t, err)
+				assert.NoError(t, schema.Validate(inst), "%s against %s", tc.file, name)
+				checked++
+			}
+			assert.Equal(t, max(1, len(tc.schema)), checked, "every document with a schema was checked")
+		})
+	}
+}
+
+// scalarsAsStrings turns a YAML document into JSON values whose scalars are
+// all strings, as a YAML language server hands them to its schema.
+func scalarsAsStrings(n *yaml.Node) any {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		return scalarsAsStrings(n.Content[0])
+	case yaml.MappingNode:
+		m := map[string]any{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			m[n.Content[i].Value] = scalarsAsStrings(n.Content[i+1])
+		}
+		return m
+	case yaml.SequenceNode:
+		l := []any{}
+		for _, c := range n.Content {
+			l = append(l, scalarsAsStrings(c))
+		}
+		return l
+	case yaml.AliasNode:
+		return scalarsAsStrings(n.Alias)
+	}
+	return n.Value
 }
