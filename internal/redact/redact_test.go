@@ -51,12 +51,13 @@ func FuzzURL(f *testing.F) {
 		assert.Nil(t, u.User)
 		assert.Empty(t, u.RawQuery)
 		assert.Empty(t, u.Fragment)
+		// What is shown is exactly scheme://host/path of the input: nothing of its
+		// user-info, query or fragment can be in it but by coincidence of text.
 		orig, _ := url.Parse(raw)
+		assert.Equal(t, (&url.URL{Scheme: orig.Scheme, Host: orig.Host, Path: orig.Path, RawPath: orig.RawPath}).String(), shown)
 		assert.Equal(t, orig.Host, u.Host)
-		for _, secret := range []string{orig.User.String(), orig.RawQuery, orig.Fragment} {
-			if len(secret) >= 4 && !strings.Contains(orig.Host+orig.Path+orig.RawPath+orig.Scheme, secret) {
-				assert.NotContains(t, shown, secret)
-			}
+		if orig.User != nil && len(orig.User.String()) >= 4 && !strings.Contains(orig.Host+orig.Path, orig.User.String()) {
+			assert.NotContains(t, shown, orig.User.String()+"@")
 		}
 	})
 }
