@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -122,6 +121,7 @@ func (b *Build) Publish(
 		Registry:     registry,
 		Repositories: map[images.Kind]string{images.Frontend: frontendRepository, images.Backend: backendRepository},
 		Tags:         tag, Platforms: platforms, Username: registryUsername, HasPassword: registryPassword != nil,
+		HasCosignKey: cosignKey != nil, HasCosignPassword: cosignPassword != nil,
 	}
 	if err := images.CodeAsDataRepository(b.HasCodeAsData, codeAsDataRepository); err != nil {
 		return nil, err
@@ -136,9 +136,6 @@ func (b *Build) Publish(
 	if err := b.checkAddons(ctx, platforms); err != nil {
 		return nil, err
 	}
-	if cosignPassword != nil && cosignKey == nil {
-		return nil, errors.New("--cosign-password needs --cosign-key")
-	}
 	push := pushOptions{registry: registry, username: registryUsername, password: registryPassword, service: registryService,
 		sbom: sbom, cosignKey: cosignKey, cosignPassword: cosignPassword}
 	pushed := make(map[images.Kind][]*Reference)
@@ -147,7 +144,7 @@ func (b *Build) Publish(
 	g, gctx := errgroup.WithContext(ctx)
 	for _, target := range targets {
 		g.Go(func() error {
-			refs, sbomFile, err := b.push(gctx, target, platform, push)
+			refs, sbomFile, err := b.push(gctx, target, platforms, push)
 			mu.Lock()
 			defer mu.Unlock()
 			pushed[target.Kind] = refs
@@ -174,13 +171,14 @@ type pushOptions struct {
 
 // push builds one image for every platform, pushes it under every tag, and
 // with the supply-chain options writes its SBOM and signs its digest.
-func (b *Build) push(ctx context.Context, target images.Target, platforms []dagger.Platform, o pushOptions) ([]*Reference, *dagger.File, error) {
-	if len(platforms) == 0 {
-		platforms = []dagger.Platform{""}
+func (b *Build) push(ctx context.Context, target images.Target, platforms []string, o pushOptions) ([]*Reference, *dagger.File, error) {
+	each := platforms
+	if len(each) == 0 {
+		each = []string{""} // the engine's platform
 	}
 	var variants []*dagger.Container
-	for _, p := range platforms {
-		ctr, err := b.image(ctx, target.Kind, p)
+	for _, p := range each {
+		ctr, err := b.image(ctx, target.Kind, dagger.Platform(p))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -199,12 +197,8 @@ func (b *Build) push(ctx context.Context, target images.Target, platforms []dagg
 		if err != nil {
 			return nil, nil, err
 		}
-		if len(platforms) > 1 || platforms[0] != "" {
-			asked := make([]string, len(platforms))
-			for i, p := range platforms {
-				asked[i] = string(p)
-			}
-			if err := checkPushed(ctx, pinned.Ref, asked, o.service); err != nil {
+		if len(platforms) > 0 {
+			if err := checkPushed(ctx, pinned.Ref, platforms, o.service); err != nil {
 				return nil, nil, err
 			}
 		}

@@ -130,6 +130,8 @@ type PublishRequest struct {
 	Platforms    []string
 	Username     string
 	HasPassword  bool
+	// The signing options of the supply chain, checked together.
+	HasCosignKey, HasCosignPassword bool
 }
 
 // Targets validates the request, all problems at once, before anything is
@@ -154,6 +156,9 @@ func (r PublishRequest) Targets() ([]Target, error) {
 	}
 	if r.HasPassword && r.Username == "" {
 		errs = append(errs, errors.New("--registry-password needs --registry-username: registries authenticate the pair"))
+	}
+	if r.HasCosignPassword && !r.HasCosignKey {
+		errs = append(errs, errors.New("--cosign-password needs --cosign-key: it is the key's password"))
 	}
 	var targets []Target
 	for _, k := range Kinds {

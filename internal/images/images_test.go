@@ -101,6 +101,8 @@ func TestPublishRefusesBadNamesBeforeBuilding(t *testing.T) {
 			[]string{"codeasdata repository: empty name"}},
 		{"a password without a user name", PublishRequest{Registry: "r.example.com", Repositories: map[Kind]string{Frontend: "f"}, Tags: []string{"1"}, HasPassword: true},
 			[]string{"--registry-password needs --registry-username"}},
+		{"a cosign password without a key", PublishRequest{Registry: "r.example.com", Repositories: map[Kind]string{Frontend: "f"}, Tags: []string{"1"}, HasCosignPassword: true},
+			[]string{"--cosign-password needs --cosign-key"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.req.Targets()
