@@ -118,24 +118,8 @@ func (p *Payload) WithDeployRules(
 	// Deploy rule "SOURCE -> TARGET" (repeatable, in order)
 	deployRule []string,
 ) (*Payload, error) {
-	if len(deployRule) == 0 {
-		return nil, errors.New("--deploy-rule: give at least one rule, e.g. --deploy-rule '.* -> .*'")
-	}
-	var errs []error
-	var rs []rules.Rule
-	for _, s := range deployRule {
-		r, err := rules.ParseFlag(s)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("--deploy-rule: %w", err))
-		}
-		rs = append(rs, r)
-	}
-	if len(errs) == 0 {
-		if _, ruleErrs := rules.CompileRules("--deploy-rule", rs, 0); len(ruleErrs) > 0 {
-			errs = append(errs, ruleErrs)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
+	rs, err := rules.ParseFlags("--deploy-rule", deployRule)
+	if err != nil {
 		return nil, err
 	}
 	return p.edit(payload.Options{DeployRules: rs})

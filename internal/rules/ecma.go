@@ -109,3 +109,29 @@ func ParseFlag(s string) (Rule, error) {
 	}
 	return r, nil
 }
+
+// ParseFlags reads every value of a rule flag (--deploy-rule) and checks
+// both patterns of each, all problems at once; at least one rule is needed.
+func ParseFlags(flag string, specs []string) ([]Rule, error) {
+	if len(specs) == 0 {
+		return nil, fmt.Errorf("%s: give at least one rule, e.g. %s '.* -> .*'", flag, flag)
+	}
+	var errs []error
+	rs := make([]Rule, 0, len(specs))
+	for _, s := range specs {
+		r, err := ParseFlag(s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", flag, err))
+		}
+		rs = append(rs, r)
+	}
+	if len(errs) == 0 {
+		if _, ruleErrs := CompileRules(flag, rs, 0); len(ruleErrs) > 0 {
+			errs = append(errs, ruleErrs)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return rs, nil
+}

@@ -151,3 +151,20 @@ func FuzzParseFlag(f *testing.F) {
 		}
 	})
 }
+
+func TestParseFlagsChecksEveryRule(t *testing.T) {
+	rs, err := ParseFlags("--deploy-rule", []string{"/api: -> ^api$", ".*->.*"})
+	require.NoError(t, err)
+	assert.Equal(t, []Rule{{"/api:", "^api$"}, {".*", ".*"}}, rs)
+
+	_, err = ParseFlags("--deploy-rule", []string{"no arrow", "a -> b -> c"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `--deploy-rule: deploy rule "no arrow"`)
+	assert.Contains(t, err.Error(), `--deploy-rule: deploy rule "a -> b -> c"`, "every malformed rule is named")
+
+	_, err = ParseFlags("--deploy-rule", []string{"(?i)api -> .*"})
+	assert.ErrorContains(t, err, "--deploy-rule[0].source")
+
+	_, err = ParseFlags("--deploy-rule", nil)
+	assert.EqualError(t, err, "--deploy-rule: give at least one rule, e.g. --deploy-rule '.* -> .*'")
+}
