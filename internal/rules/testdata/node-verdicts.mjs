@@ -1,6 +1,7 @@
 // Prints Node's own verdicts on deploy-rule patterns: for each pattern,
 // whether `new RegExp(pattern)` accepts it and, if so, what `.test(input)`
-// says for every input. The Go tests compare internal/rules with this output
+// says for every input (a string of 0 and 1, one per input). The Go tests
+// compare internal/rules with this output
 // (node-verdicts.json), which is committed. Regenerate with Node 24, the
 // platform's runtime: scripts/node-verdicts.
 const inputs = [
@@ -38,6 +39,12 @@ const quants = ['', '*', '+', '?', '{2}', '{0,1}', '*?'];
 const generated = [];
 for (const a of atoms) for (const q of quants) for (const [pre, post] of [['', ''], ['^', '$']]) generated.push(pre + a + q + post);
 
+// Generated: every pair of tricky tokens (escapes Annex B reads its own way,
+// classes, groups, assertions, quantifiers, characters beyond the BMP).
+const tokens = ['a', '.', '\\b', '\\B', '^', '$', '\\d', '\\w', '\\s', '[^]', '[]', '[a-]', '[\\d-z]', '\\k', '\\1', '\\0', '\\c', '\\x4', '\\u00',
+  '{', '}', ']', '(?=a)', '(?!a)', '(?<=a)', '(?<!a)', '(a)', '(?:a|)', '(?<n>a)', '\\k<n>', '*', '+', '?', '{1,2}', '😀', 'é', '\\u{2}', '\\p', '|', '-'];
+for (const a of tokens) for (const b of tokens) generated.push(a + b);
+
 const patterns = [...new Set([...handPicked, ...generated])];
 const cases = patterns.map((pattern) => {
   let re;
@@ -46,6 +53,8 @@ const cases = patterns.map((pattern) => {
   } catch {
     return { pattern, valid: false };
   }
-  return { pattern, valid: true, matches: inputs.map((s) => re.test(s)) };
+  return { pattern, valid: true, matches: inputs.map((s) => (re.test(s) ? '1' : '0')).join('') };
 });
-process.stdout.write(JSON.stringify({ node: process.version, inputs, cases }, null, 1) + '\n');
+// One case a line: small, and a change shows as the lines it changes.
+process.stdout.write(`{"node": ${JSON.stringify(process.version)},\n"inputs": ${JSON.stringify(inputs)},\n"cases": [\n` +
+  cases.map((c) => JSON.stringify(c)).join(',\n') + '\n]}\n');
