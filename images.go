@@ -136,7 +136,17 @@ func (b *Build) Publish(
 	if err := b.checkAddons(ctx, platforms); err != nil {
 		return nil, err
 	}
-	push := pushOptions{registry: registry, username: registryUsername, password: registryPassword, service: registryService,
+	labels, err := b.labels()
+	if err != nil {
+		return nil, err
+	}
+	recipes := make(map[images.Kind]*recipe, len(targets))
+	for _, target := range targets {
+		if recipes[target.Kind], err = b.recipe(ctx, target.Kind, labels); err != nil {
+			return nil, err
+		}
+	}
+	push := &pushOptions{registry: registry, username: registryUsername, password: registryPassword, service: registryService,
 		sbom: sbom, cosignKey: cosignKey, cosignPassword: cosignPassword}
 	pushed := make(map[images.Kind][]*Reference)
 	sboms := dag.Directory()
@@ -144,7 +154,7 @@ func (b *Build) Publish(
 	g, gctx := errgroup.WithContext(ctx)
 	for _, target := range targets {
 		g.Go(func() error {
-			refs, sbomFile, err := b.push(gctx, target, platforms, push)
+			refs, sbomFile, err := push.push(gctx, target, recipes[target.Kind], platforms)
 			mu.Lock()
 			defer mu.Unlock()
 			pushed[target.Kind] = refs
@@ -171,17 +181,14 @@ type pushOptions struct {
 
 // push builds one image for every platform, pushes it under every tag, and
 // with the supply-chain options writes its SBOM and signs its digest.
-func (b *Build) push(ctx context.Context, target images.Target, platforms []string, o pushOptions) ([]*Reference, *dagger.File, error) {
+func (o *pushOptions) push(ctx context.Context, target images.Target, r *recipe, platforms []string) ([]*Reference, *dagger.File, error) {
 	each := platforms
 	if len(each) == 0 {
 		each = []string{""} // the engine's platform
 	}
 	var variants []*dagger.Container
 	for _, p := range each {
-		ctr, err := b.image(ctx, target.Kind, dagger.Platform(p))
-		if err != nil {
-			return nil, nil, err
-		}
+		ctr := r.build(dagger.Platform(p))
 		if o.password != nil {
 			ctr = ctr.WithRegistryAuth(o.registry, o.username, o.password)
 		}
@@ -226,7 +233,7 @@ func sbomOf(image *dagger.Container) *dagger.File {
 }
 
 // sign signs a pushed digest with cosign, and attests its SBOM when given.
-func sign(ctx context.Context, ref string, sbomFile *dagger.File, o pushOptions) error {
+func sign(ctx context.Context, ref string, sbomFile *dagger.File, o *pushOptions) error {
 	s := supplychain.Signing{Ref: ref, Registry: o.registry}
 	ctr := dag.Container().From(runtimeImage).
 		WithExec([]string{"apk", "add", "--no-cache", "socat", "ca-certificates"}).
@@ -277,13 +284,23 @@ func goTool(pkg string) *dagger.File {
 		File("/out/" + name)
 }
 
-// image builds one image from the project's docker/<kind>.Dockerfile (or
-// this module's copy) over a context that holds only its build output.
+// image builds one image of the build for one platform.
 func (b *Build) image(ctx context.Context, kind images.Kind, platform dagger.Platform) (*dagger.Container, error) {
-	m := b.Pipeline
-	if kind == images.CodeAsData && !b.HasCodeAsData {
-		return nil, fmt.Errorf("the build has no code as data: call build with --code-as-data")
+	labels, err := b.labels()
+	if err != nil {
+		return nil, err
 	}
+	r, err := b.recipe(ctx, kind, labels)
+	if err != nil {
+		return nil, err
+	}
+	return r.build(platform), nil
+}
+
+// labels are the images' labels, computed once per call; a warning about
+// them goes to the log once.
+func (b *Build) labels() ([][2]string, error) {
+	m := b.Pipeline
 	created, err := images.ParseCreated(m.Created)
 	if err != nil {
 		return nil, err
@@ -291,11 +308,28 @@ func (b *Build) image(ctx context.Context, kind images.Kind, platform dagger.Pla
 	labels, warnings, err := images.Labels(images.Meta{
 		DrawVersion: b.DrawVersion, SourceURL: m.VcsUrl, Revision: m.VcsRevision, Version: m.ImageVersion, Created: created,
 	})
-	if err != nil {
-		return nil, err
-	}
 	for _, w := range warnings {
 		fmt.Fprintln(os.Stderr, "warning:", w)
+	}
+	return labels, err
+}
+
+// recipe is how one kind of image is built, whatever the platform: the
+// project's docker/<kind>.Dockerfile (or this module's copy) over a context
+// that holds only its build output, with its build arguments and labels.
+type recipe struct {
+	kind       images.Kind
+	dist       *dagger.Directory
+	dockerfile *dagger.File
+	args       []dagger.BuildArg
+	labels     [][2]string
+}
+
+// recipe checks the image's settings and finds its Dockerfile, once.
+func (b *Build) recipe(ctx context.Context, kind images.Kind, labels [][2]string) (*recipe, error) {
+	m := b.Pipeline
+	if kind == images.CodeAsData && !b.HasCodeAsData {
+		return nil, fmt.Errorf("the build has no code as data: call build with --code-as-data")
 	}
 	settings := images.Settings{FrontendBaseImage: m.FrontendBaseImage, WebUser: m.WebUser, DocumentRoot: m.DocumentRoot,
 		NodeImage: m.NodeImage, BackendBaseImage: m.BackendBaseImage}
@@ -307,23 +341,27 @@ func (b *Build) image(ctx context.Context, kind images.Kind, platform dagger.Pla
 	if err != nil {
 		return nil, err
 	}
-	dockerfile := m.Source.File(kind.Dockerfile())
+	r := &recipe{kind: kind, labels: labels, dockerfile: m.Source.File(kind.Dockerfile()),
+		dist: map[images.Kind]*dagger.Directory{images.Frontend: b.Web, images.Backend: b.Node, images.CodeAsData: b.CodeAsData}[kind]}
 	if ok, err := m.Source.Exists(ctx, kind.Dockerfile()); err != nil || !ok {
-		dockerfile = dag.CurrentModule().Source().File(kind.Dockerfile())
+		r.dockerfile = dag.CurrentModule().Source().File(kind.Dockerfile())
 	}
-	buildArgs := make([]dagger.BuildArg, len(args))
-	for i, a := range args {
-		buildArgs[i] = dagger.BuildArg{Name: a[0], Value: a[1]}
+	for _, a := range args {
+		r.args = append(r.args, dagger.BuildArg{Name: a[0], Value: a[1]})
 	}
-	dist := map[images.Kind]*dagger.Directory{images.Frontend: b.Web, images.Backend: b.Node, images.CodeAsData: b.CodeAsData}[kind]
+	return r, nil
+}
+
+// build is the image for one platform ("" for the engine's).
+func (r *recipe) build(platform dagger.Platform) *dagger.Container {
 	ctr := dag.Directory().
-		WithDirectory(kind.SourcesPath(), dist).
-		WithFile(kind.Dockerfile(), dockerfile).
-		DockerBuild(dagger.DirectoryDockerBuildOpts{Dockerfile: kind.Dockerfile(), BuildArgs: buildArgs, Platform: platform})
-	for _, l := range labels {
+		WithDirectory(r.kind.SourcesPath(), r.dist).
+		WithFile(r.kind.Dockerfile(), r.dockerfile).
+		DockerBuild(dagger.DirectoryDockerBuildOpts{Dockerfile: r.kind.Dockerfile(), BuildArgs: r.args, Platform: platform})
+	for _, l := range r.labels {
 		ctr = ctr.WithLabel(l[0], l[1])
 	}
-	return ctr, nil
+	return ctr
 }
 
 // checkAddons refuses a multi-platform backend that carries native addons
