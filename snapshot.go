@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"dagger/lowcode-pipeline/internal/dagger"
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/nodebuild"
 	"dagger/lowcode-pipeline/internal/snapshotconfig"
 	"dagger/lowcode-pipeline/internal/snapshotpush"
@@ -236,7 +237,7 @@ func snapshotReport(ctx context.Context, done *dagger.Container) (*SnapshotRepor
 	var report snapshotpush.Report
 	if jsonErr := json.Unmarshal([]byte(out), &report); jsonErr != nil {
 		stderr, _ := done.Stderr(ctx)
-		return nil, fmt.Errorf("the git step exited %d without a report: %s", code, snapshotpush.Cut(stderr))
+		return nil, fmt.Errorf("the git step exited %d without a report: %s", code, fielderr.Cut(stderr, snapshotpush.MaxReason))
 	}
 	result := &SnapshotReport{}
 	for _, e := range report.Entries {

@@ -3,6 +3,8 @@ package rules
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -23,7 +25,7 @@ func translate(pattern string) (string, error) {
 	}
 	t := &translator{src: []rune(pattern), names: map[string]string{}, declared: map[string]bool{}}
 	t.scanGroups()
-	t.frames = []*frame{{alive: map[string]bool{}, declaredHere: map[string]bool{}}}
+	t.frames = []*frame{{startAlive: map[string]bool{}, alive: map[string]bool{}, declaredHere: map[string]bool{}}}
 	if err := t.run(); err != nil {
 		return "", err
 	}
@@ -134,7 +136,7 @@ func (t *translator) run() error {
 			continue
 		case '|':
 			f := t.top()
-			f.alive = copySet(f.startAlive)
+			f.alive = maps.Clone(f.startAlive)
 			t.write("|", false)
 		case '*', '+', '?':
 			if err := t.quantifier(string(c)); err != nil {
@@ -391,7 +393,7 @@ func (t *translator) backrefName() error {
 	if t.peek(0) != '<' {
 		return t.fail(`\k must name a group: \k<name>`)
 	}
-	end := indexRune(t.src[t.i:], '>')
+	end := slices.Index(t.src[t.i:], '>')
 	if end < 0 {
 		return t.fail(`\k<… has no >`)
 	}
@@ -415,28 +417,11 @@ func (t *translator) internalName(name string) string {
 	return n
 }
 
-func indexRune(rs []rune, r rune) int {
-	for i, c := range rs {
-		if c == r {
-			return i
-		}
-	}
-	return -1
-}
-
-func copySet(m map[string]bool) map[string]bool {
-	out := make(map[string]bool, len(m))
-	for k := range m {
-		out[k] = true
-	}
-	return out
-}
-
 // open reads a group opening.
 func (t *translator) open() error {
 	parent := t.top()
-	f := &frame{startAlive: copySet(parent.alive), declaredHere: map[string]bool{}, dotAll: parent.dotAll, multiline: parent.multiline}
-	f.alive = copySet(f.startAlive)
+	f := &frame{startAlive: maps.Clone(parent.alive), declaredHere: map[string]bool{}, dotAll: parent.dotAll, multiline: parent.multiline}
+	f.alive = maps.Clone(f.startAlive)
 	rest := string(t.src[t.i+1:])
 	text := "("
 	switch {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/gitsync"
 	"dagger/lowcode-pipeline/internal/snapshotconfig"
 )
@@ -103,7 +104,7 @@ func Run(ctx context.Context, b Batch, getenv func(string) string, now time.Time
 				AllowHTTP: b.AllowHTTP, Logf: logf,
 			})
 			if serr != nil {
-				res.Outcome, failed = "failed: "+cut(serr.Error(), maxReason), true
+				res.Outcome, failed = "failed: "+fielderr.Cut(serr.Error(), MaxReason), true
 				break
 			}
 			res.Outcome, res.Changed, res.Commit, res.Attempts = synced.Outcome(), synced.Changed, synced.Commit, synced.Attempts
@@ -113,15 +114,8 @@ func Run(ctx context.Context, b Batch, getenv func(string) string, now time.Time
 	return report
 }
 
-// maxReason bounds the reason a failed entry's outcome repeats.
-const maxReason = 600
-
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return fmt.Sprintf("%s… (%d bytes in all)", strings.ToValidUTF8(s[:n], ""), len(s))
-}
+// MaxReason bounds the bytes a failed entry's outcome repeats of its error.
+const MaxReason = 600
 
 // Auth is how one entry authenticates to its remote.
 type Auth struct {
@@ -150,6 +144,3 @@ func EntryFor(i int, e snapshotconfig.Entry, snapshotDir, flagUsername string, f
 	}
 	return a
 }
-
-// Cut bounds text from the git step (its output, an error) for an error message.
-func Cut(s string) string { return cut(s, maxReason) }

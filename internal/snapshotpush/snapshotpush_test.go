@@ -71,13 +71,6 @@ func TestAWrongTimeoutFailsTheFirstEntryWithoutGit(t *testing.T) {
 	assert.Zero(t, r.Pushes.Load())
 }
 
-func TestLongReasonsAreCut(t *testing.T) {
-	s := cut(strings.Repeat("é", 400), 601)
-	assert.LessOrEqual(t, len(s), 601+40)
-	assert.Contains(t, s, "(800 bytes in all)")
-	assert.Equal(t, "short", cut("short", 600))
-}
-
 func TestEntryForTakesCredentialsFromTheURLUnlessGivenApart(t *testing.T) {
 	entries, err := snapshotconfig.Parse([]byte(`[
 		{"snapshooter": {"name": "bb", "rootTags": ["00000000000000000001"], "outputDir": "a"},
