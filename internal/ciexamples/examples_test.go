@@ -2,6 +2,7 @@ package ciexamples
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -163,7 +164,8 @@ func stripCIFlags(text string) string {
 	return text
 }
 
-// The files with a published schema validate against it.
+// The files with a published schema validate against it, and the schema
+// is shown to bite: the same file with one keyword misspelt is refused.
 func TestExamplesValidateAgainstTheirCIsSchemas(t *testing.T) {
 	for _, tc := range []struct {
 		file   string
@@ -171,46 +173,68 @@ func TestExamplesValidateAgainstTheirCIsSchemas(t *testing.T) {
 		// strings: the schema reads every scalar as a string, as its YAML
 		// language server does (Azure writes true as "true")
 		strings bool
+		// broken: a piece of the file, and a misspelt or mistyped one its
+		// schema refuses
+		broken [2]string
 	}{
-		{"azure-pipelines.yml", map[string]string{"": "azure-pipelines.json"}, true},
-		{"circleci-config.yml", map[string]string{"": "circleci.json"}, false},
-		{"tekton.yml", map[string]string{"Task": "tekton-v1_Task.json", "Pipeline": "tekton-v1_Pipeline.json"}, false},
+		{"azure-pipelines.yml", map[string]string{"": "azure-pipelines.json"}, true, [2]string{"lockBehavior:", "lockBehaviour:"}},
+		{"circleci-config.yml", map[string]string{"": "circleci.json"}, false, [2]string{"version: 2.1", "version: 3"}},
+		{"gitlab-ci.yml", map[string]string{"": "gitlab-ci.json"}, false, [2]string{"resource_group:", "resource-group:"}},
+		{"bitbucket-pipelines.yml", map[string]string{"": "bitbucket-pipelines.json"}, false, [2]string{"deployment: production", "deployment: [production]"}},
+		{"tekton.yml", map[string]string{"Task": "tekton-v1_Task.json", "Pipeline": "tekton-v1_Pipeline.json"}, false, [2]string{"workspaces:", "workspace:"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			c := jsonschema.NewCompiler()
-			dec := yaml.NewDecoder(strings.NewReader(read(t, tc.file)))
-			checked := 0
-			for {
-				var node yaml.Node
-				err := dec.Decode(&node)
-				if err == io.EOF {
-					break
-				}
-				require.NoError(t, err)
-				var doc map[string]any
-				require.NoError(t, node.Decode(&doc))
-				kind, _ := doc["kind"].(string)
-				name, ok := tc.schema[""]
-				if !ok {
-					if name, ok = tc.schema[kind]; !ok {
-						continue // a Kubernetes object of another API (the CronJob)
-					}
-				}
-				schema, err := c.Compile(filepath.Join("testdata/schemas", name))
-				require.NoError(t, err)
-				var value any = doc
-				if tc.strings {
-					value = scalarsAsStrings(&node)
-				}
-				data, err := json.Marshal(value)
-				require.NoError(t, err)
-				inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(data)))
-				require.NoError(t, err)
-				assert.NoError(t, schema.Validate(inst), "%s against %s", tc.file, name)
-				checked++
+			text := read(t, tc.file)
+			errs, checked := validateDocuments(t, text, tc.schema, tc.strings)
+			for _, err := range errs {
+				assert.NoError(t, err, "%s", tc.file)
 			}
 			assert.Equal(t, max(1, len(tc.schema)), checked, "every document with a schema was checked")
+
+			require.Contains(t, text, tc.broken[0])
+			errs, _ = validateDocuments(t, strings.Replace(text, tc.broken[0], tc.broken[1], 1), tc.schema, tc.strings)
+			assert.NotEmpty(t, errs, "%s with %q for %q must be refused by its schema", tc.file, tc.broken[1], tc.broken[0])
 		})
+	}
+}
+
+// validateDocuments checks each YAML document of text against the schema
+// its kind names and returns the validation errors and how many documents
+// had a schema.
+func validateDocuments(t *testing.T, text string, schemas map[string]string, asStrings bool) (errs []error, checked int) {
+	t.Helper()
+	c := jsonschema.NewCompiler()
+	dec := yaml.NewDecoder(strings.NewReader(text))
+	for {
+		var node yaml.Node
+		err := dec.Decode(&node)
+		if err == io.EOF {
+			return errs, checked
+		}
+		require.NoError(t, err)
+		var doc map[string]any
+		require.NoError(t, node.Decode(&doc))
+		kind, _ := doc["kind"].(string)
+		name, ok := schemas[""]
+		if !ok {
+			if name, ok = schemas[kind]; !ok {
+				continue // a Kubernetes object of another API (the CronJob)
+			}
+		}
+		schema, err := c.Compile(filepath.Join("testdata/schemas", name))
+		require.NoError(t, err)
+		var value any = doc
+		if asStrings {
+			value = scalarsAsStrings(&node)
+		}
+		data, err := json.Marshal(value)
+		require.NoError(t, err)
+		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(data)))
+		require.NoError(t, err)
+		if err := schema.Validate(inst); err != nil {
+			errs = append(errs, fmt.Errorf("%s against %s: %w", kind, name, err))
+		}
+		checked++
 	}
 }
 
