@@ -38,6 +38,9 @@ type Module struct {
 	comment map[string]map[int]*ast.CommentGroup // file → end line → comment
 	files   map[*ast.FuncDecl]string
 	order   []string // objects as reached from the main object, set by Schema
+	// expected is the object type an ID argument stands for (the engine's
+	// @expectedType), set by Schema
+	expected map[*gql.ArgumentDefinition]string
 }
 
 type enumValue struct{ name, value, doc string }
@@ -131,6 +134,7 @@ func (m *Module) addGen(d *ast.GenDecl) {
 
 // Schema is the module's part of the schema the engine serves.
 func (m *Module) Schema() (*gql.SchemaDocument, error) {
+	m.expected = map[*gql.ArgumentDefinition]string{}
 	doc := &gql.SchemaDocument{}
 	query := &gql.Definition{Kind: gql.Object, Name: "Query"}
 	seen := map[string]bool{}
@@ -302,6 +306,9 @@ func (m *Module) arguments(fn *ast.FuncDecl) (gql.ArgumentDefinitionList, []stri
 		}
 		enums = append(enums, e...)
 		a := &gql.ArgumentDefinition{Name: p.Names[0].Name, Description: text(doc), Type: t}
+		if id := m.expectedType(p.Type); id != "" {
+			m.expected[a] = id
+		}
 		optional := pragma(doc, "optional") || pragma(doc, "defaultPath")
 		if v, ok := pragmaValue(doc, "default"); ok {
 			optional = true
@@ -358,6 +365,19 @@ func (m *Module) gqlType(e ast.Expr, arg bool) (*gql.Type, []string, error) {
 		return gql.NamedType(m.typeName(s), nil), nil, nil
 	}
 	return nil, nil, fmt.Errorf("type %s has no GraphQL counterpart here", s)
+}
+
+// expectedType is the object type an argument of Go type e is the ID of,
+// or "" when it is not an object.
+func (m *Module) expectedType(e ast.Expr) string {
+	s := strings.TrimLeft(exprString(e), "[]*")
+	if core, ok := strings.CutPrefix(s, "dagger."); ok && core != "Platform" {
+		return core
+	}
+	if _, ok := m.structs[s]; ok {
+		return m.typeName(s)
+	}
+	return ""
 }
 
 // typeName is the engine's name for one of the module's types: prefixed

@@ -56,20 +56,27 @@ func TestSchemaIsWhatTheEngineServedForTheSameSource(t *testing.T) {
 	assert.Equal(t, canonical(parse(t, served)), canonical(doc))
 }
 
-// The module's SDL in the repository is the generator's output for the
-// module's source as it is now.
+// The modules' SDL in the repository is the generator's output for their
+// source as it is now: this module's, and examples/go's (whose functions
+// the engine checks call too).
 func TestRepositorySDLFollowsTheSource(t *testing.T) {
-	m, err := Load("lowcode-pipeline", "../..")
-	require.NoError(t, err)
-	sdl, err := m.SDL()
-	require.NoError(t, err)
-	const path = "../../tests/lowcode-pipeline.graphql"
-	if os.Getenv("UPDATE_SDL") != "" {
-		require.NoError(t, os.WriteFile(path, sdl, 0o644))
+	for _, tc := range []struct{ name, dir, path string }{
+		{"lowcode-pipeline", "../..", "../../tests/lowcode-pipeline.graphql"},
+		{"lowcode-pipeline-example", "../../examples/go", "../../tests/lowcode-pipeline-example.graphql"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := Load(tc.name, tc.dir)
+			require.NoError(t, err)
+			sdl, err := m.SDL()
+			require.NoError(t, err)
+			if os.Getenv("UPDATE_SDL") != "" {
+				require.NoError(t, os.WriteFile(tc.path, sdl, 0o644))
+			}
+			committed, err := os.ReadFile(tc.path)
+			require.NoError(t, err, "generate it with UPDATE_SDL=1 go test ./internal/schemagen")
+			assert.Equal(t, string(committed), string(sdl), "the API changed: regenerate with UPDATE_SDL=1 go test ./internal/schemagen")
+		})
 	}
-	committed, err := os.ReadFile(path)
-	require.NoError(t, err, "generate it with UPDATE_SDL=1 go test ./internal/schemagen")
-	assert.Equal(t, string(committed), string(sdl), "the API changed: regenerate with UPDATE_SDL=1 go test ./internal/schemagen")
 }
 
 // The core API's SDL that tests/ validates queries with is the engine's own
@@ -92,7 +99,7 @@ func TestCoreSDLIsTheEnginesIntrospection(t *testing.T) {
 // The two SDL files make one valid schema, as the engine serves it.
 func TestModuleAndCoreSDLLoadTogether(t *testing.T) {
 	var sources []*gql.Source
-	for _, name := range []string{"dagger-core.v0.21.8.graphql", "lowcode-pipeline.graphql"} {
+	for _, name := range []string{"dagger-core.v0.21.8.graphql", "lowcode-pipeline.graphql", "lowcode-pipeline-example.graphql"} {
 		data, err := os.ReadFile("../../tests/" + name)
 		require.NoError(t, err)
 		sources = append(sources, &gql.Source{Name: name, Input: string(data)})
@@ -101,6 +108,7 @@ func TestModuleAndCoreSDLLoadTogether(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, schema.Query.Fields.ForName("lowcodePipeline"), "the constructor is a Query field")
 	assert.Equal(t, "ID", schema.Types["LowcodePipelineBuild"].Fields.ForName("publish").Arguments.ForName("registryPassword").Type.Name())
+	require.NotNil(t, schema.Query.Fields.ForName("lowcodePipelineExample"), "the example module's constructor too")
 }
 
 // The README's function reference is rendered from the doc comments: it
@@ -123,6 +131,26 @@ func TestReadmeReferenceFollowsTheSource(t *testing.T) {
 		readme = []byte(want)
 	}
 	assert.Equal(t, want, string(readme), "the API changed: regenerate with UPDATE_SDL=1 go test ./internal/schemagen")
+}
+
+// The README's "Use from another module" shows examples/go's source as it
+// is, so the code a reader copies is the code CI compiles.
+func TestReadmeShowsTheGoExample(t *testing.T) {
+	src, err := os.ReadFile("../../examples/go/main.go")
+	require.NoError(t, err)
+	const path, start, end = "../../README.md", "<!-- example-go: start -->\n", "<!-- example-go: end -->"
+	readme, err := os.ReadFile(path)
+	require.NoError(t, err)
+	before, rest, ok := strings.Cut(string(readme), start)
+	require.True(t, ok, "README.md has no %q marker", start)
+	_, after, ok := strings.Cut(rest, end)
+	require.True(t, ok, "README.md has no %q marker", end)
+	want := before + start + "```go\n" + string(src) + "```\n" + end + after
+	if os.Getenv("UPDATE_SDL") != "" {
+		require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
+		readme = []byte(want)
+	}
+	assert.Equal(t, want, string(readme), "examples/go changed: regenerate with UPDATE_SDL=1 go test ./internal/schemagen")
 }
 
 func TestKebabSpellsFlagsAsTheCLIDoes(t *testing.T) {
