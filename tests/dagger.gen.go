@@ -282,6 +282,20 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).FrontendImageServesTheSite(&parent, ctx)
+		case "GoExampleDelivers":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).GoExampleDelivers(&parent, ctx)
+		case "GoExamplePlans":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).GoExamplePlans(&parent, ctx)
 		case "NpmrcNeverEntersLayer":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)

@@ -34,29 +34,46 @@ func New(
 	return &Tests{Repo: repo}
 }
 
-// query is one GraphQL query a check sends.
-type query struct{ name, text string }
+// query is one GraphQL query a check sends, to the module at dir in the
+// repository ("." is lowcode-pipeline, "examples/go" its Go example).
+type query struct{ name, text, dir string }
 
 // queries are every query the checks send, in declaration order.
 var queries []*query
 
-// gql declares a query; call it only at package level.
+// gql declares a query to lowcode-pipeline; call it only at package level.
 func gql(name, text string) *query {
-	q := &query{name: name, text: text}
+	q := &query{name: name, text: text, dir: "."}
 	queries = append(queries, q)
+	return q
+}
+
+// gqlExample declares a query to examples/go, the module that chains
+// lowcode-pipeline from Go; call it only at package level.
+func gqlExample(name, text string) *query {
+	q := gql(name, text)
+	q.dir = "examples/go"
 	return q
 }
 
 var serveOnce sync.Map
 
-// run serves the module under test once per session, then sends q and
+// served is the outcome of serving one module of the repository.
+type served struct {
+	once sync.Once
+	err  error
+}
+
+// run serves the module q is for once per session, then sends q and
 // decodes its data into out.
 func (t *Tests) run(ctx context.Context, q *query, vars map[string]any, out any) error {
-	once, _ := serveOnce.LoadOrStore("module", &sync.Once{})
-	var serveErr error
-	once.(*sync.Once).Do(func() { serveErr = t.Repo.AsModule().Serve(ctx) })
-	if serveErr != nil {
-		return fmt.Errorf("serve lowcode-pipeline: %w", serveErr)
+	v, _ := serveOnce.LoadOrStore(q.dir, &served{})
+	s := v.(*served)
+	s.once.Do(func() {
+		s.err = t.Repo.AsModule(dagger.DirectoryAsModuleOpts{SourceRootPath: q.dir}).Serve(ctx)
+	})
+	if s.err != nil {
+		return fmt.Errorf("serve the module in %s: %w", q.dir, s.err)
 	}
 	resp := &graphql.Response{Data: out}
 	if err := dag.GraphQLClient().MakeRequest(ctx, &graphql.Request{Query: q.text, Variables: vars}, resp); err != nil {

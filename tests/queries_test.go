@@ -14,12 +14,13 @@ import (
 	"github.com/vektah/gqlparser/v2/validator/rules"
 )
 
-// schema is the core API and the module's SDL, as one schema: what the
-// engine serves to this module when it serves lowcode-pipeline.
+// schema is the core API and the modules' SDL, as one schema: what the
+// engine serves to this module when it serves lowcode-pipeline and its Go
+// example.
 func schema(t *testing.T) *ast.Schema {
 	t.Helper()
 	var sources []*ast.Source
-	for _, name := range []string{"dagger-core.v0.21.8.graphql", "lowcode-pipeline.graphql"} {
+	for _, name := range []string{"dagger-core.v0.21.8.graphql", "lowcode-pipeline.graphql", "lowcode-pipeline-example.graphql"} {
 		data, err := os.ReadFile(name)
 		require.NoError(t, err)
 		sources = append(sources, &ast.Source{Name: name, Input: string(data)})
@@ -39,8 +40,15 @@ func TestEveryCheckQueryIsValid(t *testing.T) {
 		t.Run(q.name, func(t *testing.T) {
 			assert.False(t, names[q.name], "query names are unique")
 			names[q.name] = true
-			_, errs := gqlparser.LoadQueryWithRules(s, q.text, rules.NewDefaultRules())
-			assert.Empty(t, errs, "%s", q.text)
+			doc, errs := gqlparser.LoadQueryWithRules(s, q.text, rules.NewDefaultRules())
+			require.Empty(t, errs, "%s", q.text)
+			// A query is sent to the module that serves its top field.
+			want := map[string]string{".": "lowcodePipeline", "examples/go": "lowcodePipelineExample"}[q.dir]
+			for _, op := range doc.Operations {
+				for _, sel := range op.SelectionSet {
+					assert.Equal(t, want, sel.(*ast.Field).Name, "query %s is sent to the module in %s", q.name, q.dir)
+				}
+			}
 		})
 	}
 }
