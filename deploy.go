@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"dagger/lowcode-pipeline/internal/durationflag"
 	"errors"
 	"fmt"
 	"os"
@@ -185,10 +186,10 @@ func prepareWebhook(r deployRequest) (*webhook.Prepared, error) {
 		URL: r.url, Token: r.token, AllowHTTP: r.allowHTTP, ConnectRetries: r.connectRetries,
 		Logf: func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) },
 	}
-	if cfg.ConnectTimeout, err = parseDuration("--connect-timeout", r.connectTimeout); err != nil {
+	if cfg.ConnectTimeout, err = durationflag.Optional("--connect-timeout", r.connectTimeout); err != nil {
 		return nil, err
 	}
-	if cfg.Timeout, err = parseDuration("--timeout", r.timeout); err != nil {
+	if cfg.Timeout, err = durationflag.Optional("--timeout", r.timeout); err != nil {
 		return nil, err
 	}
 	if r.caPEM != nil {
@@ -197,15 +198,4 @@ func prepareWebhook(r deployRequest) (*webhook.Prepared, error) {
 		}
 	}
 	return webhook.Prepare(cfg)
-}
-
-func parseDuration(flag, s string) (time.Duration, error) {
-	if s == "" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("%s: invalid duration %q: use a positive Go duration such as 500ms, 10s or 2m", flag, s)
-	}
-	return d, nil
 }

@@ -85,8 +85,8 @@ func TestDeployRefusesBadOptionsBeforeSending(t *testing.T) {
 		req  deployRequest
 		want string
 	}{
-		{"a bad connect timeout", deployRequest{url: srv.URL, allowHTTP: true, connectTimeout: "ten"}, `--connect-timeout: invalid duration "ten"`},
-		{"a negative timeout", deployRequest{url: srv.URL, allowHTTP: true, timeout: "-1s"}, `--timeout: invalid duration "-1s"`},
+		{"a bad connect timeout", deployRequest{url: srv.URL, allowHTTP: true, connectTimeout: "ten"}, `--connect-timeout "ten": use a positive Go duration`},
+		{"a negative timeout", deployRequest{url: srv.URL, allowHTTP: true, timeout: "-1s"}, `--timeout "-1s": use a positive Go duration`},
 		{"plain http not allowed", deployRequest{url: srv.URL}, "uses plain http"},
 		{"a token in the URL", deployRequest{url: "https://" + testToken + "@hooks.example.com/x"}, "pass the token as a secret"},
 	} {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"dagger/lowcode-pipeline/internal/durationflag"
 	"errors"
 	"fmt"
 
@@ -190,7 +191,7 @@ func (p *Payload) Plan(
 	// +default="5s"
 	planTimeout string,
 ) (*Plan, error) {
-	limit, err := parseDuration("--plan-timeout", planTimeout)
+	limit, err := durationflag.Optional("--plan-timeout", planTimeout)
 	if err != nil {
 		return nil, err
 	}

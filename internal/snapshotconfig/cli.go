@@ -2,6 +2,7 @@ package snapshotconfig
 
 import (
 	"bytes"
+	"dagger/lowcode-pipeline/internal/durationflag"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // ForCLI is the configuration the platform CLI is given: by default every
@@ -117,7 +117,7 @@ func (f PushFlags) Check() error {
 	if err := CheckEnvName("--platform-token-env", f.PlatformTokenEnv); err != nil {
 		errs = append(errs, err)
 	}
-	if _, err := ParseTimeout(f.Timeout); err != nil {
+	if _, err := durationflag.Parse("--timeout", f.Timeout); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -129,13 +129,4 @@ func CheckEnvName(flag, name string) error {
 		return fmt.Errorf("%s %q: not an environment variable name (letters, digits and _, not starting with a digit)", flag, name)
 	}
 	return nil
-}
-
-// ParseTimeout reads --timeout: a positive Go duration.
-func ParseTimeout(s string) (time.Duration, error) {
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("--timeout %q: use a positive Go duration such as 90s or 10m", s)
-	}
-	return d, nil
 }

@@ -7,6 +7,7 @@ package snapshotpush
 
 import (
 	"context"
+	"dagger/lowcode-pipeline/internal/durationflag"
 	"fmt"
 	"strings"
 	"time"
@@ -87,7 +88,7 @@ func (r Report) Summary() string {
 // Run pushes the entries in order; getenv gives each entry's token.
 func Run(ctx context.Context, b Batch, getenv func(string) string, now time.Time, logf func(string, ...any)) Report {
 	report := Report{Entries: make([]Result, len(b.Entries))}
-	timeout, err := snapshotconfig.ParseTimeout(b.Timeout)
+	timeout, err := durationflag.Parse("--timeout", b.Timeout)
 	failed := false
 	for i, e := range b.Entries {
 		res := Result{Name: e.Name, OutputDir: e.OutputDir, Branch: e.Branch, Outcome: NotAttempted}

@@ -66,7 +66,7 @@ func TestAWrongTimeoutFailsTheFirstEntryWithoutGit(t *testing.T) {
 		{Name: "a", Remote: r.URL, Branch: "main", OutputDir: "o", Snapshot: snapshot(t, "x"), TokenEnv: "GIT_TOKEN"},
 		{Name: "b", Remote: r.URL, Branch: "main", OutputDir: "p", Snapshot: snapshot(t, "x"), TokenEnv: "GIT_TOKEN"},
 	}}, env, time.Now(), nil)
-	assert.Equal(t, `failed: --timeout "never": use a positive Go duration such as 90s or 10m`, report.Entries[0].Outcome)
+	assert.Equal(t, `failed: --timeout "never": use a positive Go duration such as 500ms, 10s or 2m`, report.Entries[0].Outcome)
 	assert.Equal(t, NotAttempted, report.Entries[1].Outcome)
 	assert.Zero(t, r.Pushes.Load())
 }
