@@ -26,8 +26,14 @@ const (
 //
 // +cache="never"
 func (m *LowcodePipeline) Demo(ctx context.Context) (*Receipt, error) {
-	example := New(dag.CurrentModule().Source().Directory("examples/app"), defaultImage, nil,
-		"platform-cli-standin", "draw-standin", m.NpmCache, "", "", "", "", "", "demo", "", "")
+	example := &LowcodePipeline{
+		Source:       dag.CurrentModule().Source().Directory("examples/app"),
+		NodeImage:    defaultImage,
+		PlatformCli:  "platform-cli-standin",
+		DrawPackage:  "draw-standin",
+		NpmCache:     m.NpmCache,
+		ImageVersion: "demo",
+	}
 	registry, err := dag.Container().From(registryImage).
 		WithExposedPort(5000).
 		AsService(dagger.ContainerAsServiceOpts{UseEntrypoint: true}).
