@@ -122,12 +122,7 @@ func (b *Build) Publish(
 		Repositories: map[images.Kind]string{images.Frontend: frontendRepository, images.Backend: backendRepository},
 		Tags:         tag, Platforms: platforms, Username: registryUsername, HasPassword: registryPassword != nil,
 		HasCosignKey: cosignKey != nil, HasCosignPassword: cosignPassword != nil,
-	}
-	if err := images.CodeAsDataRepository(b.HasCodeAsData, codeAsDataRepository); err != nil {
-		return nil, err
-	}
-	if b.HasCodeAsData {
-		req.Repositories[images.CodeAsData] = codeAsDataRepository
+		HasCodeAsData: b.HasCodeAsData, CodeAsDataRepository: codeAsDataRepository,
 	}
 	targets, err := req.Targets()
 	if err != nil {

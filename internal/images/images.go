@@ -6,6 +6,7 @@ package images
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -126,10 +127,15 @@ func (t Target) Refs() []string {
 type PublishRequest struct {
 	Registry     string
 	Repositories map[Kind]string // repository names within the registry
-	Tags         []string
-	Platforms    []string
-	Username     string
-	HasPassword  bool
+	// The code-as-data image is published exactly when the code as data was
+	// built (HasCodeAsData), under CodeAsDataRepository, so a CI can always
+	// pass the repository and let --code-as-data decide.
+	HasCodeAsData        bool
+	CodeAsDataRepository string
+	Tags                 []string
+	Platforms            []string
+	Username             string
+	HasPassword          bool
 	// The signing options of the supply chain, checked together.
 	HasCosignKey, HasCosignPassword bool
 }
@@ -160,9 +166,17 @@ func (r PublishRequest) Targets() ([]Target, error) {
 	if r.HasCosignPassword && !r.HasCosignKey {
 		errs = append(errs, errors.New("--cosign-password needs --cosign-key: it is the key's password"))
 	}
+	repos := maps.Clone(r.Repositories)
+	if r.HasCodeAsData {
+		if r.CodeAsDataRepository == "" {
+			errs = append(errs, errors.New("--code-as-data-repository: required, since the build has code as data (built with --code-as-data)"))
+		} else {
+			repos[CodeAsData] = r.CodeAsDataRepository
+		}
+	}
 	var targets []Target
 	for _, k := range Kinds {
-		repo, ok := r.Repositories[k]
+		repo, ok := repos[k]
 		if !ok {
 			continue
 		}
@@ -236,14 +250,4 @@ func ParsePinned(ref string) (Pinned, error) {
 		p.Tag = tagged.Tag()
 	}
 	return p, nil
-}
-
-// CodeAsDataRepository checks the code-as-data repository against the
-// build. The image is published exactly when the code as data was built, so
-// a CI can always pass the repository and let --code-as-data decide.
-func CodeAsDataRepository(built bool, repo string) error {
-	if built && repo == "" {
-		return errors.New("--code-as-data-repository: required, since the build has code as data (built with --code-as-data)")
-	}
-	return nil
 }

@@ -254,20 +254,31 @@ func TestCodeAsDataRepositoryFollowsTheBuild(t *testing.T) {
 		name  string
 		built bool
 		repo  string
+		kinds []Kind
 		want  string
 	}{
-		{"built and named", true, "team/cad", ""},
-		{"neither", false, "", ""},
-		{"built but not named", true, "", "--code-as-data-repository: required, since the build has code as data"},
-		{"named but not built: a CI passes it always and lets --code-as-data decide", false, "team/cad", ""},
+		{"built and named", true, "team/cad", []Kind{Frontend, Backend, CodeAsData}, ""},
+		{"neither", false, "", []Kind{Frontend, Backend}, ""},
+		{"built but not named", true, "", nil, "--code-as-data-repository: required, since the build has code as data"},
+		{"named but not built: a CI passes it always and lets --code-as-data decide", false, "team/cad", []Kind{Frontend, Backend}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CodeAsDataRepository(tc.built, tc.repo)
-			if tc.want == "" {
-				assert.NoError(t, err)
+			req := PublishRequest{
+				Registry: "r.example.com", Repositories: map[Kind]string{Frontend: "team/front", Backend: "team/api"}, Tags: []string{"1"},
+				HasCodeAsData: tc.built, CodeAsDataRepository: tc.repo,
+			}
+			targets, err := req.Targets()
+			if tc.want != "" {
+				assert.ErrorContains(t, err, tc.want)
 				return
 			}
-			assert.ErrorContains(t, err, tc.want)
+			require.NoError(t, err)
+			var kinds []Kind
+			for _, target := range targets {
+				kinds = append(kinds, target.Kind)
+			}
+			assert.Equal(t, tc.kinds, kinds)
+			assert.Len(t, req.Repositories, 2, "the caller's map is left as it was")
 		})
 	}
 }
