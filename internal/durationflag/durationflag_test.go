@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"dagger/lowcode-pipeline/internal/fielderr"
 )
 
 func TestParse(t *testing.T) {
@@ -55,7 +57,9 @@ func FuzzParse(f *testing.F) {
 		d, err := Parse("--timeout", value)
 		if err != nil {
 			assert.True(t, strings.HasPrefix(err.Error(), "--timeout "), "the error names the flag")
-			assert.Less(t, len(err.Error()), 400, "the echoed value is cut")
+			// The value is cut at fielderr.MaxValue bytes, each shown as at
+			// most 4 characters (\xc0) by %q.
+			assert.Less(t, len(err.Error()), 4*fielderr.MaxValue+120, "the echoed value is cut")
 			return
 		}
 		assert.Positive(t, d)
