@@ -118,19 +118,7 @@ func TestReadmeReferenceFollowsTheSource(t *testing.T) {
 	require.NoError(t, err)
 	ref, err := m.Reference()
 	require.NoError(t, err)
-	const path, start, end = "../../README.md", "<!-- reference: start -->\n", "<!-- reference: end -->"
-	readme, err := os.ReadFile(path)
-	require.NoError(t, err)
-	before, rest, ok := strings.Cut(string(readme), start)
-	require.True(t, ok, "README.md has no %q marker", start)
-	_, after, ok := strings.Cut(rest, end)
-	require.True(t, ok, "README.md has no %q marker", end)
-	want := before + start + ref + end + after
-	if os.Getenv("UPDATE_SDL") != "" {
-		require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
-		readme = []byte(want)
-	}
-	assert.Equal(t, want, string(readme), "the API changed: regenerate with UPDATE_SDL=1 go test ./internal/schemagen")
+	readmeBlock(t, "reference", ref, "the API changed")
 }
 
 // The README's "Use from another module" shows examples/go's source as it
@@ -138,19 +126,28 @@ func TestReadmeReferenceFollowsTheSource(t *testing.T) {
 func TestReadmeShowsTheGoExample(t *testing.T) {
 	src, err := os.ReadFile("../../examples/go/main.go")
 	require.NoError(t, err)
-	const path, start, end = "../../README.md", "<!-- example-go: start -->\n", "<!-- example-go: end -->"
+	readmeBlock(t, "example-go", "```go\n"+string(src)+"```\n", "examples/go changed")
+}
+
+// readmeBlock asserts that the README holds content between its
+// "<!-- name: start -->" and "<!-- name: end -->" lines, and writes it there
+// with UPDATE_SDL=1.
+func readmeBlock(t *testing.T, name, content, why string) {
+	t.Helper()
+	const path = "../../README.md"
+	start, end := "<!-- "+name+": start -->\n", "<!-- "+name+": end -->"
 	readme, err := os.ReadFile(path)
 	require.NoError(t, err)
 	before, rest, ok := strings.Cut(string(readme), start)
 	require.True(t, ok, "README.md has no %q marker", start)
 	_, after, ok := strings.Cut(rest, end)
 	require.True(t, ok, "README.md has no %q marker", end)
-	want := before + start + "```go\n" + string(src) + "```\n" + end + after
+	want := before + start + content + end + after
 	if os.Getenv("UPDATE_SDL") != "" {
 		require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
 		readme = []byte(want)
 	}
-	assert.Equal(t, want, string(readme), "examples/go changed: regenerate with UPDATE_SDL=1 go test ./internal/schemagen")
+	assert.Equal(t, want, string(readme), "%s: regenerate with UPDATE_SDL=1 go test ./internal/schemagen", why)
 }
 
 func TestKebabSpellsFlagsAsTheCLIDoes(t *testing.T) {
