@@ -27,6 +27,10 @@ type Delivery struct {
 }
 
 // Build the project, publish its images and deploy them: lowcode-pipeline's whole chain from Go
+//
+// It pushes and deploys, so it is never cached, like the steps it calls.
+//
+// +cache="never"
 func (m *LowcodePipelineExample) Deliver(
 	ctx context.Context,
 	// The platform project

@@ -2,6 +2,7 @@ package schemagen
 
 import (
 	"fmt"
+	"go/ast"
 	"os"
 	"strings"
 	"testing"
@@ -156,5 +157,39 @@ func TestKebabSpellsFlagsAsTheCLIDoes(t *testing.T) {
 		"WithDeployRules": "with-deploy-rules", "tag": "tag",
 	} {
 		assert.Equal(t, want, kebab(in))
+	}
+}
+
+// Every function that pushes, deploys or publishes, or calls one that does,
+// carries +cache="never": a cached result would skip the side effect.
+func TestSideEffectsAreNeverCached(t *testing.T) {
+	effects := map[string]bool{"Publish": true, "Deploy": true, "SnapshotPush": true, "Deliver": true, "Demo": true}
+	for _, tc := range []struct{ name, dir string }{
+		{"lowcode-pipeline", "../.."},
+		{"lowcode-pipeline-example", "../../examples/go"},
+	} {
+		m, err := Load(tc.name, tc.dir)
+		require.NoError(t, err)
+		checked := 0
+		for _, fns := range m.methods {
+			for _, fn := range fns {
+				calls := effects[fn.Name.Name]
+				ast.Inspect(fn.Body, func(n ast.Node) bool {
+					if call, ok := n.(*ast.CallExpr); ok {
+						if sel, ok := call.Fun.(*ast.SelectorExpr); ok && effects[sel.Sel.Name] {
+							calls = true
+						}
+					}
+					return true
+				})
+				if !calls {
+					continue
+				}
+				checked++
+				v, _ := pragmaValue(fn.Doc, "cache")
+				assert.Equal(t, `"never"`, v, "%s: %s has a side effect and must carry +cache=\"never\"", tc.name, fn.Name.Name)
+			}
+		}
+		assert.NotZero(t, checked, "%s has side-effecting functions", tc.name)
 	}
 }
