@@ -248,9 +248,8 @@ func sign(ctx context.Context, ref string, sbomFile *dagger.File, o *pushOptions
 		ctr = ctr.WithMountedFile(s.SBOM, sbomFile)
 	}
 	if o.service != nil {
-		_, port, _ := strings.Cut(o.registry, ":")
-		s.Forward = "registry:" + port
-		ctr = ctr.WithServiceBinding("registry", o.service)
+		s.ServiceHost = "registry"
+		ctr = ctr.WithServiceBinding(s.ServiceHost, o.service)
 	}
 	script, err := s.Script()
 	if err != nil {

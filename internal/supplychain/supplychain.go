@@ -41,9 +41,10 @@ type Signing struct {
 	Registry string // host[:port], for cosign login
 	Username string // registry user name; empty: no login
 	SBOM     string // path of the SBOM to attest; empty: none
-	// Forward, for a registry run as a Dagger service and named localhost:
-	// the bound host:port that the registry's localhost port is forwarded to.
-	Forward string
+	// ServiceHost, for a registry run as a Dagger service and named
+	// localhost:PORT: the host the service is bound under; the registry's
+	// localhost port is forwarded to the same port there.
+	ServiceHost string
 }
 
 // Script is the shell script that signs the digest (and attests the SBOM)
@@ -56,12 +57,12 @@ func (s Signing) Script() (string, error) {
 	}
 	var b strings.Builder
 	b.WriteString("set -eu\n")
-	if s.Forward != "" {
+	if s.ServiceHost != "" {
 		_, port, ok := strings.Cut(s.Registry, ":")
 		if !ok {
-			return "", fmt.Errorf("forward to %s: the registry %s names no port", s.Forward, s.Registry)
+			return "", fmt.Errorf("forward to %s: the registry %s names no port", s.ServiceHost, s.Registry)
 		}
-		fmt.Fprintf(&b, "socat TCP-LISTEN:%s,fork,reuseaddr TCP:%s &\nsleep 1\n", port, s.Forward)
+		fmt.Fprintf(&b, "socat TCP-LISTEN:%s,fork,reuseaddr TCP:%s:%s &\nsleep 1\n", port, s.ServiceHost, port)
 	}
 	if s.Username != "" {
 		fmt.Fprintf(&b, "printf '%%s' \"$%s\" | cosign login %s --username %s --password-stdin\n", RegistryPWEnv, quote(s.Registry), quote(s.Username))

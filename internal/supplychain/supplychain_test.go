@@ -27,7 +27,7 @@ cosign attest --yes --key /run/cosign/cosign.key --tlog-upload=false --type spdx
 	assert.NotContains(t, script, "login", "no user name: no login")
 	assert.NotContains(t, script, "attest", "no SBOM: no attestation")
 
-	script, err = Signing{Ref: ref, Registry: "localhost:5000", Forward: "registry:5000"}.Script()
+	script, err = Signing{Ref: ref, Registry: "localhost:5000", ServiceHost: "registry"}.Script()
 	require.NoError(t, err)
 	assert.Contains(t, script, "socat TCP-LISTEN:5000,fork,reuseaddr TCP:registry:5000 &\nsleep 1\ncosign sign", "a registry service named localhost is forwarded first")
 
