@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"dagger/lowcode-pipeline/internal/durationflag"
 	"errors"
 	"fmt"
 	"os"
 	"time"
 
 	"dagger/lowcode-pipeline/internal/dagger"
+	"dagger/lowcode-pipeline/internal/durationflag"
 	"dagger/lowcode-pipeline/internal/payload"
 	"dagger/lowcode-pipeline/internal/webhook"
 )
@@ -137,10 +137,7 @@ func (m *LowcodePipeline) WebhookReceiver(
 // toolBinary builds cmd/<name> from this module's own source.
 func toolBinary(name string) *dagger.File {
 	src := dag.CurrentModule().Source()
-	return dag.Container().From(goImage).
-		WithMountedCache("/go/pkg/mod", dag.CacheVolume("lowcode-pipeline-gomod")).
-		WithMountedCache("/root/.cache/go-build", dag.CacheVolume("lowcode-pipeline-gobuild")).
-		WithEnvVariable("CGO_ENABLED", "0").
+	return goBuilder().
 		WithDirectory("/src", src, dagger.ContainerWithDirectoryOpts{Include: []string{"go.mod", "go.sum", "cmd/", "internal/"}}).
 		WithWorkdir("/src").
 		WithExec([]string{"go", "build", "-trimpath", "-o", "/out/" + name, "./cmd/" + name}).

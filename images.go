@@ -269,13 +269,19 @@ func sign(ctx context.Context, ref string, sbomFile *dagger.File, o *pushOptions
 func goTool(pkg string) *dagger.File {
 	path, _, _ := strings.Cut(pkg, "@")
 	name := path[strings.LastIndex(path, "/")+1:]
-	return dag.Container().From(goImage).
-		WithMountedCache("/go/pkg/mod", dag.CacheVolume("lowcode-pipeline-gomod")).
-		WithMountedCache("/root/.cache/go-build", dag.CacheVolume("lowcode-pipeline-gobuild")).
-		WithEnvVariable("CGO_ENABLED", "0").
+	return goBuilder().
 		WithEnvVariable("GOBIN", "/out").
 		WithExec(supplychain.BuildCommand(pkg)).
 		File("/out/" + name)
+}
+
+// goBuilder is the container the module's Go tools are built in: static
+// binaries, with the module and build caches shared between builds.
+func goBuilder() *dagger.Container {
+	return dag.Container().From(goImage).
+		WithMountedCache("/go/pkg/mod", dag.CacheVolume("lowcode-pipeline-gomod")).
+		WithMountedCache("/root/.cache/go-build", dag.CacheVolume("lowcode-pipeline-gobuild")).
+		WithEnvVariable("CGO_ENABLED", "0")
 }
 
 // image builds one image of the build for one platform.

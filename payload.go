@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"dagger/lowcode-pipeline/internal/durationflag"
 	"errors"
 	"fmt"
 
 	"dagger/lowcode-pipeline/internal/dagger"
+	"dagger/lowcode-pipeline/internal/durationflag"
 	"dagger/lowcode-pipeline/internal/payload"
 	"dagger/lowcode-pipeline/internal/rules"
 )

@@ -2,7 +2,6 @@ package snapshotconfig
 
 import (
 	"bytes"
-	"dagger/lowcode-pipeline/internal/durationflag"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"dagger/lowcode-pipeline/internal/durationflag"
 )
 
 // ForCLI is the configuration the platform CLI is given: by default every

@@ -7,11 +7,11 @@ package snapshotpush
 
 import (
 	"context"
-	"dagger/lowcode-pipeline/internal/durationflag"
 	"fmt"
 	"strings"
 	"time"
 
+	"dagger/lowcode-pipeline/internal/durationflag"
 	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/gitsync"
 	"dagger/lowcode-pipeline/internal/snapshotconfig"
