@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -255,10 +254,8 @@ func sign(ctx context.Context, ref string, sbomFile *dagger.File, o *pushOptions
 	if err != nil {
 		return err
 	}
-	_, err = ctr.
-		WithEnvVariable("LOWCODE_PIPELINE_RUN", time.Now().UTC().Format(time.RFC3339Nano)). // publish is never cached: sign anew
-		WithExec([]string{"sh", "-c", script}).
-		Sync(ctx)
+	// publish is never cached: sign anew
+	_, err = rerun(ctr).WithExec([]string{"sh", "-c", script}).Sync(ctx)
 	if err != nil {
 		return fmt.Errorf("sign %s: %w", ref, err)
 	}

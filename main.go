@@ -7,7 +7,11 @@
 // next steps: build → publish → payload → deploy.
 package main
 
-import "dagger/lowcode-pipeline/internal/dagger"
+import (
+	"time"
+
+	"dagger/lowcode-pipeline/internal/dagger"
+)
 
 // LowcodePipeline carries one project through the platform's delivery steps.
 type LowcodePipeline struct {
@@ -106,4 +110,11 @@ func New(
 		VcsRevision:       vcsRevision,
 		VcsUrl:            vcsUrl,
 	}
+}
+
+// rerun makes the container's next exec run anew on every call, as the
+// side-effecting steps (never cached) must: a cache buster of the wall
+// clock, set on the exec only, never in an image.
+func rerun(ctr *dagger.Container) *dagger.Container {
+	return ctr.WithEnvVariable("LOWCODE_PIPELINE_RUN", time.Now().UTC().Format(time.RFC3339Nano))
 }

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path"
 	"strconv"
-	"time"
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/fielderr"
@@ -216,9 +215,8 @@ func (m *LowcodePipeline) SnapshotPush(
 	if err != nil {
 		return nil, err
 	}
-	done := tool.
-		WithNewFile(batchPath, string(batchJSON)).
-		WithEnvVariable("LOWCODE_PIPELINE_RUN", time.Now().UTC().Format(time.RFC3339Nano)). // every call pushes anew
+	// every call pushes anew
+	done := rerun(tool.WithNewFile(batchPath, string(batchJSON))).
 		WithExec([]string{"snapshot-push", "-batch", batchPath}, dagger.ContainerWithExecOpts{Expect: dagger.ReturnTypeAny})
 	return snapshotReport(ctx, done)
 }
@@ -322,10 +320,8 @@ func (m *LowcodePipeline) runSnapshot(ctx context.Context, r snapshotRun) (*dagg
 	if r.token != nil {
 		installed = installed.WithSecretVariable(r.tokenEnv, r.token)
 	}
-	snap, err := installed.
-		WithEnvVariable("LOWCODE_PIPELINE_RUN", time.Now().UTC().Format(time.RFC3339Nano)). // the platform's state moves: always re-run
-		WithExec(cmd).
-		Sync(ctx)
+	// the platform's state moves: always re-run
+	snap, err := rerun(installed).WithExec(cmd).Sync(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("npx %s snapshot failed: %w", m.PlatformCli, err)
 	}
