@@ -207,8 +207,8 @@ func (p *Payload) Plan(
 	if err != nil {
 		return nil, err
 	}
-	if !plan.OK() {
-		return nil, fmt.Errorf("%w:\n%s", rules.ErrPlan, plan.ErrorSummary())
+	if err := plan.Err(); err != nil {
+		return nil, err
 	}
 	out := &Plan{Warnings: plan.Warnings}
 	for _, im := range plan.Images {

@@ -323,5 +323,14 @@ func (p *Plan) ErrorSummary() string {
 	return strings.Join(lines, "\n")
 }
 
+// Err is nil for a deployable plan, and otherwise ErrPlan with the plan's
+// errors listed.
+func (p *Plan) Err() error {
+	if p.OK() {
+		return nil
+	}
+	return fmt.Errorf("%w:\n%s", ErrPlan, p.ErrorSummary())
+}
+
 // ErrPlan is wrapped by errors about a plan that cannot be deployed.
 var ErrPlan = errors.New("the deploy rules do not give a deployable plan")
