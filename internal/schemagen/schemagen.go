@@ -306,8 +306,8 @@ func (m *Module) arguments(fn *ast.FuncDecl) (gql.ArgumentDefinitionList, []stri
 		}
 		enums = append(enums, e...)
 		a := &gql.ArgumentDefinition{Name: p.Names[0].Name, Description: text(doc), Type: t}
-		if id := m.expectedType(p.Type); id != "" {
-			m.expected[a] = id
+		if named(t) == "ID" { // gqlType's word: an object, passed by ID
+			m.expected[a] = m.objectName(p.Type)
 		}
 		optional := pragma(doc, "optional") || pragma(doc, "defaultPath")
 		if v, ok := pragmaValue(doc, "default"); ok {
@@ -367,17 +367,22 @@ func (m *Module) gqlType(e ast.Expr, arg bool) (*gql.Type, []string, error) {
 	return nil, nil, fmt.Errorf("type %s has no GraphQL counterpart here", s)
 }
 
-// expectedType is the object type an argument of Go type e is the ID of,
-// or "" when it is not an object.
-func (m *Module) expectedType(e ast.Expr) string {
-	s := strings.TrimLeft(exprString(e), "[]*")
-	if core, ok := strings.CutPrefix(s, "dagger."); ok && core != "Platform" {
+// objectName is the engine's name of the object type of Go type e (a core
+// type or one of the module's), leaving out pointers and slices.
+func (m *Module) objectName(e ast.Expr) string {
+	base := strings.TrimLeft(exprString(e), "[]*")
+	if core, ok := strings.CutPrefix(base, "dagger."); ok {
 		return core
 	}
-	if _, ok := m.structs[s]; ok {
-		return m.typeName(s)
+	return m.typeName(base)
+}
+
+// named is the type a GraphQL type wraps, through its lists.
+func named(t *gql.Type) string {
+	for t.Elem != nil {
+		t = t.Elem
 	}
-	return ""
+	return t.NamedType
 }
 
 // typeName is the engine's name for one of the module's types: prefixed
