@@ -17,22 +17,34 @@ import (
 // canonical renders the object, enum and scalar definitions of a schema
 // document one line per item, sorted as the engine sorts them, so that two
 // printers' output can be compared as data.
-func canonical(doc *gql.SchemaDocument) string {
+func canonical(doc *gql.SchemaDocument) string { return render(doc, true) }
+
+// shape is canonical without the descriptions: names, types, arguments and
+// defaults only.
+func shape(doc *gql.SchemaDocument) string { return render(doc, false) }
+
+func render(doc *gql.SchemaDocument, descriptions bool) string {
+	desc := func(s string) string {
+		if !descriptions {
+			return ""
+		}
+		return fmt.Sprintf(" %q", strings.TrimSpace(s))
+	}
 	var b strings.Builder
 	for _, d := range doc.Definitions {
-		fmt.Fprintf(&b, "%s %s implements %v: %q\n", d.Kind, d.Name, d.Interfaces, strings.TrimSpace(d.Description))
+		fmt.Fprintf(&b, "%s %s implements %v:%s\n", d.Kind, d.Name, d.Interfaces, desc(d.Description))
 		for _, f := range d.Fields {
-			fmt.Fprintf(&b, "  %s: %s %q\n", f.Name, f.Type, strings.TrimSpace(f.Description))
+			fmt.Fprintf(&b, "  %s: %s%s\n", f.Name, f.Type, desc(f.Description))
 			for _, a := range f.Arguments {
 				def := ""
 				if a.DefaultValue != nil {
 					def = " = " + a.DefaultValue.String()
 				}
-				fmt.Fprintf(&b, "    %s: %s%s %q\n", a.Name, a.Type, def, strings.TrimSpace(a.Description))
+				fmt.Fprintf(&b, "    %s: %s%s%s\n", a.Name, a.Type, def, desc(a.Description))
 			}
 		}
 		for _, v := range d.EnumValues {
-			fmt.Fprintf(&b, "  %s %q\n", v.Name, strings.TrimSpace(v.Description))
+			fmt.Fprintf(&b, "  %s%s\n", v.Name, desc(v.Description))
 		}
 	}
 	return b.String()
