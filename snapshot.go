@@ -94,9 +94,9 @@ func (m *LowcodePipeline) Snapshot(
 		return nil, err
 	}
 	after := m.Source
-	for _, e := range entries {
+	for i, e := range entries {
 		dir := e.Snapshooter.OutputDir
-		after = after.WithoutDirectory(dir).WithDirectory(dir, snap.Directory(path.Join(appDir, dir)))
+		after = after.WithoutDirectory(dir).WithDirectory(dir, snap.Directory(snapshotconfig.Collected(snapshotsAt, i)))
 	}
 	return after.Changes(m.Source), nil
 }
@@ -205,7 +205,7 @@ func (m *LowcodePipeline) SnapshotPush(
 	for i, e := range pushed {
 		dir := path.Join(snapshotsAt, strconv.Itoa(i))
 		auth := snapshotpush.EntryFor(i, e, dir, gitUsername, gitToken != nil)
-		tool = tool.WithMountedDirectory(dir, snap.Directory(path.Join(appDir, e.Snapshooter.OutputDir)))
+		tool = tool.WithMountedDirectory(dir, snap.Directory(snapshotconfig.Collected(snapshotsAt, e.Index)))
 		if auth.URLToken != "" {
 			tool = tool.WithSecretVariable(auth.Entry.TokenEnv, dag.SetSecret("lowcode-pipeline-git-token-"+strconv.Itoa(i), auth.URLToken))
 		}
@@ -301,7 +301,8 @@ type snapshotRun struct {
 
 // runSnapshot runs the platform CLI's snapshot command in the installed
 // project, into emptied outputDirs, with r.forCLI mounted read-only over the
-// configuration file, and checks that it wrote every outputDir.
+// configuration file, copies each entry's outputDir to
+// snapshotconfig.Collected(snapshotsAt, i) and checks that it wrote every one.
 func (m *LowcodePipeline) runSnapshot(ctx context.Context, r snapshotRun) (*dagger.Container, error) {
 	cmd, err := nodebuild.SnapshotCommand(m.PlatformCli, r.config, snapshotconfig.DefaultPath)
 	if err != nil {
@@ -325,12 +326,13 @@ func (m *LowcodePipeline) runSnapshot(ctx context.Context, r snapshotRun) (*dagg
 	if err != nil {
 		return nil, fmt.Errorf("npx %s snapshot failed: %w", m.PlatformCli, err)
 	}
-	counts, err := snap.WithExec(snapshotconfig.CountCommand(r.entries)).Stdout(ctx)
+	collected := snap.WithExec(snapshotconfig.CollectCommand(r.entries, snapshotsAt))
+	counts, err := collected.Stdout(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if err := snapshotconfig.CheckWritten(r.entries, counts, r.allowEmpty); err != nil {
 		return nil, err
 	}
-	return snap, nil
+	return collected, nil
 }

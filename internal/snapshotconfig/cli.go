@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -58,36 +59,52 @@ func ScrubCredentials(data []byte) []byte {
 	return credentials.ReplaceAll(data, []byte("$1"))
 }
 
-// CountCommand lists, for each entry's outputDir, how many files it holds:
-// a line "<outputDir>\t<count>" each, run in the CLI's container after the
-// snapshot.
-func CountCommand(entries []Entry) []string {
-	args := []string{"sh", "-c", `for d in "$@"; do printf '%s\t%s\n' "$d" "$(find "$d" -type f 2>/dev/null | wc -l)"; done`, "count"}
+// CollectCommand copies, after the snapshot, each entry's outputDir (relative
+// to the working directory) to a fresh folder, dest/<index>, and prints
+// a line "<index>\t<file count>" for each. The module composes the snapshot
+// from those copies: on Dagger v0.21.8 a directory taken out of the CLI's
+// container at its own path and put back over the project kept files the CLI
+// had deleted (tests/engine-facts.md), while a copy made by an exec does not.
+// Paths are passed after "./" so that none reads as an option.
+func CollectCommand(entries []Entry, dest string) []string {
+	args := []string{"sh", "-c", `dest=$1; shift; i=0
+for d in "$@"; do
+  out="$dest/$i"
+  mkdir -p "$out"
+  if [ -d "./$d" ]; then cp -a "./$d/." "$out/"; fi
+  printf '%s\t%s\n' "$i" "$(find "$out" -type f | wc -l)"
+  i=$((i+1))
+done`, "collect", dest}
 	for _, e := range entries {
 		args = append(args, e.Snapshooter.OutputDir)
 	}
 	return args
 }
 
-// CheckWritten reads CountCommand's output and fails, naming each entry,
+// Collected is where CollectCommand put entry i's outputDir.
+func Collected(dest string, i int) string { return path.Join(dest, strconv.Itoa(i)) }
+
+// CheckWritten reads CollectCommand's output and fails, naming each entry,
 // when the platform CLI left an outputDir without a file.
 func CheckWritten(entries []Entry, counts string, allowEmpty bool) error {
-	written := map[string]int{}
+	written := map[int]int{}
 	for _, line := range strings.Split(strings.TrimSpace(counts), "\n") {
-		dir, n, ok := strings.Cut(line, "\t")
+		i, n, ok := strings.Cut(line, "\t")
 		if !ok {
 			continue
 		}
-		if c, err := strconv.Atoi(strings.TrimSpace(n)); err == nil {
-			written[dir] = c
+		index, ierr := strconv.Atoi(i)
+		c, cerr := strconv.Atoi(strings.TrimSpace(n))
+		if ierr == nil && cerr == nil {
+			written[index] = c
 		}
 	}
 	if allowEmpty {
 		return nil
 	}
 	var errs []error
-	for _, e := range entries {
-		if written[e.Snapshooter.OutputDir] == 0 {
+	for i, e := range entries {
+		if written[i] == 0 {
 			errs = append(errs, fmt.Errorf("[%d] %q: the platform CLI wrote no file into %s (a wrong root tag, an expired platform token, an exclude that leaves out everything?); --allow-empty accepts an empty snapshot",
 				e.Index, e.Snapshooter.Name, e.Snapshooter.OutputDir))
 		}

@@ -86,19 +86,21 @@ func validUserinfo(s string) bool {
 	return true
 }
 
-func TestCountCommandAndCheckWritten(t *testing.T) {
+func TestCollectCommandCopiesWhatTheCLIWroteAndCounts(t *testing.T) {
 	entries, err := Parse([]byte(withGit))
 	require.NoError(t, err)
-	dir := t.TempDir()
+	dir, dest := t.TempDir(), filepath.Join(t.TempDir(), "snapshots")
 	gittest.Write(t, filepath.Join(dir, "codeasdata/orders/00000000000000000001/a.patch.json"), "{}")
 	require.NoError(t, exec.Command("mkdir", "-p", filepath.Join(dir, "codeasdata/local/empty")).Run())
 
-	cmd := CountCommand(entries)
+	cmd := CollectCommand(entries, dest)
 	run := exec.Command(cmd[0], cmd[1:]...)
 	run.Dir = dir
 	out, err := run.Output()
 	require.NoError(t, err, "the real shell runs it")
-	assert.Equal(t, "codeasdata/orders\t1\ncodeasdata/local\t0\n", string(out))
+	assert.Equal(t, "0\t1\n1\t0\n", string(out))
+	assert.FileExists(t, filepath.Join(Collected(dest, 0), "00000000000000000001/a.patch.json"), "entry 0 copied to a fresh folder")
+	assert.DirExists(t, Collected(dest, 1), "an empty outputDir still gets its folder")
 
 	err = CheckWritten(entries, string(out), false)
 	require.Error(t, err)

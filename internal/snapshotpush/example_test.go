@@ -83,14 +83,16 @@ func TestAStaleOutputDirNeverReachesTheRemote(t *testing.T) {
 		require.NoError(t, os.RemoveAll(filepath.Join(app, e.Snapshooter.OutputDir)))
 	}
 	standinSnapshot(t, app)
-	count := exec.Command(snapshotconfig.CountCommand(entries)[0], snapshotconfig.CountCommand(entries)[1:]...)
-	count.Dir = app
-	counts, err := count.Output()
+	collected := filepath.Join(t.TempDir(), "snapshots")
+	collect := snapshotconfig.CollectCommand(entries, collected)
+	cmd := exec.Command(collect[0], collect[1:]...)
+	cmd.Dir = app
+	counts, err := cmd.Output()
 	require.NoError(t, err)
 	require.NoError(t, snapshotconfig.CheckWritten(entries, string(counts), false))
 
 	report := Run(context.Background(), Batch{MaxAttempts: 1, MaxDeleteRatio: 1, Timeout: "1m", AllowHTTP: true, Entries: []Entry{{
-		Name: "orders", Remote: r.URL, Branch: "main", OutputDir: "codeasdata/orders", Snapshot: filepath.Join(app, "codeasdata/orders"),
+		Name: "orders", Remote: r.URL, Branch: "main", OutputDir: "codeasdata/orders", Snapshot: snapshotconfig.Collected(collected, 0),
 		Message: "snapshot {folder}", TokenEnv: "GIT_TOKEN",
 	}}}, env, time.Now(), nil)
 	require.False(t, report.Failed(), report.Summary())
