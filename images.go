@@ -2,15 +2,18 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/images"
+	"dagger/lowcode-pipeline/internal/ocipublish"
 	"dagger/lowcode-pipeline/internal/supplychain"
 )
 
@@ -140,7 +143,11 @@ func (b *Build) Publish(
 			return nil, err
 		}
 	}
-	push := &pushOptions{registry: registry, username: registryUsername, password: registryPassword, service: registryService,
+	created, err := images.ParseCreated(b.Pipeline.Created)
+	if err != nil {
+		return nil, err
+	}
+	push := &pushOptions{epoch: ocipublish.Epoch(created), registry: registry, username: registryUsername, password: registryPassword, service: registryService,
 		sbom: sbom, cosignKey: cosignKey, cosignPassword: cosignPassword}
 	pushed := make(map[images.Kind][]*Reference)
 	sboms := dag.Directory()
@@ -165,7 +172,11 @@ func (b *Build) Publish(
 		Sboms: sboms, Signed: cosignKey != nil}, nil
 }
 
+// publishTimeout bounds the push of one image, all its tags.
+const publishTimeout = "15m"
+
 type pushOptions struct {
+	epoch                     time.Time // every time in the images is clamped to it
 	registry, username        string
 	password                  *dagger.Secret
 	service                   *dagger.Service
@@ -173,8 +184,10 @@ type pushOptions struct {
 	cosignKey, cosignPassword *dagger.Secret
 }
 
-// push builds one image for every platform, pushes it under every tag, and
-// with the supply-chain options writes its SBOM and signs its digest.
+// push builds one image for every platform and publishes it under every
+// tag with cmd/oci-publish: every time in it clamped to --created, the
+// platforms checked before anything is pushed. With the supply-chain
+// options it writes its SBOM and signs its digest.
 func (o *pushOptions) push(ctx context.Context, target images.Target, r *recipe, platforms []string) ([]*Reference, *dagger.File, error) {
 	each := platforms
 	if len(each) == 0 {
@@ -182,26 +195,40 @@ func (o *pushOptions) push(ctx context.Context, target images.Target, r *recipe,
 	}
 	var variants []*dagger.Container
 	for _, p := range each {
-		ctr := r.build(dagger.Platform(p))
-		if o.password != nil {
-			ctr = ctr.WithRegistryAuth(o.registry, o.username, o.password)
-		}
-		variants = append(variants, ctr)
+		variants = append(variants, r.build(dagger.Platform(p)))
+	}
+	req := ocipublish.Request{Kind: string(target.Kind), Tarball: "/run/lowcode-pipeline/image.tar", Created: o.epoch,
+		Platforms: platforms, Refs: target.Refs(), Username: o.username, Timeout: publishTimeout}
+	tool := dag.Container().From(runtimeImage).
+		WithFile("/usr/local/bin/oci-publish", toolBinary("oci-publish")).
+		WithMountedFile(req.Tarball, variants[0].AsTarball(dagger.ContainerAsTarballOpts{PlatformVariants: variants[1:]}))
+	if o.password != nil {
+		tool = tool.WithSecretVariable("REGISTRY_PASSWORD", o.password)
+	}
+	if o.service != nil {
+		req.Connect, req.Insecure = ocipublish.ConnectAddress(o.registry, "registry"), true
+		tool = tool.WithServiceBinding("registry", o.service)
+	}
+	request, err := json.Marshal(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	// publish is never cached: push anew
+	out, err := rerun(tool.WithNewFile("/run/lowcode-pipeline/request.json", string(request))).
+		WithExec([]string{"oci-publish", "-request", "/run/lowcode-pipeline/request.json"}).
+		Stdout(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("publish the %s image: %w", target.Kind, err)
+	}
+	var result ocipublish.Result
+	if err := json.Unmarshal([]byte(out), &result); err != nil {
+		return nil, nil, fmt.Errorf("publish the %s image: unreadable result: %w", target.Kind, err)
 	}
 	var refs []*Reference
-	for _, ref := range target.Refs() {
-		out, err := variants[0].Publish(ctx, ref, dagger.ContainerPublishOpts{PlatformVariants: variants[1:], RegistryService: o.service})
-		if err != nil {
-			return nil, nil, fmt.Errorf("push %s: %w", ref, err)
-		}
-		pinned, err := images.ParsePinned(out)
+	for _, p := range result.Pushed {
+		pinned, err := images.ParsePinned(p.Ref)
 		if err != nil {
 			return nil, nil, err
-		}
-		if len(platforms) > 0 {
-			if err := checkPushed(ctx, pinned.Ref, platforms, o.service); err != nil {
-				return nil, nil, err
-			}
 		}
 		refs = append(refs, &Reference{Ref: pinned.Ref, Repository: pinned.Repository, Tag: pinned.Tag, Digest: pinned.Digest})
 	}
@@ -376,19 +403,4 @@ func (b *Build) checkAddons(ctx context.Context, platforms []string) error {
 		return err
 	}
 	return images.CheckNativeAddons(addons, string(engine), platforms)
-}
-
-// checkPushed reads a pushed image back for every platform asked for, and
-// fails naming those the registry does not have.
-func checkPushed(ctx context.Context, ref string, platforms []string, service *dagger.Service) error {
-	got := map[string]string{}
-	for _, p := range platforms {
-		pulled, err := dag.Container(dagger.ContainerOpts{Platform: dagger.Platform(p)}).
-			From(ref, dagger.ContainerFromOpts{RegistryService: service}).
-			Platform(ctx)
-		if err == nil {
-			got[p] = string(pulled)
-		}
-	}
-	return images.CheckPlatforms(ref, platforms, got)
 }

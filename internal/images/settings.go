@@ -130,20 +130,43 @@ func CheckNativeAddons(addons []string, engine string, platforms []string) error
 		engine, strings.Join(shown, ", "), strings.Join(foreign, ", "), engine)
 }
 
-// CheckPlatforms compares the platforms a pushed image has, read back from
-// the registry, with those asked for, and names what is missing.
-func CheckPlatforms(ref string, asked []string, got map[string]string) error {
-	var missing []string
+// CheckPlatforms compares the platforms an image has with those asked for,
+// before it is pushed, and names what is missing or more. Variants a
+// platform is written with or without (linux/arm64/v8, linux/amd64/v1) match.
+func CheckPlatforms(image string, asked, have []string) error {
+	var problems []string
+	seen := map[string]bool{}
+	for _, h := range have {
+		seen[canonicalPlatform(h)] = true
+	}
+	want := map[string]bool{}
 	for _, p := range asked {
-		if got[p] != p {
-			missing = append(missing, fmt.Sprintf("%s (got %s)", p, orNone(got[p])))
+		want[canonicalPlatform(p)] = true
+		if !seen[canonicalPlatform(p)] {
+			problems = append(problems, p+" is missing")
 		}
 	}
-	if len(missing) > 0 {
-		return fmt.Errorf("%s was pushed without every platform asked for: %s; check that every base image exists for each --platform",
-			ref, strings.Join(missing, ", "))
+	for _, h := range have {
+		if !want[canonicalPlatform(h)] {
+			problems = append(problems, h+" was not asked for")
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("the %s image has %s, asked %s: %s; check that every base image exists for each --platform; nothing was pushed",
+			image, orNone(strings.Join(have, ", ")), strings.Join(asked, ", "), strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// canonicalPlatform drops the variant a platform is the same without.
+func canonicalPlatform(p string) string {
+	switch p {
+	case "linux/arm64/v8":
+		return "linux/arm64"
+	case "linux/amd64/v1":
+		return "linux/amd64"
+	}
+	return p
 }
 
 func orNone(s string) string {

@@ -78,11 +78,27 @@ func TestNativeAddonsStayOnTheirPlatform(t *testing.T) {
 	assert.Contains(t, err.Error(), "backend image for linux/arm64")
 }
 
-func TestCheckPlatformsNamesWhatIsMissing(t *testing.T) {
-	ref := "r.example.com/app:1@sha256:abc"
-	assert.NoError(t, CheckPlatforms(ref, []string{"linux/amd64", "linux/arm64"}, map[string]string{"linux/amd64": "linux/amd64", "linux/arm64": "linux/arm64"}))
-	err := CheckPlatforms(ref, []string{"linux/amd64", "linux/arm64"}, map[string]string{"linux/amd64": "linux/amd64", "linux/arm64": "linux/amd64"})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "without every platform asked for: linux/arm64 (got linux/amd64)")
-	assert.ErrorContains(t, CheckPlatforms(ref, []string{"linux/arm64"}, nil), "linux/arm64 (got nothing)")
+func TestCheckPlatformsComparesBeforeAnythingIsPushed(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		asked, have []string
+		want        string
+	}{
+		{"every platform asked is there", []string{"linux/amd64", "linux/arm64"}, []string{"linux/arm64", "linux/amd64"}, ""},
+		{"a variant written out matches", []string{"linux/arm64"}, []string{"linux/arm64/v8"}, ""},
+		{"a base image without arm64 gives amd64 twice", []string{"linux/amd64", "linux/arm64"}, []string{"linux/amd64", "linux/amd64"},
+			"linux/arm64 is missing"},
+		{"a platform not asked for", []string{"linux/amd64"}, []string{"linux/amd64", "linux/s390x"}, "linux/s390x was not asked for"},
+		{"nothing built", []string{"linux/arm64"}, nil, "has nothing, asked linux/arm64"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckPlatforms("frontend", tc.asked, tc.have)
+			if tc.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorContains(t, err, tc.want)
+			assert.ErrorContains(t, err, "nothing was pushed")
+		})
+	}
 }

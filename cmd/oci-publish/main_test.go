@@ -1,0 +1,104 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"dagger/lowcode-pipeline/internal/ocipublish"
+)
+
+// tarDir packs dir as an image tarball, as Container.asTarball gives it.
+func tarDir(t *testing.T, dir, out string, extra ...*tar.Header) {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	require.NoError(t, filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		require.NoError(t, err)
+		rel, _ := filepath.Rel(dir, p)
+		if rel == "." {
+			return nil
+		}
+		h, err := tar.FileInfoHeader(info, "")
+		require.NoError(t, err)
+		h.Name = filepath.ToSlash(rel)
+		require.NoError(t, tw.WriteHeader(h))
+		if info.Mode().IsRegular() {
+			data, err := os.ReadFile(p)
+			require.NoError(t, err)
+			_, err = tw.Write(data)
+			require.NoError(t, err)
+		}
+		return nil
+	}))
+	for _, h := range extra {
+		require.NoError(t, tw.WriteHeader(h))
+	}
+	require.NoError(t, tw.Close())
+	require.NoError(t, os.WriteFile(out, buf.Bytes(), 0o600))
+}
+
+func TestRunPushesTheTarballAndPrintsThePinnedReferences(t *testing.T) {
+	srv := httptest.NewServer(registry.New())
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+
+	img, err := random.Image(512, 2)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	p, err := layout.Write(filepath.Join(dir, "layout"), empty.Index)
+	require.NoError(t, err)
+	require.NoError(t, p.AppendImage(img))
+	tarball := filepath.Join(dir, "image.tar")
+	tarDir(t, filepath.Join(dir, "layout"), tarball)
+
+	req := ocipublish.Request{Kind: "frontend", Tarball: tarball, Created: time.Unix(0, 0).UTC(),
+		Refs: []string{"localhost:5000/team/frontend:1.0.0"}, Connect: u.Host, Insecure: true, Username: "ci", Timeout: "1m"}
+	data, _ := json.Marshal(req)
+	reqFile := filepath.Join(dir, "request.json")
+	require.NoError(t, os.WriteFile(reqFile, data, 0o600))
+
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"-request", reqFile}, func(string) string { return "" }, &stdout, &stderr)
+	require.Equal(t, 0, code, stderr.String())
+	var res ocipublish.Result
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &res))
+	require.Len(t, res.Pushed, 1)
+	assert.Equal(t, "localhost:5000/team/frontend:1.0.0@"+res.Digest, res.Pushed[0].Ref)
+}
+
+func TestRunRefusesATarballThatWritesOutsideItsFolder(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "layout"), 0o755))
+	tarball := filepath.Join(dir, "image.tar")
+	tarDir(t, filepath.Join(dir, "layout"), tarball, &tar.Header{Name: "../escape", Typeflag: tar.TypeReg, Mode: 0o644})
+	data, _ := json.Marshal(ocipublish.Request{Kind: "backend", Tarball: tarball, Refs: []string{"r.example.com/a:1"}, Timeout: "1m"})
+	reqFile := filepath.Join(dir, "request.json")
+	require.NoError(t, os.WriteFile(reqFile, data, 0o600))
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, 1, run(context.Background(), []string{"-request", reqFile}, os.Getenv, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), `the backend image: the image tarball has an entry outside it: "../escape"`)
+	assert.NoFileExists(t, filepath.Join(os.TempDir(), "escape"))
+	assert.Empty(t, stdout.String())
+}
+
+func TestRunNeedsARequest(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, 2, run(context.Background(), []string{"-request", filepath.Join(t.TempDir(), "none.json")}, os.Getenv, &stdout, &stderr))
+	assert.True(t, strings.HasPrefix(stderr.String(), "oci-publish: -request:"))
+}

@@ -1,0 +1,199 @@
+// Package ocipublish pushes the images a build made so that the same inputs
+// give the same digests on any machine: every time in them (the config's
+// created, each history entry, each layer's file times) is clamped to the
+// commit time, and the platforms are checked before anything is pushed.
+//
+// Dagger v0.21.8's Container.publish stamps the build clock into the image
+// config and history and has no epoch option (tests/engine-facts.md), so the
+// module exports the image as an OCI layout, rewrites it here with
+// go-containerregistry and pushes it from a container of its own.
+package ocipublish
+
+import (
+	"archive/tar"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+// Clamp is the reproducible-builds rule for one time: a time after epoch
+// becomes epoch, an earlier one stays (SOURCE_DATE_EPOCH's "clamp").
+func Clamp(t, epoch time.Time) time.Time {
+	if t.After(epoch) {
+		return epoch
+	}
+	return t
+}
+
+// Epoch is the time an image's times are clamped to: --created, or the Unix
+// epoch when none is given (as ko does), never the clock.
+func Epoch(created time.Time) time.Time {
+	if created.IsZero() {
+		return time.Unix(0, 0).UTC()
+	}
+	return created.UTC()
+}
+
+// NormalizeImage clamps every time in img to epoch: the config's created,
+// each history entry's, and the file times in each layer. A layer with no
+// time after epoch (a base image's, mostly) is kept byte for byte, so it
+// keeps its digest and is not uploaded again; a layer with one is rewritten
+// with every time clamped, no access or change time, and gzip at the
+// default level, so equal contents give equal bytes whenever they were built.
+func NormalizeImage(img v1.Image, epoch time.Time) (v1.Image, error) {
+	epoch = epoch.UTC().Truncate(time.Second)
+	manifest, err := img.Manifest()
+	if err != nil {
+		return nil, fmt.Errorf("read the image manifest: %w", err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, fmt.Errorf("read the image config: %w", err)
+	}
+	cfg = cfg.DeepCopy()
+	layers, err := img.Layers()
+	if err != nil {
+		return nil, fmt.Errorf("read the image layers: %w", err)
+	}
+	out := make([]v1.Layer, len(layers))
+	cfg.RootFS.DiffIDs = make([]v1.Hash, len(layers))
+	for i, l := range layers {
+		if out[i], err = clampLayer(l, epoch); err != nil {
+			return nil, fmt.Errorf("layer %d: %w", i, err)
+		}
+		if cfg.RootFS.DiffIDs[i], err = out[i].DiffID(); err != nil {
+			return nil, fmt.Errorf("layer %d: %w", i, err)
+		}
+	}
+	cfg.Created = v1.Time{Time: Clamp(cfg.Created.UTC(), epoch)}
+	for i := range cfg.History {
+		cfg.History[i].Created = v1.Time{Time: Clamp(cfg.History[i].Created.UTC(), epoch)}
+	}
+
+	base := mutate.MediaType(empty.Image, manifest.MediaType)
+	base = mutate.ConfigMediaType(base, manifest.Config.MediaType)
+	if len(manifest.Annotations) > 0 {
+		base = mutate.Annotations(base, manifest.Annotations).(v1.Image)
+	}
+	withLayers, err := mutate.AppendLayers(base, out...)
+	if err != nil {
+		return nil, err
+	}
+	return mutate.ConfigFile(withLayers, cfg)
+}
+
+// clampLayer returns l itself when no time in it is after epoch, else l
+// rewritten with every time clamped.
+func clampLayer(l v1.Layer, epoch time.Time) (v1.Layer, error) {
+	mt, err := l.MediaType()
+	if err != nil {
+		return nil, err
+	}
+	switch mt {
+	case types.OCILayer, types.DockerLayer, types.OCIUncompressedLayer, types.DockerUncompressedLayer:
+	default:
+		return nil, fmt.Errorf("media type %s: only gzip and uncompressed layers can be normalized", mt)
+	}
+	late, err := hasTimeAfter(l, epoch)
+	if err != nil || !late {
+		return l, err
+	}
+	rewritten, err := rewrite(l, epoch)
+	if err != nil {
+		return nil, err
+	}
+	opts := []tarball.LayerOption{tarball.WithMediaType(mt)}
+	if mt == types.OCIUncompressedLayer || mt == types.DockerUncompressedLayer {
+		return tarball.LayerFromOpener(opener(rewritten), append(opts, tarball.WithCompressionLevel(0))...)
+	}
+	return tarball.LayerFromOpener(opener(rewritten), opts...)
+}
+
+func opener(b []byte) tarball.Opener {
+	return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+}
+
+// hasTimeAfter reads the layer's headers for a time after epoch.
+func hasTimeAfter(l v1.Layer, epoch time.Time) (bool, error) {
+	rc, err := l.Uncompressed()
+	if err != nil {
+		return false, err
+	}
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("read the layer: %w", err)
+		}
+		if h.ModTime.After(epoch) || h.AccessTime.After(epoch) || h.ChangeTime.After(epoch) {
+			return true, nil
+		}
+	}
+}
+
+// rewrite copies the layer's tar stream with every time clamped. Each header
+// is built anew from the fields that describe the file (as archive/tar asks
+// of a header read and written back), without a format: the writer then
+// rounds times to the second and writes no access or change time.
+func rewrite(l v1.Layer, epoch time.Time) ([]byte, error) {
+	rc, err := l.Uncompressed()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	var buf bytes.Buffer
+	tr, tw := tar.NewReader(rc), tar.NewWriter(&buf)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read the layer: %w", err)
+		}
+		out := &tar.Header{
+			Typeflag: h.Typeflag, Name: h.Name, Linkname: h.Linkname, Size: h.Size, Mode: h.Mode,
+			Uid: h.Uid, Gid: h.Gid, Uname: h.Uname, Gname: h.Gname, Devmajor: h.Devmajor, Devminor: h.Devminor,
+			ModTime: Clamp(h.ModTime, epoch), PAXRecords: withoutTimes(h.PAXRecords),
+		}
+		if err := tw.WriteHeader(out); err != nil {
+			return nil, fmt.Errorf("write %s: %w", h.Name, err)
+		}
+		if _, err := io.Copy(tw, tr); err != nil {
+			return nil, fmt.Errorf("copy %s: %w", h.Name, err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// withoutTimes keeps a header's extended records (xattrs, capabilities)
+// but neither the times nor what the header's own fields carry.
+func withoutTimes(records map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range records {
+		switch k {
+		case "mtime", "atime", "ctime", "LIBARCHIVE.creationtime", "path", "linkpath", "size", "uid", "gid", "uname", "gname":
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = v
+	}
+	return out
+}

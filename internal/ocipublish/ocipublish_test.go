@@ -1,0 +1,271 @@
+package ocipublish
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	commit    = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	baseBuilt = time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC) // before the commit
+)
+
+// layer is a gzip layer of the files, every header at mtime.
+func layer(t *testing.T, mtime time.Time, files map[string]string) v1.Layer {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, n := range []string{"index.html", "app.js", "etc/os-release"} {
+		body, ok := files[n]
+		if !ok {
+			continue
+		}
+		require.NoError(t, tw.WriteHeader(&tar.Header{Name: n, Mode: 0o644, Size: int64(len(body)), ModTime: mtime,
+			AccessTime: mtime, ChangeTime: mtime, Format: tar.FormatPAX, Uname: "nginx", Gname: "root", Uid: 101}))
+		_, err := tw.Write([]byte(body))
+		require.NoError(t, err)
+	}
+	require.NoError(t, tw.Close())
+	b := buf.Bytes()
+	l, err := tarball.LayerFromOpener(opener(b), tarball.WithMediaType(types.OCILayer))
+	require.NoError(t, err)
+	return l
+}
+
+// build is a frontend image as a build at buildClock makes it: a base
+// layer (fixed), the site's layer with files at the build clock, a config
+// and history stamped with the build clock.
+func build(t *testing.T, buildClock time.Time, platform v1.Platform) v1.Image {
+	t.Helper()
+	base := layer(t, baseBuilt, map[string]string{"etc/os-release": "ID=base\n"})
+	site := layer(t, buildClock.Add(123*time.Millisecond), map[string]string{"index.html": "<title>Example app</title>", "app.js": "go()"})
+	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
+	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
+	img, err := mutate.AppendLayers(img, base, site)
+	require.NoError(t, err)
+	cfg, err := img.ConfigFile()
+	require.NoError(t, err)
+	cfg = cfg.DeepCopy()
+	cfg.OS, cfg.Architecture, cfg.Variant = platform.OS, platform.Architecture, platform.Variant
+	cfg.Created = v1.Time{Time: buildClock}
+	cfg.Config.Labels = map[string]string{"draw_version": "2.14.0"}
+	cfg.History = []v1.History{{Created: v1.Time{Time: baseBuilt}, CreatedBy: "base"}, {Created: v1.Time{Time: buildClock}, CreatedBy: "COPY dist/web"}}
+	img, err = mutate.ConfigFile(img, cfg)
+	require.NoError(t, err)
+	return img
+}
+
+var amd64 = v1.Platform{OS: "linux", Architecture: "amd64"}
+
+func digestOf(t *testing.T, a Artifact) string {
+	t.Helper()
+	d, err := a.Digest()
+	require.NoError(t, err)
+	return d.String()
+}
+
+func TestTheSameSourcesBuiltAtOtherTimesGiveTheSameDigest(t *testing.T) {
+	monday, tuesday := build(t, commit.Add(24*time.Hour), amd64), build(t, commit.Add(48*time.Hour), amd64)
+	require.NotEqual(t, digestOf(t, monday), digestOf(t, tuesday), "as built, the clock is in the digest")
+
+	a, err := Normalize("frontend", monday, commit, nil)
+	require.NoError(t, err)
+	b, err := Normalize("frontend", tuesday, commit, nil)
+	require.NoError(t, err)
+	assert.Equal(t, digestOf(t, a), digestOf(t, b), "normalized, only the inputs are")
+
+	other, err := Normalize("frontend", monday, commit.Add(time.Second), nil)
+	require.NoError(t, err)
+	assert.NotEqual(t, digestOf(t, a), digestOf(t, other), "--created is an input")
+}
+
+func TestNormalizingClampsTimesAndKeepsWhatIsOlder(t *testing.T) {
+	img := build(t, commit.Add(time.Hour), amd64)
+	n, err := Normalize("frontend", img, commit, nil)
+	require.NoError(t, err)
+	out := n.(v1.Image)
+
+	cfg, err := out.ConfigFile()
+	require.NoError(t, err)
+	assert.Equal(t, commit, cfg.Created.UTC(), "created is the commit time")
+	assert.Equal(t, baseBuilt, cfg.History[0].Created.UTC(), "the base image's history keeps its time")
+	assert.Equal(t, commit, cfg.History[1].Created.UTC(), "the build's history is clamped")
+	assert.Equal(t, "2.14.0", cfg.Config.Labels["draw_version"], "labels and settings stay")
+
+	before, err := img.Layers()
+	require.NoError(t, err)
+	after, err := out.Layers()
+	require.NoError(t, err)
+	bd, _ := before[0].Digest()
+	ad, _ := after[0].Digest()
+	assert.Equal(t, bd, ad, "a layer with nothing newer than the commit is kept byte for byte")
+
+	rc, err := after[1].Uncompressed()
+	require.NoError(t, err)
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	var names []string
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			break
+		}
+		names = append(names, h.Name)
+		assert.Equal(t, commit, h.ModTime.UTC(), "%s: file time clamped", h.Name)
+		assert.True(t, h.AccessTime.IsZero() && h.ChangeTime.IsZero(), "%s: no access or change time", h.Name)
+		assert.Equal(t, 101, h.Uid, "%s: owner kept", h.Name)
+	}
+	assert.Equal(t, []string{"index.html", "app.js"}, names)
+	mt, err := after[1].MediaType()
+	require.NoError(t, err)
+	assert.Equal(t, types.OCILayer, mt, "media types kept")
+	m, err := out.Manifest()
+	require.NoError(t, err)
+	assert.Equal(t, types.OCIManifestSchema1, m.MediaType)
+}
+
+func TestPlatformsAreCheckedBeforeAnythingIsPushed(t *testing.T) {
+	arm := v1.Platform{OS: "linux", Architecture: "arm64", Variant: "v8"}
+	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
+		mutate.IndexAddendum{Add: build(t, commit.Add(time.Hour), amd64), Descriptor: v1.Descriptor{Platform: &amd64}},
+		mutate.IndexAddendum{Add: build(t, commit.Add(time.Hour), amd64), Descriptor: v1.Descriptor{Platform: &arm}})
+
+	_, err := Normalize("frontend", idx, commit, []string{"linux/amd64", "linux/arm64"})
+	require.Error(t, err, "a base image without arm64 gives amd64 twice")
+	assert.ErrorContains(t, err, "linux/arm64 is missing")
+	assert.ErrorContains(t, err, "nothing was pushed")
+
+	good := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
+		mutate.IndexAddendum{Add: build(t, commit.Add(time.Hour), amd64), Descriptor: v1.Descriptor{Platform: &amd64}},
+		mutate.IndexAddendum{Add: build(t, commit.Add(time.Hour), arm), Descriptor: v1.Descriptor{Platform: &arm}})
+	n, err := Normalize("frontend", good, commit, []string{"linux/amd64", "linux/arm64"})
+	require.NoError(t, err)
+	im, err := n.(v1.ImageIndex).IndexManifest()
+	require.NoError(t, err)
+	require.Len(t, im.Manifests, 2)
+	assert.Equal(t, "arm64", im.Manifests[1].Platform.Architecture, "each manifest keeps its platform")
+
+	_, err = Normalize("frontend", build(t, commit, amd64), commit, []string{"linux/arm64"})
+	assert.ErrorContains(t, err, "linux/arm64 is missing")
+}
+
+func TestLoadReadsTheLayoutDaggerExports(t *testing.T) {
+	dir := t.TempDir()
+	img := build(t, commit.Add(time.Hour), amd64)
+	p, err := layout.Write(dir, empty.Index)
+	require.NoError(t, err)
+	require.NoError(t, p.AppendImage(img))
+	got, err := Load(dir)
+	require.NoError(t, err)
+	assert.Equal(t, digestOf(t, img), digestOf(t, got))
+
+	_, err = Load(t.TempDir())
+	assert.ErrorContains(t, err, "read the OCI layout")
+}
+
+// loopbackRegistry is go-containerregistry's registry on 127.0.0.1.
+func loopbackRegistry(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(registry.New())
+	t.Cleanup(srv.Close)
+	u, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	return u.Host
+}
+
+func TestPushWritesEveryTagAndPinsTheDigest(t *testing.T) {
+	host := loopbackRegistry(t)
+	n, err := Normalize("frontend", build(t, commit.Add(time.Hour), amd64), commit, nil)
+	require.NoError(t, err)
+	refs := []string{host + "/team/frontend:1.0.0", host + "/team/frontend:latest"}
+	pushed, err := Push(context.Background(), n, Target{Refs: refs, Insecure: true, Timeout: time.Minute})
+	require.NoError(t, err)
+	want := digestOf(t, n)
+	require.Len(t, pushed, 2)
+	for i, p := range pushed {
+		assert.Equal(t, refs[i]+"@"+want, p.Ref)
+		tag, err := name.NewTag(refs[i], name.Insecure)
+		require.NoError(t, err)
+		desc, err := remote.Head(tag)
+		require.NoError(t, err)
+		assert.Equal(t, want, desc.Digest.String(), "the registry serves %s at the digest", refs[i])
+	}
+}
+
+func TestPushReachesAServiceUnderAnotherNameAndReportsTheGivenOne(t *testing.T) {
+	host := loopbackRegistry(t)
+	n, err := Normalize("backend", build(t, commit, amd64), commit, nil)
+	require.NoError(t, err)
+	pushed, err := Push(context.Background(), n, Target{Refs: []string{"localhost:5000/team/backend:1"}, Connect: host, Insecure: true})
+	require.NoError(t, err)
+	require.Len(t, pushed, 1)
+	assert.True(t, strings.HasPrefix(pushed[0].Ref, "localhost:5000/team/backend:1@sha256:"), pushed[0].Ref)
+	there, err := name.NewTag(host+"/team/backend:1", name.Insecure)
+	require.NoError(t, err)
+	_, err = remote.Head(there)
+	assert.NoError(t, err, "it went to the address connected to")
+}
+
+func TestPushNamesItsTimeLimit(t *testing.T) {
+	n, err := Normalize("frontend", build(t, commit, amd64), commit, nil)
+	require.NoError(t, err)
+	// A server that accepts and never answers.
+	hang := make(httpHang)
+	srv := httptest.NewServer(hang)
+	t.Cleanup(func() { close(hang); srv.Close() })
+	u, _ := url.Parse(srv.URL)
+	_, err = Push(context.Background(), n, Target{Refs: []string{u.Host + "/team/frontend:1"}, Insecure: true, Timeout: 200 * time.Millisecond})
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "the push did not finish within 200ms")
+}
+
+func TestPushRefusesAReferenceWithoutATag(t *testing.T) {
+	n, err := Normalize("frontend", build(t, commit, amd64), commit, nil)
+	require.NoError(t, err)
+	_, err = Push(context.Background(), n, Target{Refs: []string{"registry.example.com/Team/front"}})
+	assert.ErrorContains(t, err, `reference "registry.example.com/Team/front"`)
+}
+
+func TestConnectAddressKeepsTheRegistrysPort(t *testing.T) {
+	assert.Equal(t, "registry:5000", ConnectAddress("localhost:5000", "registry"))
+	assert.Equal(t, "registry", ConnectAddress("registry.example.com", "registry"))
+}
+
+func TestClampKeepsEarlierTimes(t *testing.T) {
+	assert.Equal(t, commit, Clamp(commit.Add(time.Hour), commit))
+	assert.Equal(t, baseBuilt, Clamp(baseBuilt, commit))
+}
+
+// httpHang is a handler that answers nothing until done closes.
+type httpHang chan struct{}
+
+func (h httpHang) ServeHTTP(_ http.ResponseWriter, r *http.Request) {
+	select {
+	case <-h:
+	case <-r.Context().Done():
+	}
+}
+
+func TestEpochIsCreatedOrTheUnixEpochNeverTheClock(t *testing.T) {
+	assert.Equal(t, commit, Epoch(commit))
+	assert.Equal(t, time.Unix(0, 0).UTC(), Epoch(time.Time{}))
+}

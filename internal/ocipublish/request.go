@@ -1,0 +1,116 @@
+package ocipublish
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Request is one image to publish, as the module hands it to cmd/oci-publish.
+type Request struct {
+	// Kind names the image in messages: frontend, backend, codeasdata.
+	Kind string `json:"kind"`
+	// Tarball is Container.asTarball's file: an OCI image layout.
+	Tarball string `json:"tarball"`
+	// Created is the time every time in the image is clamped to (RFC 3339).
+	Created time.Time `json:"created"`
+	// Platforms asked for; none: the one image the tarball holds.
+	Platforms []string `json:"platforms,omitempty"`
+	// Refs, Connect, Insecure, Username: see Target. The password comes from
+	// the environment, never from this file.
+	Refs     []string `json:"refs"`
+	Connect  string   `json:"connect,omitempty"`
+	Insecure bool     `json:"insecure,omitempty"`
+	Username string   `json:"username,omitempty"`
+	// Timeout bounds the push (a Go duration).
+	Timeout string `json:"timeout"`
+}
+
+// Result is what was pushed.
+type Result struct {
+	Digest string   `json:"digest"`
+	Pushed []Pushed `json:"pushed"`
+}
+
+// Run unpacks the tarball into work, normalizes the image, checks its
+// platforms and pushes it under every ref.
+func Run(ctx context.Context, r Request, password, work string) (Result, error) {
+	limit, err := time.ParseDuration(r.Timeout)
+	if err != nil || limit <= 0 {
+		return Result{}, fmt.Errorf("timeout %q: use a positive Go duration", r.Timeout)
+	}
+	if err := Unpack(r.Tarball, work); err != nil {
+		return Result{}, err
+	}
+	loaded, err := Load(work)
+	if err != nil {
+		return Result{}, err
+	}
+	n, err := Normalize(r.Kind, loaded, r.Created, r.Platforms)
+	if err != nil {
+		return Result{}, err
+	}
+	pushed, err := Push(ctx, n, Target{Refs: r.Refs, Connect: r.Connect, Insecure: r.Insecure, Username: r.Username, Password: password, Timeout: limit})
+	if err != nil {
+		return Result{}, err
+	}
+	d, err := n.Digest()
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Digest: d.String(), Pushed: pushed}, nil
+}
+
+// Unpack extracts an image tarball's directories and regular files into
+// dir, refusing any entry that would land outside it.
+func Unpack(tarball, dir string) error {
+	f, err := os.Open(tarball)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read the image tarball: %w", err)
+		}
+		target := filepath.Join(dir, filepath.FromSlash(h.Name))
+		if rel, err := filepath.Rel(dir, target); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return fmt.Errorf("the image tarball has an entry outside it: %q", h.Name)
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			err = os.MkdirAll(target, 0o755)
+		case tar.TypeReg:
+			err = writeFile(target, tr)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func writeFile(path string, r io.Reader) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
