@@ -10,6 +10,7 @@ import (
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/nodebuild"
+	"dagger/lowcode-pipeline/internal/results"
 	"dagger/lowcode-pipeline/internal/snapshotconfig"
 )
 
@@ -23,6 +24,10 @@ const (
 
 // Build is the project built: its three outputs and the design-tool version that labels its images
 type Build struct {
+	// What was built, for a person
+	Summary string
+	// What was built as JSON, for a script
+	Json string
 	// dist/web: the frontend (npm run build:draw)
 	Web *dagger.Directory
 	// dist/node: the backend (npm run build:node)
@@ -130,9 +135,12 @@ func (m *LowcodePipeline) Build(
 		return nil, err
 	}
 	b.Dist = dag.Directory().WithDirectory("web", b.Web).WithDirectory("node", b.Node)
+	doc := results.Build{Outputs: []string{nodebuild.WebDir, nodebuild.NodeDir}, HasCodeAsData: codeAsData, DrawVersion: b.DrawVersion}
 	if codeAsData {
 		b.Dist = b.Dist.WithDirectory("codeAsData", b.CodeAsData)
+		doc.Outputs = append(doc.Outputs, nodebuild.CodeAsDataDir)
 	}
+	b.Summary, b.Json = doc.Text(), results.JSON(doc)
 	return b, nil
 }
 

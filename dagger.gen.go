@@ -133,6 +133,8 @@ func (r *LowcodePipeline) UnmarshalJSON(bs []byte) error {
 
 func (r Build) MarshalJSON() ([]byte, error) {
 	var concrete struct {
+		Summary       string
+		Json          string
 		Web           *dagger.Directory
 		Node          *dagger.Directory
 		CodeAsData    *dagger.Directory
@@ -141,6 +143,8 @@ func (r Build) MarshalJSON() ([]byte, error) {
 		DrawVersion   string
 		Pipeline      *LowcodePipeline
 	}
+	concrete.Summary = r.Summary
+	concrete.Json = r.Json
 	concrete.Web = r.Web
 	concrete.Node = r.Node
 	concrete.CodeAsData = r.CodeAsData
@@ -153,6 +157,8 @@ func (r Build) MarshalJSON() ([]byte, error) {
 
 func (r *Build) UnmarshalJSON(bs []byte) error {
 	var concrete struct {
+		Summary       string
+		Json          string
 		Web           *dagger.Directory
 		Node          *dagger.Directory
 		CodeAsData    *dagger.Directory
@@ -165,6 +171,8 @@ func (r *Build) UnmarshalJSON(bs []byte) error {
 	if err != nil {
 		return err
 	}
+	r.Summary = concrete.Summary
+	r.Json = concrete.Json
 	r.Web = concrete.Web
 	r.Node = concrete.Node
 	r.CodeAsData = concrete.CodeAsData
@@ -175,8 +183,106 @@ func (r *Build) UnmarshalJSON(bs []byte) error {
 	return nil
 }
 
+func (r Payload) MarshalJSON() ([]byte, error) {
+	var concrete struct {
+		Summary string
+		Json    string
+	}
+	concrete.Summary = r.Summary
+	concrete.Json = r.Json
+	return json.Marshal(&concrete)
+}
+
+func (r *Payload) UnmarshalJSON(bs []byte) error {
+	var concrete struct {
+		Summary string
+		Json    string
+	}
+	err := json.Unmarshal(bs, &concrete)
+	if err != nil {
+		return err
+	}
+	r.Summary = concrete.Summary
+	r.Json = concrete.Json
+	return nil
+}
+
+func (r SnapshotReport) MarshalJSON() ([]byte, error) {
+	var concrete struct {
+		Summary string
+		Json    string
+		Entries []*SnapshotEntry
+	}
+	concrete.Summary = r.Summary
+	concrete.Json = r.Json
+	concrete.Entries = r.Entries
+	return json.Marshal(&concrete)
+}
+
+func (r *SnapshotReport) UnmarshalJSON(bs []byte) error {
+	var concrete struct {
+		Summary string
+		Json    string
+		Entries []*SnapshotEntry
+	}
+	err := json.Unmarshal(bs, &concrete)
+	if err != nil {
+		return err
+	}
+	r.Summary = concrete.Summary
+	r.Json = concrete.Json
+	r.Entries = concrete.Entries
+	return nil
+}
+
+func (r Release) MarshalJSON() ([]byte, error) {
+	var concrete struct {
+		Summary    string
+		Json       string
+		Frontend   []*Reference
+		Backend    []*Reference
+		CodeAsData []*Reference
+		Sboms      *dagger.Directory
+		Signed     bool
+	}
+	concrete.Summary = r.Summary
+	concrete.Json = r.Json
+	concrete.Frontend = r.Frontend
+	concrete.Backend = r.Backend
+	concrete.CodeAsData = r.CodeAsData
+	concrete.Sboms = r.Sboms
+	concrete.Signed = r.Signed
+	return json.Marshal(&concrete)
+}
+
+func (r *Release) UnmarshalJSON(bs []byte) error {
+	var concrete struct {
+		Summary    string
+		Json       string
+		Frontend   []*Reference
+		Backend    []*Reference
+		CodeAsData []*Reference
+		Sboms      *dagger.Directory
+		Signed     bool
+	}
+	err := json.Unmarshal(bs, &concrete)
+	if err != nil {
+		return err
+	}
+	r.Summary = concrete.Summary
+	r.Json = concrete.Json
+	r.Frontend = concrete.Frontend
+	r.Backend = concrete.Backend
+	r.CodeAsData = concrete.CodeAsData
+	r.Sboms = concrete.Sboms
+	r.Signed = concrete.Signed
+	return nil
+}
+
 func (r Receipt) MarshalJSON() ([]byte, error) {
 	var concrete struct {
+		Summary       string
+		Json          string
 		Status        int
 		Message       string
 		Url           string
@@ -189,6 +295,8 @@ func (r Receipt) MarshalJSON() ([]byte, error) {
 		DryRun        bool
 		Request       string
 	}
+	concrete.Summary = r.Summary
+	concrete.Json = r.Json
 	concrete.Status = r.Status
 	concrete.Message = r.Message
 	concrete.Url = r.Url
@@ -205,6 +313,8 @@ func (r Receipt) MarshalJSON() ([]byte, error) {
 
 func (r *Receipt) UnmarshalJSON(bs []byte) error {
 	var concrete struct {
+		Summary       string
+		Json          string
 		Status        int
 		Message       string
 		Url           string
@@ -221,6 +331,8 @@ func (r *Receipt) UnmarshalJSON(bs []byte) error {
 	if err != nil {
 		return err
 	}
+	r.Summary = concrete.Summary
+	r.Json = concrete.Json
 	r.Status = concrete.Status
 	r.Message = concrete.Message
 	r.Url = concrete.Url
@@ -235,88 +347,16 @@ func (r *Receipt) UnmarshalJSON(bs []byte) error {
 	return nil
 }
 
-func (r Payload) MarshalJSON() ([]byte, error) {
-	var concrete struct {
-		Json string
-	}
-	concrete.Json = r.Json
-	return json.Marshal(&concrete)
-}
-
-func (r *Payload) UnmarshalJSON(bs []byte) error {
-	var concrete struct {
-		Json string
-	}
-	err := json.Unmarshal(bs, &concrete)
-	if err != nil {
-		return err
-	}
-	r.Json = concrete.Json
-	return nil
-}
-
-func (r SnapshotReport) MarshalJSON() ([]byte, error) {
-	var concrete struct {
-		Entries []*SnapshotEntry
-	}
-	concrete.Entries = r.Entries
-	return json.Marshal(&concrete)
-}
-
-func (r *SnapshotReport) UnmarshalJSON(bs []byte) error {
-	var concrete struct {
-		Entries []*SnapshotEntry
-	}
-	err := json.Unmarshal(bs, &concrete)
-	if err != nil {
-		return err
-	}
-	r.Entries = concrete.Entries
-	return nil
-}
-
-func (r Release) MarshalJSON() ([]byte, error) {
-	var concrete struct {
-		Frontend   []*Reference
-		Backend    []*Reference
-		CodeAsData []*Reference
-		Sboms      *dagger.Directory
-		Signed     bool
-	}
-	concrete.Frontend = r.Frontend
-	concrete.Backend = r.Backend
-	concrete.CodeAsData = r.CodeAsData
-	concrete.Sboms = r.Sboms
-	concrete.Signed = r.Signed
-	return json.Marshal(&concrete)
-}
-
-func (r *Release) UnmarshalJSON(bs []byte) error {
-	var concrete struct {
-		Frontend   []*Reference
-		Backend    []*Reference
-		CodeAsData []*Reference
-		Sboms      *dagger.Directory
-		Signed     bool
-	}
-	err := json.Unmarshal(bs, &concrete)
-	if err != nil {
-		return err
-	}
-	r.Frontend = concrete.Frontend
-	r.Backend = concrete.Backend
-	r.CodeAsData = concrete.CodeAsData
-	r.Sboms = concrete.Sboms
-	r.Signed = concrete.Signed
-	return nil
-}
-
 func (r Plan) MarshalJSON() ([]byte, error) {
 	var concrete struct {
+		Summary  string
+		Json     string
 		Images   []*PlanImage
 		Backends []*PlanBackend
 		Warnings []string
 	}
+	concrete.Summary = r.Summary
+	concrete.Json = r.Json
 	concrete.Images = r.Images
 	concrete.Backends = r.Backends
 	concrete.Warnings = r.Warnings
@@ -325,6 +365,8 @@ func (r Plan) MarshalJSON() ([]byte, error) {
 
 func (r *Plan) UnmarshalJSON(bs []byte) error {
 	var concrete struct {
+		Summary  string
+		Json     string
 		Images   []*PlanImage
 		Backends []*PlanBackend
 		Warnings []string
@@ -333,6 +375,8 @@ func (r *Plan) UnmarshalJSON(bs []byte) error {
 	if err != nil {
 		return err
 	}
+	r.Summary = concrete.Summary
+	r.Json = concrete.Json
 	r.Images = concrete.Images
 	r.Backends = concrete.Backends
 	r.Warnings = concrete.Warnings
@@ -1234,13 +1278,6 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				}
 			}
 			return (*Payload).Plan(&parent, backend, planTimeout)
-		case "Summary":
-			var parent Payload
-			err = json.Unmarshal(parentJSON, &parent)
-			if err != nil {
-				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
-			}
-			return (*Payload).Summary(&parent)
 		case "WithDeployRules":
 			var parent Payload
 			err = json.Unmarshal(parentJSON, &parent)
@@ -1304,18 +1341,6 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				}
 			}
 			return (*Payload).WithUpdateMode(&parent, mode)
-		default:
-			return nil, fmt.Errorf("unknown function %s", fnName)
-		}
-	case "Plan":
-		switch fnName {
-		case "Table":
-			var parent Plan
-			err = json.Unmarshal(parentJSON, &parent)
-			if err != nil {
-				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
-			}
-			return (*Plan).Table(&parent), nil
 		default:
 			return nil, fmt.Errorf("unknown function %s", fnName)
 		}

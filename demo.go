@@ -22,10 +22,11 @@ const (
 // tools, so it needs no vendor account and no registry of yours: it starts
 // registry:3 and a webhook-receiver as services, then runs the chain
 // build --code-as-data → publish → payload → deploy. The payload carries the
-// three images pinned by digest. Returns the receipt.
+// three images pinned by digest. Prints the receipt: status, message, each
+// image reference, the payload's SHA-256 and where it went.
 //
 // +cache="never"
-func (m *LowcodePipeline) Demo(ctx context.Context) (*Receipt, error) {
+func (m *LowcodePipeline) Demo(ctx context.Context) (string, error) {
 	example := &LowcodePipeline{
 		Source:       dag.CurrentModule().Source().Directory("examples/app"),
 		NodeImage:    defaultImage,
@@ -34,44 +35,52 @@ func (m *LowcodePipeline) Demo(ctx context.Context) (*Receipt, error) {
 		NpmCache:     m.NpmCache,
 		ImageVersion: "demo",
 	}
+	random := make([]byte, 16)
+	_, _ = rand.Read(random)
+	run := hex.EncodeToString(random)
+	// The run's own registry: the engine shares identical services, and
+	// Stop stops one for all who hold it (tests/engine-facts.md).
 	registry, err := dag.Container().From(registryImage).
+		WithEnvVariable("LOWCODE_PIPELINE_DEMO", run).
 		WithExposedPort(5000).
 		AsService(dagger.ContainerAsServiceOpts{UseEntrypoint: true}).
 		Start(ctx)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	defer registry.Stop(ctx)
 
 	build, err := example.Build(ctx, true, false, nil)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	release, err := build.Publish(ctx, demoRegistry, "lowcode-example/frontend", "lowcode-example/backend", []string{"demo"},
 		"lowcode-example/codeasdata", nil, "", nil, registry, false, nil, nil)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	p, err := release.Payload(ctx, nil, "")
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 
-	random := make([]byte, 16)
-	_, _ = rand.Read(random)
-	token := dag.SetSecret("lowcode-pipeline-demo-token", hex.EncodeToString(random))
+	token := dag.SetSecret("lowcode-pipeline-demo-token-"+run[:8], run)
 	service, err := m.WebhookReceiver(token, 8080, nil, nil)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	receiver, err := service.Start(ctx)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	defer receiver.Stop(ctx)
 	endpoint, err := receiver.Endpoint(ctx, dagger.ServiceEndpointOpts{Scheme: "http"})
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	return p.Deploy(ctx, endpoint+"/example/demo", token, true, "", "", 3, false, nil)
+	receipt, err := p.Deploy(ctx, endpoint+"/example/demo", token, true, "", "", 3, false, nil)
+	if err != nil {
+		return "", err
+	}
+	return receipt.Summary, nil
 }

@@ -10,6 +10,7 @@ import (
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/durationflag"
 	"dagger/lowcode-pipeline/internal/payload"
+	"dagger/lowcode-pipeline/internal/results"
 	"dagger/lowcode-pipeline/internal/webhook"
 )
 
@@ -21,6 +22,10 @@ const (
 
 // Receipt records one deployment request; it holds no secret
 type Receipt struct {
+	// What was sent where and what came back, for a person
+	Summary string
+	// The whole receipt as JSON, for a script
+	Json string
 	// HTTP status of the answer: 200 (0 on a dry run)
 	Status int
 	// The answer's message: success
@@ -164,16 +169,23 @@ func deployPayload(ctx context.Context, body []byte, r deployRequest) (*Receipt,
 		return nil, err
 	}
 	if r.dryRun {
-		return &Receipt{DryRun: true, Url: call.RedactedURL(), PayloadSha256: webhook.Digest(body), Images: parsed.Images(), Request: call.DryRun(body)}, nil
+		return newReceipt(results.Receipt{DryRun: true, Url: call.RedactedURL(), PayloadSha256: webhook.Digest(body), Images: parsed.Images(),
+			Request: call.DryRun(body)}), nil
 	}
 	rec, err := call.Send(ctx, body)
 	if err != nil {
 		return nil, err
 	}
-	return &Receipt{
+	return newReceipt(results.Receipt{
 		Status: rec.Status, Message: rec.Message, Url: rec.URL, PayloadSha256: rec.PayloadSHA256, Images: parsed.Images(),
 		SentAt: rec.SentAt.Format(time.RFC3339Nano), DurationMs: int(rec.DurationMs), Attempts: rec.ConnectAttempts, Warnings: rec.Warnings,
-	}, nil
+	}), nil
+}
+
+func newReceipt(r results.Receipt) *Receipt {
+	return &Receipt{Summary: r.Text(), Json: results.JSON(r),
+		Status: r.Status, Message: r.Message, Url: r.Url, PayloadSha256: r.PayloadSha256, Images: r.Images, SentAt: r.SentAt,
+		DurationMs: r.DurationMs, Attempts: r.Attempts, Warnings: r.Warnings, DryRun: r.DryRun, Request: r.Request}
 }
 
 // prepareWebhook checks the address, token and limits before anything is sent.

@@ -14,11 +14,16 @@ import (
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/images"
 	"dagger/lowcode-pipeline/internal/ocipublish"
+	"dagger/lowcode-pipeline/internal/results"
 	"dagger/lowcode-pipeline/internal/supplychain"
 )
 
 // Release is the images pushed to a registry, each named by digest
 type Release struct {
+	// Each image's references, one a line, for a person
+	Summary string
+	// The whole release as JSON, for a script
+	Json string
 	// The frontend image, one reference per tag
 	Frontend []*Reference
 	// The backend image, one reference per tag
@@ -168,8 +173,27 @@ func (b *Build) Publish(
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	return &Release{Frontend: pushed[images.Frontend], Backend: pushed[images.Backend], CodeAsData: pushed[images.CodeAsData],
-		Sboms: sboms, Signed: cosignKey != nil}, nil
+	return newRelease(pushed, sboms, cosignKey != nil, sbom), nil
+}
+
+func newRelease(pushed map[images.Kind][]*Reference, sboms *dagger.Directory, signed, sbom bool) *Release {
+	doc := results.Release{Signed: signed, Frontend: refDocs(pushed[images.Frontend]), Backend: refDocs(pushed[images.Backend]),
+		CodeAsData: refDocs(pushed[images.CodeAsData])}
+	for _, k := range images.Kinds {
+		if sbom && len(pushed[k]) > 0 {
+			doc.Sboms = append(doc.Sboms, supplychain.SBOMName(string(k)))
+		}
+	}
+	return &Release{Summary: doc.Text(), Json: results.JSON(doc),
+		Frontend: pushed[images.Frontend], Backend: pushed[images.Backend], CodeAsData: pushed[images.CodeAsData], Sboms: sboms, Signed: signed}
+}
+
+func refDocs(refs []*Reference) []results.Reference {
+	out := make([]results.Reference, len(refs))
+	for i, r := range refs {
+		out[i] = results.Reference{Ref: r.Ref, Repository: r.Repository, Tag: r.Tag, Digest: r.Digest}
+	}
+	return out
 }
 
 // publishTimeout bounds the push of one image, all its tags.

@@ -8,6 +8,7 @@ import (
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/durationflag"
 	"dagger/lowcode-pipeline/internal/payload"
+	"dagger/lowcode-pipeline/internal/results"
 	"dagger/lowcode-pipeline/internal/rules"
 )
 
@@ -23,12 +24,18 @@ const (
 
 // Payload is a deployment payload, checked against every rule of the interface
 type Payload struct {
+	// One line saying what the payload deploys, for a person
+	Summary string
 	// The payload as JSON: what deploy sends, byte for byte
 	Json string
 }
 
 // Plan is where each backend image of a payload goes, for one instance's backends
 type Plan struct {
+	// The plan as aligned columns, with its warnings, for a person
+	Summary string
+	// The whole plan as JSON, for a script
+	Json string
 	// Each backend image, with the rules that match it and the backends it reaches
 	Images []*PlanImage
 	// Each backend, with the image it receives and the rules that send it there
@@ -173,15 +180,6 @@ func (p *Payload) File() *dagger.File {
 	return dag.File("payload.json", p.Json)
 }
 
-// One line saying what the payload deploys
-func (p *Payload) Summary() (string, error) {
-	parsed, err := payload.Parse([]byte(p.Json))
-	if err != nil {
-		return "", err
-	}
-	return parsed.Summary(), nil
-}
-
 // Where each backend image goes on an instance with these backends; fails on a backend that would receive two images and on an image that reaches no backend
 func (p *Payload) Plan(
 	// Name of one of the instance's backends (repeatable)
@@ -210,26 +208,18 @@ func (p *Payload) Plan(
 	if err := plan.Err(); err != nil {
 		return nil, err
 	}
-	out := &Plan{Warnings: plan.Warnings}
+	doc := results.Plan{Warnings: plan.Warnings}
+	out := &Plan{Summary: plan.Table(), Warnings: plan.Warnings}
 	for _, im := range plan.Images {
+		doc.Images = append(doc.Images, results.PlanImage{Image: im.Image, Rules: im.Rules, Backends: im.Backends})
 		out.Images = append(out.Images, &PlanImage{Image: im.Image, Rules: im.Rules, Backends: im.Backends})
 	}
 	for _, b := range plan.Backends {
+		doc.Backends = append(doc.Backends, results.PlanBackend{Name: b.Backend, Images: b.Images, Rules: b.Rules})
 		out.Backends = append(out.Backends, &PlanBackend{Name: b.Backend, Images: b.Images, Rules: b.Rules})
 	}
+	out.Json = results.JSON(doc)
 	return out, nil
-}
-
-// The plan as aligned columns for a terminal
-func (p *Plan) Table() string {
-	plan := rules.Plan{Warnings: p.Warnings}
-	for _, im := range p.Images {
-		plan.Images = append(plan.Images, rules.ImageRoute{Image: im.Image, Rules: im.Rules, Backends: im.Backends})
-	}
-	for _, b := range p.Backends {
-		plan.Backends = append(plan.Backends, rules.BackendAssignment{Backend: b.Name, Images: b.Images, Rules: b.Rules})
-	}
-	return plan.Table()
 }
 
 // composePayload reads the starting payload, if any, and applies opts.
@@ -247,18 +237,18 @@ func composePayload(ctx context.Context, from *dagger.File, fromJson string, opt
 	case fromJson != "":
 		base = []byte(fromJson)
 	}
-	doc, err := payload.Compose(base, opts)
+	doc, p, err := payload.Composed(base, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Payload{Json: string(doc)}, nil
+	return &Payload{Summary: p.Summary(), Json: string(doc)}, nil
 }
 
 // edit applies opts to the payload, which stays checked.
 func (p *Payload) edit(opts payload.Options) (*Payload, error) {
-	doc, err := payload.Compose([]byte(p.Json), opts)
+	doc, edited, err := payload.Composed([]byte(p.Json), opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Payload{Json: string(doc)}, nil
+	return &Payload{Summary: edited.Summary(), Json: string(doc)}, nil
 }

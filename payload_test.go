@@ -128,9 +128,10 @@ func TestPayloadRefusesBadInput(t *testing.T) {
 func TestPayloadSummary(t *testing.T) {
 	p, err := m.Payload(context.Background(), nil, `{"frontend":{"image":"reg.example.com/front:2"},"noDowntime":{"promotionMode":"manual"}}`, "", nil, "")
 	require.NoError(t, err)
-	out, err := p.Summary()
+	assert.Equal(t, "frontend reg.example.com/front:2; no-downtime promotion manual", p.Summary)
+	edited, err := p.WithForceSync()
 	require.NoError(t, err)
-	assert.Equal(t, "frontend reg.example.com/front:2; no-downtime promotion manual", out)
+	assert.Contains(t, edited.Summary, "extra args --force-sync", "an edit renders its own summary")
 }
 
 const planPayloadJSON = `{"backends":{"images":["reg/api:1","reg/jobs:1"],
@@ -147,7 +148,7 @@ func TestPlanSaysWhereEachImageGoes(t *testing.T) {
 	}, plan.Images)
 	assert.Equal(t, &PlanBackend{Name: "worker", Images: []string{"reg/jobs:1"}, Rules: []int{1}}, plan.Backends[1])
 
-	table := plan.Table()
+	table := plan.Summary
 	assert.Regexp(t, `(?m)^api\s+reg/api:1\s+0$`, table)
 	assert.Regexp(t, `(?m)^cron\s+reg/jobs:1\s+1$`, table)
 

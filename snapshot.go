@@ -14,12 +14,17 @@ import (
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/nodebuild"
+	"dagger/lowcode-pipeline/internal/results"
 	"dagger/lowcode-pipeline/internal/snapshotconfig"
 	"dagger/lowcode-pipeline/internal/snapshotpush"
 )
 
 // SnapshotReport is what snapshot-push did for each entry with a git section
 type SnapshotReport struct {
+	// One line an entry: where it went and what happened, for a person
+	Summary string
+	// The whole report as JSON, for a script
+	Json string
 	// One per entry with a git section, in the configuration's order
 	Entries []*SnapshotEntry
 }
@@ -237,11 +242,12 @@ func snapshotReport(ctx context.Context, done *dagger.Container) (*SnapshotRepor
 		stderr, _ := done.Stderr(ctx)
 		return nil, fmt.Errorf("the git step exited %d without a report: %s", code, fielderr.Cut(stderr, snapshotpush.MaxReason))
 	}
-	result := &SnapshotReport{}
+	var doc results.SnapshotReport
 	for _, e := range report.Entries {
-		result.Entries = append(result.Entries, &SnapshotEntry{Name: e.Name, OutputDir: e.OutputDir, Branch: e.Branch,
+		doc.Entries = append(doc.Entries, results.SnapshotEntry{Name: e.Name, OutputDir: e.OutputDir, Branch: e.Branch,
 			Outcome: e.Outcome, Changed: e.Changed, Commit: e.Commit, Attempts: e.Attempts})
 	}
+	result := newSnapshotReport(doc)
 	fmt.Fprintln(os.Stderr, report.Summary())
 	if code != 0 || report.Failed() {
 		return nil, errors.New("snapshot-push: an entry failed; what reached each remote:\n" + report.Summary())
@@ -269,12 +275,21 @@ func (m *LowcodePipeline) platformGitSnapshot(ctx context.Context, run snapshotR
 	if _, err := m.runSnapshot(ctx, run); err != nil {
 		return nil, err
 	}
-	report := &SnapshotReport{}
+	var doc results.SnapshotReport
 	for _, e := range pushed {
-		report.Entries = append(report.Entries, &SnapshotEntry{Name: e.Snapshooter.Name, OutputDir: e.Snapshooter.OutputDir,
+		doc.Entries = append(doc.Entries, results.SnapshotEntry{Name: e.Snapshooter.Name, OutputDir: e.Snapshooter.OutputDir,
 			Branch: e.Git.Branch, Outcome: "left to the platform CLI (--platform-git)"})
 	}
-	return report, nil
+	return newSnapshotReport(doc), nil
+}
+
+func newSnapshotReport(doc results.SnapshotReport) *SnapshotReport {
+	out := &SnapshotReport{Summary: doc.Text(), Json: results.JSON(doc)}
+	for _, e := range doc.Entries {
+		out.Entries = append(out.Entries, &SnapshotEntry{Name: e.Name, OutputDir: e.OutputDir, Branch: e.Branch,
+			Outcome: e.Outcome, Changed: e.Changed, Commit: e.Commit, Attempts: e.Attempts})
+	}
+	return out
 }
 
 // snapshotConfig reads and checks the snapshot configuration.

@@ -59,7 +59,7 @@ func (t *Tests) PlanFailsOnConflict(ctx context.Context) error {
 
 var qPlan = gql("plan", `{ lowcodePipeline { payload(backendImage: ["registry.example.com/api:1", "registry.example.com/jobs:1"]) {
 	withDeployRules(deployRule: ["/api: -> ^api$", "/jobs: -> ^(?!api$)"]) {
-	plan(backend: ["api", "worker"]) { images { image rules backends } backends { name images rules } warnings table } } } } }`)
+	plan(backend: ["api", "worker"]) { images { image rules backends } backends { name images rules } warnings summary json } } } } }`)
 
 // plan says, as data, which image each backend receives and through which rules.
 // +check
@@ -80,7 +80,8 @@ func (t *Tests) PlanSaysWhereImagesGo(ctx context.Context) error {
 							Rules  []int
 						}
 						Warnings []string
-						Table    string
+						Summary  string
+						Json     string
 					}
 				}
 			}
@@ -91,10 +92,13 @@ func (t *Tests) PlanSaysWhereImagesGo(ctx context.Context) error {
 	}
 	plan := out.LowcodePipeline.Payload.WithDeployRules.Plan
 	if len(plan.Backends) != 2 || plan.Backends[1].Name != "worker" || !slices.Equal(plan.Backends[1].Images, []string{"registry.example.com/jobs:1"}) ||
-		!slices.Equal(plan.Backends[1].Rules, []int{1}) || !strings.Contains(plan.Table, "worker") {
+		!slices.Equal(plan.Backends[1].Rules, []int{1}) || !strings.Contains(plan.Summary, "worker") {
 		return fmt.Errorf("unexpected plan: %+v", plan)
 	}
-	return nil
+	return sameJSON(plan.Json, `{"images":[{"image":"registry.example.com/api:1","rules":[0],"backends":["api"]},
+		{"image":"registry.example.com/jobs:1","rules":[1],"backends":["worker"]}],
+		"backends":[{"name":"api","images":["registry.example.com/api:1"],"rules":[0]},{"name":"worker","images":["registry.example.com/jobs:1"],"rules":[1]}],
+		"warnings":null}`)
 }
 
 var qReceiver = gql("webhook-receiver", `query($token: ID!) { lowcodePipeline { webhookReceiver(webhookToken: $token) { id } } }`)
@@ -155,6 +159,7 @@ func deliveries(ctx context.Context, receiver *dagger.Service, token *dagger.Sec
 
 // receipt is the module's Receipt as a check reads it, every field.
 type receipt struct {
+	Summary, Json               string
 	Status                      int
 	Message, Url, PayloadSha256 string
 	Images                      []string
@@ -165,7 +170,7 @@ type receipt struct {
 	Request                     string
 }
 
-const receiptFields = `status message url payloadSha256 images sentAt durationMs attempts warnings dryRun request`
+const receiptFields = `summary json status message url payloadSha256 images sentAt durationMs attempts warnings dryRun request`
 
 var qDeploy = gql("deploy", `query($url: String!, $token: ID!) { lowcodePipeline { payload(frontendImage: "registry.example.com/front:1") {
 	deploy(webhookUrl: $url, webhookToken: $token, allowHttp: true) { `+receiptFields+` } } } }`)
@@ -190,6 +195,16 @@ func (t *Tests) DeployReachesTheReceiverOnce(ctx context.Context) error {
 	rec := out.LowcodePipeline.Payload.Deploy
 	if rec.Status != 200 || rec.Message != "success" || rec.Attempts != 1 || strings.Contains(fmt.Sprint(rec), receiverToken("/acme/dev")) {
 		return fmt.Errorf("unexpected receipt: %+v", rec)
+	}
+	if !strings.HasPrefix(rec.Summary, "deployed: 200 success\n") || !strings.Contains(rec.Summary, "registry.example.com/front:1") {
+		return fmt.Errorf("the receipt's summary %q does not say what was deployed", rec.Summary)
+	}
+	var doc struct {
+		Status int
+		Images []string
+	}
+	if err := json.Unmarshal([]byte(rec.Json), &doc); err != nil || doc.Status != 200 || len(doc.Images) != 1 {
+		return fmt.Errorf("the receipt's json %q is not the receipt (%v)", rec.Json, err)
 	}
 	got, err := deliveries(ctx, receiver, token)
 	if err != nil {
@@ -223,7 +238,7 @@ var qChain = gql("chain", `query($source: ID!, $registry: ID!, $url: String!, $t
 // The chain build → publish → payload → deploy delivers exactly once, and the payload carries the published digests.
 // +check
 func (t *Tests) ChainDeploysThePublishedDigests(ctx context.Context) error {
-	vars, registry, err := t.exampleWithRegistry(ctx)
+	vars, registry, err := t.exampleWithRegistry(ctx, "ChainDeploysThePublishedDigests")
 	if err != nil {
 		return err
 	}
@@ -267,80 +282,64 @@ func (t *Tests) ChainDeploysThePublishedDigests(ctx context.Context) error {
 	return sameJSON(string(got[0].Payload), pub.Payload.Json)
 }
 
-var qDemo = gql("demo", `{ lowcodePipeline { demo { `+receiptFields+` } } }`)
+var qDemo = gql("demo", `{ lowcodePipeline { demo } }`)
 
-// demo runs the whole pipeline on the embedded example: three images published by digest, deployed once.
+// demo runs the whole pipeline on the embedded example and prints a readable receipt: status 200, three images published by digest.
 // +check
 func (t *Tests) DemoRunsTheWholePipeline(ctx context.Context) error {
 	var out struct {
-		LowcodePipeline struct{ Demo receipt }
+		LowcodePipeline struct{ Demo string }
 	}
 	if err := t.run(ctx, qDemo, nil, &out); err != nil {
 		return err
 	}
-	rec := out.LowcodePipeline.Demo
-	if rec.Status != 200 || rec.Message != "success" || len(rec.Images) != 3 {
-		return fmt.Errorf("unexpected demo receipt: %+v", rec)
+	text := out.LowcodePipeline.Demo
+	if !strings.HasPrefix(text, "deployed: 200 success\n") || !strings.Contains(text, "payload:  sha256 ") {
+		return fmt.Errorf("demo printed %q, want a receipt saying 200 success and the payload's SHA-256", text)
 	}
-	for _, ref := range rec.Images {
-		if !strings.HasPrefix(ref, "localhost:5000/lowcode-example/") || !strings.Contains(ref, ":demo@sha256:") {
-			return fmt.Errorf("demo deployed %q, want a reference pinned by digest in its registry", ref)
+	for _, kind := range []string{"frontend", "backend", "codeasdata"} {
+		if !strings.Contains(text, "localhost:5000/lowcode-example/"+kind+":demo@sha256:") {
+			return fmt.Errorf("demo printed %q, without the %s image pinned by digest", text, kind)
 		}
 	}
 	return nil
 }
 
-// The self-hosted webhook of the TLS check: its name is in its certificate.
-const hooksHost = "lowcode-hooks.test"
+var qDeployTLS = gql("deploy-tls", `query($url: String!, $token: ID!, $ca: ID!) { lowcodePipeline { payload(frontendImage: "registry.example.com/front:1") {
+	deploy(webhookUrl: $url, webhookToken: $token, webhookCaCert: $ca) { status message } } } }`)
 
-var qTLSReceiver = gql("tls-receiver", `query($token: ID!, $cert: ID!, $key: ID!) { lowcodePipeline {
-	webhookReceiver(webhookToken: $token, port: 8443, tlsCert: $cert, tlsKey: $key) { id } } }`)
-
-var qDeployTLS = gql("deploy-tls", `query($token: ID!, $ca: ID!) { lowcodePipeline { payload(frontendImage: "registry.example.com/front:1") {
-	deploy(webhookUrl: "https://`+hooksHost+`:8443/acme/tls", webhookToken: $token, webhookCaCert: $ca) { status message } } } }`)
-
-var qDeployTLSUntrusted = gql("deploy-tls-untrusted", `query($token: ID!) { lowcodePipeline { payload(frontendImage: "registry.example.com/front:1") {
-	deploy(webhookUrl: "https://`+hooksHost+`:8443/acme/tls", webhookToken: $token) { status } } } }`)
+var qDeployTLSUntrusted = gql("deploy-tls-untrusted", `query($url: String!, $token: ID!) { lowcodePipeline { payload(frontendImage: "registry.example.com/front:1") {
+	deploy(webhookUrl: $url, webhookToken: $token) { status } } } }`)
 
 // deploy reaches an HTTPS webhook signed by a private CA when, and only when, --webhook-ca-cert names that CA.
 // +check
 func (t *Tests) DeployTrustsPrivateCA(ctx context.Context) error {
-	tls, err := newPrivateCA(hooksHost)
+	ca, err := newPrivateCA()
 	if err != nil {
 		return err
 	}
 	vars := map[string]any{}
-	if vars["token"], err = dag.SetSecret("webhook-token-tls", "engine-check-tls-token").ID(ctx); err != nil {
-		return err
-	}
-	if vars["cert"], err = dag.File("tls.crt", tls.Cert).ID(ctx); err != nil {
-		return err
-	}
-	if vars["key"], err = dag.SetSecret("webhook-tls-key", tls.Key).ID(ctx); err != nil {
-		return err
-	}
-	var svc struct {
-		LowcodePipeline struct {
-			WebhookReceiver struct{ ID string }
-		}
-	}
-	if err := t.run(ctx, qTLSReceiver, vars, &svc); err != nil {
-		return err
-	}
-	receiver, err := dag.LoadServiceFromID(dagger.ServiceID(svc.LowcodePipeline.WebhookReceiver.ID)).WithHostname(hooksHost).Start(ctx)
+	receiver, token, err := t.withReceiver(ctx, vars, "/acme/tls")
 	if err != nil {
 		return err
 	}
 	defer receiver.Stop(ctx)
-	untrusted := map[string]any{"token": vars["token"]}
-	if err := t.fails(ctx, qDeployTLSUntrusted, untrusted, "certificate"); err != nil {
-		return fmt.Errorf("without --webhook-ca-cert: %w", err)
-	}
-	if vars["ca"], err = dag.File("ca.pem", tls.CA).ID(ctx); err != nil {
+	front, err := tlsFront("deploy-tls", ca, receiver, 8080, 8443).Start(ctx)
+	if err != nil {
 		return err
 	}
-	delete(vars, "cert")
-	delete(vars, "key")
+	defer front.Stop(ctx)
+	endpoint, err := front.Endpoint(ctx, dagger.ServiceEndpointOpts{Scheme: "https"})
+	if err != nil {
+		return err
+	}
+	vars["url"] = endpoint + "/acme/tls"
+	if err := t.fails(ctx, qDeployTLSUntrusted, map[string]any{"url": vars["url"], "token": vars["token"]}, "certificate"); err != nil {
+		return fmt.Errorf("without --webhook-ca-cert: %w", err)
+	}
+	if vars["ca"], err = dag.File("ca.pem", ca.CA).ID(ctx); err != nil {
+		return err
+	}
 	var out struct {
 		LowcodePipeline struct {
 			Payload struct{ Deploy receipt }
@@ -351,6 +350,13 @@ func (t *Tests) DeployTrustsPrivateCA(ctx context.Context) error {
 	}
 	if rec := out.LowcodePipeline.Payload.Deploy; rec.Status != 200 || rec.Message != "success" {
 		return fmt.Errorf("unexpected receipt: %+v", rec)
+	}
+	got, err := deliveries(ctx, receiver, token)
+	if err != nil {
+		return err
+	}
+	if len(got) != 1 {
+		return fmt.Errorf("the receiver recorded %d deliveries through the TLS front, want exactly 1 (the untrusted call sends nothing)", len(got))
 	}
 	return nil
 }

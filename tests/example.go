@@ -37,7 +37,7 @@ var qExampleDeliver = gqlExample("example-deliver", `query($source: ID!, $regist
 // The Go example's deliver: build → publish → payload → deploy from another module, one delivery of the published digests.
 // +check
 func (t *Tests) GoExampleDelivers(ctx context.Context) error {
-	vars, registry, err := t.exampleWithRegistry(ctx)
+	vars, registry, err := t.exampleWithRegistry(ctx, "GoExampleDelivers")
 	if err != nil {
 		return err
 	}

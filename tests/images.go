@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"dagger/tests/internal/dagger"
 )
@@ -114,13 +115,18 @@ func (t *Tests) PublishRefusesInvalidTag(ctx context.Context) error {
 const checkRegistry = "localhost:5000"
 
 // exampleWithRegistry is the variables of a query over examples/app that
-// publishes: registry:3 started as a service, named $registry.
-func (t *Tests) exampleWithRegistry(ctx context.Context) (map[string]any, *dagger.Service, error) {
+// publishes: registry:3 started as a service, named $registry. Each check
+// names its own: the engine shares identical services between concurrent
+// checks, so one check's Stop would stop another's registry under its push,
+// and a restarted registry is empty (engine-facts.md). The name makes the
+// definition, so the instance, the check's own.
+func (t *Tests) exampleWithRegistry(ctx context.Context, check string) (map[string]any, *dagger.Service, error) {
 	vars, err := t.example(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	registry, err := dag.Container().From("registry:3").
+		WithEnvVariable("LOWCODE_PIPELINE_CHECK", check).
 		WithExposedPort(5000).
 		AsService(dagger.ContainerAsServiceOpts{UseEntrypoint: true}).
 		Start(ctx)
@@ -153,7 +159,7 @@ var qPublish = gql("publish", `query($source: ID!, $registry: ID!) { lowcodePipe
 // build publish pushes the three images under every tag to a registry; pulled back by digest they carry their labels.
 // +check
 func (t *Tests) PublishPushesImagesPinnedByDigest(ctx context.Context) error {
-	vars, registry, err := t.exampleWithRegistry(ctx)
+	vars, registry, err := t.exampleWithRegistry(ctx, "PublishPushesImagesPinnedByDigest")
 	if err != nil {
 		return err
 	}
@@ -250,32 +256,42 @@ func (t *Tests) FrontendImageKeepsItsBaseUser(ctx context.Context) error {
 	return nil
 }
 
-var qPublishTwice = gql("publish-twice", `query($source: ID!, $registry: ID!) { lowcodePipeline(`+exampleArgs+`, created: "1764151389") {
-	first: build { publish(registry: "`+checkRegistry+`", frontendRepository: "twice/frontend", backendRepository: "twice/backend",
-		tag: ["first"], registryService: $registry) { frontend { digest } backend { digest } } }
-	second: build { publish(registry: "`+checkRegistry+`", frontendRepository: "twice/frontend", backendRepository: "twice/backend",
+var qPublishTwice = gql("publish-twice", `query($source: ID!, $rebuilt: ID!, $registry: ID!) {
+	first: lowcodePipeline(`+exampleArgs+`, created: "1764151389") { build {
+		publish(registry: "`+checkRegistry+`", frontendRepository: "twice/frontend", backendRepository: "twice/backend",
+		tag: ["first"], registryService: $registry) { frontend { digest } backend { digest } } } }
+	second: lowcodePipeline(source: $rebuilt, platformCli: "platform-cli-standin", drawPackage: "draw-standin", created: "1764151389") { build {
+		publish(registry: "`+checkRegistry+`", frontendRepository: "twice/frontend", backendRepository: "twice/backend",
 		tag: ["second"], registryService: $registry) { frontend { digest } backend { digest } } } } }`)
 
-// Two publishes of the same sources give the same digests: no clock in an image.
+// The same sources built twice give the same digests, even when the second build shares no layer with the first: no clock in an image.
+//
+// The second source has one more file that no build reads, so the engine
+// runs the builds again (new file times, a new build clock), as a fresh CI
+// runner with an empty cache does.
 // +check
 func (t *Tests) PublishIsReproducible(ctx context.Context) error {
-	vars, registry, err := t.exampleWithRegistry(ctx)
+	vars, registry, err := t.exampleWithRegistry(ctx, "PublishIsReproducible")
 	if err != nil {
 		return err
 	}
 	defer registry.Stop(ctx)
+	rebuilt := t.Repo.Directory("examples/app").WithNewFile("REBUILD.txt", time.Now().UTC().Format(time.RFC3339Nano))
+	if vars["rebuilt"], err = rebuilt.ID(ctx); err != nil {
+		return err
+	}
 	type digests struct {
-		Publish struct{ Frontend, Backend []struct{ Digest string } }
+		Build struct {
+			Publish struct{ Frontend, Backend []struct{ Digest string } }
+		}
 	}
-	var out struct {
-		LowcodePipeline struct{ First, Second digests }
-	}
+	var out struct{ First, Second digests }
 	if err := t.run(ctx, qPublishTwice, vars, &out); err != nil {
 		return err
 	}
-	a, b := out.LowcodePipeline.First.Publish, out.LowcodePipeline.Second.Publish
+	a, b := out.First.Build.Publish, out.Second.Build.Publish
 	if len(a.Frontend) != 1 || len(b.Frontend) != 1 || a.Frontend[0].Digest != b.Frontend[0].Digest || a.Backend[0].Digest != b.Backend[0].Digest {
-		return fmt.Errorf("two publishes gave different digests: %+v and %+v", a, b)
+		return fmt.Errorf("two builds of the same sources gave different digests: %+v and %+v", a, b)
 	}
 	return nil
 }
@@ -302,7 +318,7 @@ var qSupplyChain = gql("supply-chain", `query($source: ID!, $registry: ID!, $key
 // With --sbom and --cosign-key, cosign verify succeeds against the pushed digest, and the backend's SBOM lists its npm package.
 // +check
 func (t *Tests) PublishSignsAndDescribesImages(ctx context.Context) error {
-	vars, registry, err := t.exampleWithRegistry(ctx)
+	vars, registry, err := t.exampleWithRegistry(ctx, "PublishSignsAndDescribesImages")
 	if err != nil {
 		return err
 	}

@@ -70,9 +70,6 @@ func (t *Tests) SnapshotPushNeedsGitSection(ctx context.Context) error {
 	return t.fails(ctx, qSnapshotPushNoGit, vars, "no entry has a git section")
 }
 
-// The self-hosted git server of the push check: its name is in its certificate.
-const gitHost = "lowcode-git.test"
-
 var qSnapshotPush = gql("snapshot-push", `query($source: ID!, $token: ID!, $ca: ID!) { lowcodePipeline(`+exampleArgs+`) {
 	snapshotPush(gitToken: $token, gitCaCert: $ca, createBranch: true) { entries { name outputDir branch outcome changed commit attempts } } } }`)
 
@@ -80,19 +77,24 @@ var qSnapshotPush = gql("snapshot-push", `query($source: ID!, $token: ID!, $ca: 
 // +check
 func (t *Tests) SnapshotPushToSelfHostedGit(ctx context.Context) error {
 	const token = "engine-check-git-token-0451"
-	tls, err := newPrivateCA(gitHost)
+	ca, err := newPrivateCA()
 	if err != nil {
 		return err
 	}
 	secret := dag.SetSecret("git-token", token)
-	server, err := t.gitServer(tls, secret).Start(ctx)
+	server, err := tlsFront("git-tls", ca, t.gitServer(secret), 80, 443).Start(ctx)
 	if err != nil {
 		return err
 	}
 	defer server.Stop(ctx)
+	endpoint, err := server.Endpoint(ctx, dagger.ServiceEndpointOpts{Scheme: "https"})
+	if err != nil {
+		return err
+	}
+	repo := endpoint + "/code.git"
 	source := t.Repo.Directory("examples/app").WithNewFile("res/snapshot-config.json", `[{
 		"snapshooter": {"name": "Orders project", "rootTags": ["00000000000000000001"], "exclude": ["00000000000000000003"], "outputDir": "codeasdata/orders"},
-		"git": {"repo": "https://`+gitHost+`/code.git", "branch": "main", "commitMessage": "snapshot {folder} at {date}"}}]`)
+		"git": {"repo": "`+repo+`", "branch": "main", "commitMessage": "snapshot {folder} at {date}"}}]`)
 	vars := map[string]any{}
 	if vars["source"], err = source.ID(ctx); err != nil {
 		return err
@@ -100,7 +102,7 @@ func (t *Tests) SnapshotPushToSelfHostedGit(ctx context.Context) error {
 	if vars["token"], err = secret.ID(ctx); err != nil {
 		return err
 	}
-	if vars["ca"], err = dag.File("ca.pem", tls.CA).ID(ctx); err != nil {
+	if vars["ca"], err = dag.File("ca.pem", ca.CA).ID(ctx); err != nil {
 		return err
 	}
 	for run, want := range []string{"pushed", "unchanged"} {
@@ -125,11 +127,10 @@ func (t *Tests) SnapshotPushToSelfHostedGit(ctx context.Context) error {
 	}
 	listing, err := dag.Container().From("alpine:3.22").
 		WithExec([]string{"apk", "add", "--no-cache", "git"}).
-		WithServiceBinding(gitHost, server).
-		WithNewFile("/ca.pem", tls.CA).
+		WithNewFile("/ca.pem", ca.CA).
 		WithSecretVariable("T", secret).
 		WithEnvVariable("GIT_SSL_CAINFO", "/ca.pem").
-		WithExec([]string{"sh", "-c", `git -c http.extraHeader="Authorization: Basic $(printf 'x:%s' "$T" | base64)" clone -q https://` + gitHost + `/code.git /r && ` +
+		WithExec([]string{"sh", "-c", `git -c http.extraHeader="Authorization: Basic $(printf 'x:%s' "$T" | base64)" clone -q ` + repo + ` /r && ` +
 			`cd /r && git log --format=%s && find codeasdata -type f | sort && ! grep -rqF "$T" . && echo token-absent`}).
 		Stdout(ctx)
 	if err != nil {
@@ -143,8 +144,8 @@ func (t *Tests) SnapshotPushToSelfHostedGit(ctx context.Context) error {
 	return nil
 }
 
-// gitServer is cmd/git-test-server over https with the private CA's certificate, reached as gitHost.
-func (t *Tests) gitServer(tls *privateCA, token *dagger.Secret) *dagger.Service {
+// gitServer is cmd/git-test-server over plain http on port 80, for a TLS front.
+func (t *Tests) gitServer(token *dagger.Secret) *dagger.Service {
 	bin := dag.Container().From("golang:1.26-alpine").
 		WithEnvVariable("CGO_ENABLED", "0").
 		WithDirectory("/src", t.Repo, dagger.ContainerWithDirectoryOpts{Include: []string{"go.mod", "go.sum", "cmd/", "internal/"}}).
@@ -154,11 +155,7 @@ func (t *Tests) gitServer(tls *privateCA, token *dagger.Secret) *dagger.Service 
 	return dag.Container().From("alpine:3.22").
 		WithExec([]string{"apk", "add", "--no-cache", "git", "git-daemon"}).
 		WithFile("/usr/local/bin/git-test-server", bin).
-		WithNewFile("/tls/cert.pem", tls.Cert).
-		WithNewFile("/tls/key.pem", tls.Key).
 		WithSecretVariable("GIT_TOKEN", token).
-		WithExposedPort(443).
-		AsService(dagger.ContainerAsServiceOpts{Args: []string{"git-test-server", "-root", "/srv/git", "-init", "code.git",
-			"-tls-cert", "/tls/cert.pem", "-tls-key", "/tls/key.pem", "-listen", ":443"}}).
-		WithHostname(gitHost)
+		WithExposedPort(80).
+		AsService(dagger.ContainerAsServiceOpts{Args: []string{"git-test-server", "-root", "/srv/git", "-init", "code.git", "-listen", ":80"}})
 }

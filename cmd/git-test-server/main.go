@@ -21,7 +21,7 @@ func main() {
 	root := flag.String("root", "/srv/git", "folder of the bare repositories")
 	initRepo := flag.String("init", "", "bare repository to create empty under -root, if missing")
 	listen := flag.String("listen", ":443", "address to listen on")
-	cert := flag.String("tls-cert", "", "certificate (PEM)")
+	cert := flag.String("tls-cert", "", "certificate (PEM); without it and -tls-key, plain http")
 	key := flag.String("tls-key", "", "private key (PEM)")
 	flag.Parse()
 	if err := serve(*root, *initRepo, *listen, *cert, *key, os.Getenv("GIT_TOKEN")); err != nil {
@@ -35,6 +35,10 @@ func serve(root, initRepo, listen, cert, key, token string) error {
 		return err
 	}
 	srv := &http.Server{Addr: listen, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	if cert == "" && key == "" { // behind a TLS front (the engine checks)
+		log.Printf("git server on %s (http), repositories in %s", listen, root)
+		return srv.ListenAndServe()
+	}
 	log.Printf("git server on %s (https), repositories in %s", listen, root)
 	return srv.ListenAndServeTLS(cert, key)
 }

@@ -87,12 +87,18 @@ func contains(xs []string, s string) bool {
 // dropped. When opts change nothing, base is returned byte for byte, so what
 // was validated is exactly what is sent.
 func Compose(base []byte, opts Options) ([]byte, error) {
+	doc, _, err := Composed(base, opts)
+	return doc, err
+}
+
+// Composed is Compose, with the payload it built as data too.
+func Composed(base []byte, opts Options) ([]byte, *Payload, error) {
 	start := Default()
 	if base != nil {
 		base = jsontree.StripBOM(base)
 		var err error
 		if start, err = ParseTemplate(base); err != nil {
-			return nil, fmt.Errorf("starting payload: %w", err)
+			return nil, nil, fmt.Errorf("starting payload: %w", err)
 		}
 	}
 	p := Build(start, opts)
@@ -100,10 +106,11 @@ func Compose(base []byte, opts Options) ([]byte, error) {
 		p.Frontend = nil
 	}
 	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("the built payload is invalid: %w", err)
+		return nil, nil, fmt.Errorf("the built payload is invalid: %w", err)
 	}
 	if base != nil && reflect.DeepEqual(p, start) {
-		return base, nil
+		return base, p, nil
 	}
-	return p.Marshal()
+	doc, err := p.Marshal()
+	return doc, p, err
 }

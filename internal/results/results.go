@@ -1,0 +1,198 @@
+// Package results renders what each delivery step did, for a person (Text:
+// one screen) and for a script (JSON, with the GraphQL field names as keys).
+//
+// `dagger call` v0.21.8 prints an object result as its ID
+// (tests/engine-facts.md), so every result object of the module carries these
+// two renderings as fields, computed when the object is made: reading a field
+// costs no module call.
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Reference is one pushed image under one tag.
+type Reference struct {
+	Ref        string `json:"ref"`
+	Repository string `json:"repository"`
+	Tag        string `json:"tag"`
+	Digest     string `json:"digest"`
+}
+
+// Release is the images a publish pushed.
+type Release struct {
+	Frontend   []Reference `json:"frontend"`
+	Backend    []Reference `json:"backend"`
+	CodeAsData []Reference `json:"codeAsData"`
+	Signed     bool        `json:"signed"`
+	Sboms      []string    `json:"sboms,omitempty"` // file names in the sboms directory
+}
+
+// Text lists each image's references, one a line.
+func (r Release) Text() string {
+	var b strings.Builder
+	for _, group := range []struct {
+		kind string
+		refs []Reference
+	}{{"frontend", r.Frontend}, {"backend", r.Backend}, {"codeasdata", r.CodeAsData}} {
+		for i, ref := range group.refs {
+			label := ""
+			if i == 0 {
+				label = group.kind
+			}
+			fmt.Fprintf(&b, "%-11s %s\n", label, ref.Ref)
+		}
+	}
+	if r.Signed {
+		b.WriteString("signed with cosign\n")
+	}
+	if len(r.Sboms) > 0 {
+		b.WriteString("SBOMs: " + strings.Join(r.Sboms, ", ") + "\n")
+	}
+	if b.Len() == 0 {
+		return "no image was published\n"
+	}
+	return b.String()
+}
+
+// Receipt is one deployment request.
+type Receipt struct {
+	Status        int      `json:"status"`
+	Message       string   `json:"message"`
+	Url           string   `json:"url"`
+	PayloadSha256 string   `json:"payloadSha256"`
+	Images        []string `json:"images"`
+	SentAt        string   `json:"sentAt"`
+	DurationMs    int      `json:"durationMs"`
+	Attempts      int      `json:"attempts"`
+	Warnings      []string `json:"warnings"`
+	DryRun        bool     `json:"dryRun"`
+	Request       string   `json:"request"`
+}
+
+// Text says what was sent where and what came back, the warnings last.
+func (r Receipt) Text() string {
+	var b strings.Builder
+	if r.DryRun {
+		fmt.Fprintf(&b, "dry run: nothing was sent to %s\n", r.Url)
+	} else {
+		fmt.Fprintf(&b, "deployed: %d %s\n", r.Status, r.Message)
+		fmt.Fprintf(&b, "webhook:  %s\n", r.Url)
+	}
+	fmt.Fprintf(&b, "payload:  sha256 %s\n", r.PayloadSha256)
+	if len(r.Images) == 0 {
+		b.WriteString("images:   none\n")
+	}
+	for i, im := range r.Images {
+		label := ""
+		if i == 0 {
+			label = "images:"
+		}
+		fmt.Fprintf(&b, "%-9s %s\n", label, im)
+	}
+	if !r.DryRun {
+		fmt.Fprintf(&b, "sent at %s in %d ms, %s\n", r.SentAt, r.DurationMs, plural(r.Attempts, "connection attempt"))
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", w)
+	}
+	if r.DryRun {
+		b.WriteString("request:\n" + r.Request + "\n")
+	}
+	return b.String()
+}
+
+// SnapshotEntry is what snapshot-push did for one entry.
+type SnapshotEntry struct {
+	Name      string `json:"name"`
+	OutputDir string `json:"outputDir"`
+	Branch    string `json:"branch"`
+	Outcome   string `json:"outcome"`
+	Changed   bool   `json:"changed"`
+	Commit    string `json:"commit"`
+	Attempts  int    `json:"attempts"`
+}
+
+// SnapshotReport is what snapshot-push did.
+type SnapshotReport struct {
+	Entries []SnapshotEntry `json:"entries"`
+}
+
+// Text is one line an entry: where it went and what happened.
+func (r SnapshotReport) Text() string {
+	if len(r.Entries) == 0 {
+		return "no entry has a git section\n"
+	}
+	var b strings.Builder
+	for i, e := range r.Entries {
+		fmt.Fprintf(&b, "[%d] %s: %s → %s: %s", i, e.Name, e.OutputDir, e.Branch, e.Outcome)
+		if e.Commit != "" {
+			fmt.Fprintf(&b, " (%s)", short(e.Commit))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// PlanImage is one backend image of a plan.
+type PlanImage struct {
+	Image    string   `json:"image"`
+	Rules    []int    `json:"rules"`
+	Backends []string `json:"backends"`
+}
+
+// PlanBackend is one backend of a plan.
+type PlanBackend struct {
+	Name   string   `json:"name"`
+	Images []string `json:"images"`
+	Rules  []int    `json:"rules"`
+}
+
+// Plan is where each backend image goes; its text is rules.Plan.Table.
+type Plan struct {
+	Images   []PlanImage   `json:"images"`
+	Backends []PlanBackend `json:"backends"`
+	Warnings []string      `json:"warnings"`
+}
+
+// Build is what a build produced.
+type Build struct {
+	Outputs       []string `json:"outputs"` // dist/web, dist/node[, dist/codeAsData]
+	HasCodeAsData bool     `json:"hasCodeAsData"`
+	DrawVersion   string   `json:"drawVersion"`
+}
+
+// Text names the outputs and the design-tool version.
+func (b Build) Text() string {
+	s := "built " + strings.Join(b.Outputs, ", ") + "\n"
+	if b.DrawVersion != "" {
+		s += "draw_version " + b.DrawVersion + "\n"
+	}
+	return s
+}
+
+// JSON is v as indented JSON, ending in a line feed, for a terminal as much
+// as for jq.
+func JSON(v any) string {
+	out, err := json.MarshalIndent(v, "", "  ")
+	if err != nil { // only plain data reaches here
+		panic(err)
+	}
+	return string(out) + "\n"
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+func short(commit string) string {
+	if len(commit) > 12 {
+		return commit[:12]
+	}
+	return commit
+}

@@ -1,0 +1,118 @@
+package results
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/vektah/gqlparser/v2"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// schema is the module's API as the engine serves it (tests/ keeps it).
+func schema(t *testing.T) *ast.Schema {
+	t.Helper()
+	var sources []*ast.Source
+	for _, name := range []string{"dagger-core.v0.21.8.graphql", "lowcode-pipeline.graphql"} {
+		data, err := os.ReadFile("../../tests/" + name)
+		require.NoError(t, err)
+		sources = append(sources, &ast.Source{Name: name, Input: string(data)})
+	}
+	s, err := gqlparser.LoadSchema(sources...)
+	require.NoError(t, err)
+	return s
+}
+
+// keysMatch checks that every key of the JSON document is a field of the
+// GraphQL type, nested objects and lists of objects included.
+func keysMatch(t *testing.T, s *ast.Schema, typeName string, doc any, path string) {
+	t.Helper()
+	def := s.Types[typeName]
+	require.NotNil(t, def, "type %s", typeName)
+	obj, ok := doc.(map[string]any)
+	require.True(t, ok, "%s is an object", path)
+	for key, v := range obj {
+		f := def.Fields.ForName(key)
+		if !assert.NotNil(t, f, "%s.%s: no field %q on %s: the JSON a script reads must use the API's names", path, key, key, typeName) {
+			continue
+		}
+		inner := f.Type.Name()
+		if s.Types[inner].Kind != ast.Object {
+			continue
+		}
+		items, isList := v.([]any)
+		if !isList {
+			items = []any{v}
+		}
+		for _, item := range items {
+			keysMatch(t, s, inner, item, path+"."+key)
+		}
+	}
+}
+
+func TestEveryResultsJSONUsesTheAPIsFieldNames(t *testing.T) {
+	s := schema(t)
+	ref := Reference{Ref: "r/a:1@sha256:00", Repository: "r/a", Tag: "1", Digest: "sha256:00"}
+	for _, tc := range []struct {
+		graphqlType string
+		value       any
+	}{
+		{"LowcodePipelineReceipt", Receipt{Status: 200, Images: []string{"r/a:1"}, Warnings: []string{"w"}}},
+		{"LowcodePipelineRelease", Release{Frontend: []Reference{ref}, Backend: []Reference{ref}, CodeAsData: []Reference{ref}}},
+		{"LowcodePipelineSnapshotReport", SnapshotReport{Entries: []SnapshotEntry{{Name: "n", Commit: "c"}}}},
+		{"LowcodePipelinePlan", Plan{Images: []PlanImage{{Image: "i"}}, Backends: []PlanBackend{{Name: "api"}}, Warnings: []string{"w"}}},
+		{"LowcodePipelineBuild", Build{HasCodeAsData: true, DrawVersion: "1"}},
+	} {
+		t.Run(tc.graphqlType, func(t *testing.T) {
+			var doc any
+			require.NoError(t, json.Unmarshal([]byte(JSON(tc.value)), &doc))
+			if tc.graphqlType == "LowcodePipelineBuild" {
+				delete(doc.(map[string]any), "outputs") // the directories themselves are fields; their names are not
+			}
+			keysMatch(t, s, tc.graphqlType, doc, tc.graphqlType)
+		})
+	}
+}
+
+func TestTextSaysWhatAPersonNeeds(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		text string
+		want []string
+		not  []string
+	}{
+		{"a delivered receipt", Receipt{Status: 200, Message: "success", Url: "https://hooks.example.com/acme/prod", PayloadSha256: "ab12",
+			Images: []string{"r/front:1@sha256:01", "r/api:1@sha256:02"}, SentAt: "2026-11-26T05:00:00Z", DurationMs: 42, Attempts: 1}.Text(),
+			[]string{"deployed: 200 success", "webhook:  https://hooks.example.com/acme/prod", "sha256 ab12", "images:   r/front:1@sha256:01",
+				"          r/api:1@sha256:02", "in 42 ms, 1 connection attempt"}, []string{"dry run"}},
+		{"a 200 whose message is not success shows it and the warning", Receipt{Status: 200, Message: "deployment rejected: quota exceeded",
+			Warnings: []string{`the answer's message is "deployment rejected: quota exceeded", not "success"`}, Attempts: 2}.Text(),
+			[]string{"deployed: 200 deployment rejected: quota exceeded", "warning: the answer's message", "2 connection attempts"}, nil},
+		{"a dry run", Receipt{DryRun: true, Url: "https://hooks.example.com/a", Request: "POST /a HTTP/1.1\nAuthorization: Bearer ***"}.Text(),
+			[]string{"dry run: nothing was sent to https://hooks.example.com/a", "Authorization: Bearer ***"}, []string{"deployed:"}},
+		{"a release", Release{Frontend: []Reference{{Ref: "r/front:1@sha256:01"}, {Ref: "r/front:latest@sha256:01"}},
+			Backend: []Reference{{Ref: "r/api:1@sha256:02"}}, Signed: true, Sboms: []string{"frontend.spdx.json"}}.Text(),
+			[]string{"frontend    r/front:1@sha256:01\n            r/front:latest@sha256:01\nbackend     r/api:1@sha256:02\n", "signed with cosign", "SBOMs: frontend.spdx.json"},
+			[]string{"codeasdata"}},
+		{"an empty release", Release{}.Text(), []string{"no image was published"}, nil},
+		{"a snapshot report", SnapshotReport{Entries: []SnapshotEntry{
+			{Name: "Orders", OutputDir: "codeasdata/orders", Branch: "main", Outcome: "pushed", Commit: "0123456789abcdef0123"},
+			{Name: "Local", OutputDir: "codeasdata/local", Branch: "dev", Outcome: "not attempted"}}}.Text(),
+			[]string{"[0] Orders: codeasdata/orders → main: pushed (0123456789ab)\n", "[1] Local: codeasdata/local → dev: not attempted\n"}, nil},
+		{"a build", Build{Outputs: []string{"dist/web", "dist/node"}, DrawVersion: "2.14.0"}.Text(),
+			[]string{"built dist/web, dist/node", "draw_version 2.14.0"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, w := range tc.want {
+				assert.Contains(t, tc.text, w)
+			}
+			for _, n := range tc.not {
+				assert.NotContains(t, tc.text, n)
+			}
+			assert.True(t, strings.HasSuffix(tc.text, "\n"), "ends in a line feed, as a terminal wants")
+		})
+	}
+}
