@@ -118,5 +118,5 @@ func (m *LowcodePipelineExample) Plan(
 		Payload(dagger.LowcodePipelinePayloadOpts{BackendImage: backendImage}).
 		WithDeployRules(deployRule).
 		Plan(backend).
-		Table(ctx)
+		Summary(ctx)
 }
