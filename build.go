@@ -3,12 +3,9 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
-
-	"golang.org/x/sync/errgroup"
 
 	"dagger/lowcode-pipeline/internal/dagger"
+	"dagger/lowcode-pipeline/internal/images"
 	"dagger/lowcode-pipeline/internal/nodebuild"
 	"dagger/lowcode-pipeline/internal/results"
 	"dagger/lowcode-pipeline/internal/snapshotconfig"
@@ -19,129 +16,139 @@ const (
 	npmCacheDir  = "/var/cache/npm"
 	npmrcPath    = "/run/secrets/npmrc"
 	defaultImage = "node:24"
-	defaultCache = "lowcode-pipeline-npm" // as the constructor's +default says
+	// npm's cache is content-addressed, so one volume serves every project.
+	npmCache = "lowcode-pipeline-npm"
 )
 
-// Build is the project built: its three outputs and the design-tool version that labels its images
+// Build is the project built: its three outputs, each built when first used, and the design-tool version that labels its images
 type Build struct {
-	// What was built, for a person
+	// What the build makes, for a person
 	Summary string
-	// What was built as JSON, for a script
+	// What the build makes as JSON, for a script
 	Json string
-	// dist/web: the frontend (npm run build:draw)
-	Web *dagger.Directory
-	// dist/node: the backend (npm run build:node)
-	Node *dagger.Directory
-	// dist/codeAsData: the code as data (npx <platform cli> buildCodeAsData); empty unless built with --code-as-data
+	// dist/web, the frontend: npm run build:draw
+	Frontend *dagger.Directory
+	// dist/node, the backend: npm run build:node
+	Backend *dagger.Directory
+	// dist/codeAsData: npx <toolkit> buildCodeAsData; empty unless built with --code-as-data
 	CodeAsData *dagger.Directory
-	// Whether the code as data was built (--code-as-data)
-	HasCodeAsData bool
 	// The whole dist directory: web, node and, when built, codeAsData
 	Dist *dagger.Directory
+	// Whether the code as data is built (--code-as-data project or bricks)
+	HasCodeAsData bool
 	// Installed version of the design-tool package (--draw-package): the images' draw_version label; empty without --draw-package
 	DrawVersion string
 
 	// +private
-	Pipeline *LowcodePipeline
+	Source *dagger.Directory
+	// +private
+	NodeImage string
+	// +private
+	BuildArg []string
 }
 
-// The project with its dependencies installed, ready to build
+// Build the project: dist/web, dist/node and, when asked, dist/codeAsData, off one install, each built when first used
 //
-// `npm ci` when a lock file exists, else `npm install`, with the npm cache in
-// a cache volume. Only package.json, the lock file and local file:
-// dependencies are copied before the install, so a change to the sources
-// does not re-run it; the sources are added afterwards.
-func (m *LowcodePipeline) Install(ctx context.Context) (*dagger.Container, error) {
-	_, installed, err := m.install(ctx)
-	return installed, err
-}
-
-// install returns the dependencies alone and the installed project, after
-// checking package.json's scripts when required is not empty.
-func (m *LowcodePipeline) install(ctx context.Context, required ...string) (deps, installed *dagger.Container, err error) {
-	manifest, err := m.manifest(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := manifest.RequireScripts(required...); err != nil {
-		return nil, nil, err
-	}
-	if deps, err = m.dependencies(ctx, manifest); err != nil {
-		return nil, nil, err
-	}
-	project, err := m.project(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	return deps, deps.WithDirectory(appDir, project), nil
-}
-
-// Build the project: dist/web, dist/node and, when asked, dist/codeAsData, concurrently off one install
-//
-// The design-tool version is read from the installed dependencies at the
-// same time, so it stays cached when only the sources change.
+// Only package.json, the lock file and local file: dependencies are copied
+// before `npm ci` (`npm install` without a lock file), so a change to the
+// sources does not re-run it; the npm cache is a cache volume. The Node.js
+// check runs in the install's own exec. Each output is built when it is
+// first used (exported, made into an image, published), so `build frontend
+// export` runs build:draw alone, and publish builds all three concurrently.
+// The design-tool version is read from the installed dependencies.
 func (m *LowcodePipeline) Build(
 	ctx context.Context,
-	// Also build the code as data into dist/codeAsData
+	// Project to build: a package.json with build:draw and build:node scripts (from another directory or module: pass it, e.g. --source .)
+	// +defaultPath="/"
+	// +ignore=["node_modules", "dist", ".git"]
+	source *dagger.Directory,
+	// The platform toolkit's npm package (with optional @version) that npx runs for buildCodeAsData; needed with --code-as-data
 	// +optional
-	codeAsData bool,
-	// Build the code as data as a library of bricks (adds --bricks; needs --code-as-data)
+	toolkit string,
+	// Design-tool package whose installed version labels the images (draw_version); needed to make images
 	// +optional
-	bricks bool,
+	drawPackage string,
+	// Build the code as data too: project, or bricks (a library of bricks); none by default
+	// +optional
+	codeAsData CodeAsDataKind,
 	// Further argument for buildCodeAsData, passed as it is (repeatable; needs --code-as-data)
 	// +optional
 	codeAsDataArg []string,
+	// Build argument of the images' Dockerfiles, NAME=VALUE (repeatable): FRONTEND_BASE_IMAGE, WEB_USER, DOCUMENT_ROOT, BACKEND_BASE_IMAGE, CODE_AS_DATA_BASE_IMAGE, or one of your Dockerfiles' own
+	// +optional
+	buildArg []string,
+	// Node.js image the builds run in (Node.js 20 or above)
+	// +optional
+	// +default="node:24"
+	nodeImage string,
+	// .npmrc for private registries (the platform's packages usually come from one); mounted as a secret, never in a layer
+	// +optional
+	npmrc *dagger.Secret,
 ) (*Build, error) {
-	var cadCmd []string
-	if err := nodebuild.CheckCodeAsDataFlags(codeAsData, bricks, codeAsDataArg); err != nil {
+	cadCmd, err := nodebuild.CodeAsDataStep(string(codeAsData), toolkit, codeAsDataArg)
+	if err != nil {
 		return nil, err
 	}
-	if codeAsData {
-		var err error
-		if cadCmd, err = nodebuild.CodeAsDataCommand(m.PlatformCli, bricks, codeAsDataArg); err != nil {
+	if drawPackage != "" {
+		if err := nodebuild.CheckPackageName("--draw-package", drawPackage); err != nil {
 			return nil, err
 		}
 	}
-	if m.DrawPackage != "" {
-		if err := nodebuild.CheckPackageName("--draw-package", m.DrawPackage); err != nil {
-			return nil, err
-		}
+	if nodeImage == "" {
+		nodeImage = defaultImage
 	}
-	deps, installed, err := m.install(ctx, nodebuild.DrawScript, nodebuild.NodeScript)
+	// Every image gets the same --build-arg: checking them for one checks them all.
+	if _, err := images.BuildArgs(images.Frontend, nodeImage, buildArg); err != nil {
+		return nil, err
+	}
+	deps, installed, err := install(ctx, source, nodeImage, npmrc, nodebuild.DrawScript, nodebuild.NodeScript)
 	if err != nil {
 		return nil, err
 	}
 
-	b := &Build{CodeAsData: dag.Directory(), HasCodeAsData: codeAsData, Pipeline: m}
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) {
-		b.Web, err = buildStep(gctx, installed, nodebuild.RunScript(nodebuild.DrawScript), nodebuild.WebDir)
-		return err
-	})
-	g.Go(func() (err error) {
-		b.Node, err = buildStep(gctx, installed, nodebuild.RunScript(nodebuild.NodeScript), nodebuild.NodeDir)
-		return err
-	})
-	if codeAsData {
-		g.Go(func() (err error) {
-			b.CodeAsData, err = buildStep(gctx, installed, cadCmd, nodebuild.CodeAsDataDir)
-			return err
-		})
-	}
-	if m.DrawPackage != "" {
-		g.Go(func() (err error) { b.DrawVersion, err = drawVersion(gctx, deps, m.DrawPackage); return err })
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	b.Dist = dag.Directory().WithDirectory("web", b.Web).WithDirectory("node", b.Node)
-	doc := results.Build{Outputs: []string{nodebuild.WebDir, nodebuild.NodeDir}, HasCodeAsData: codeAsData, DrawVersion: b.DrawVersion}
-	if codeAsData {
+	b := &Build{Source: source, NodeImage: nodeImage, BuildArg: buildArg, HasCodeAsData: cadCmd != nil, CodeAsData: dag.Directory(),
+		Frontend: output(installed, nodebuild.RunScript(nodebuild.DrawScript), nodebuild.WebDir),
+		Backend:  output(installed, nodebuild.RunScript(nodebuild.NodeScript), nodebuild.NodeDir)}
+	doc := results.Build{Outputs: []string{nodebuild.WebDir + " (npm run build:draw)", nodebuild.NodeDir + " (npm run build:node)"}}
+	b.Dist = dag.Directory().WithDirectory("web", b.Frontend).WithDirectory("node", b.Backend)
+	if cadCmd != nil {
+		b.CodeAsData = output(installed, cadCmd, nodebuild.CodeAsDataDir)
 		b.Dist = b.Dist.WithDirectory("codeAsData", b.CodeAsData)
-		doc.Outputs = append(doc.Outputs, nodebuild.CodeAsDataDir)
+		doc.Outputs = append(doc.Outputs, nodebuild.CodeAsDataDir+" (buildCodeAsData)")
 	}
+	if drawPackage != "" {
+		if b.DrawVersion, err = drawVersion(ctx, deps, drawPackage); err != nil {
+			return nil, err
+		}
+	}
+	doc.HasCodeAsData, doc.DrawVersion = b.HasCodeAsData, b.DrawVersion
 	b.Summary, b.Json = doc.Text(), results.JSON(doc)
 	return b, nil
+}
+
+// The project with its dependencies installed, ready to build: a container to explore with terminal
+func (m *LowcodePipeline) Install(
+	ctx context.Context,
+	// Project to install
+	// +defaultPath="/"
+	// +ignore=["node_modules", "dist", ".git"]
+	source *dagger.Directory,
+	// Node.js image (Node.js 20 or above)
+	// +optional
+	// +default="node:24"
+	nodeImage string,
+	// .npmrc for private registries; mounted as a secret, never in a layer
+	// +optional
+	npmrc *dagger.Secret,
+) (*dagger.Container, error) {
+	_, installed, err := install(ctx, source, nodeImage, npmrc)
+	return installed, err
+}
+
+// output is dir after cmd ran in the installed project: lazy, and checked in
+// the same exec (a step that exits 0 without writing dir fails, naming it).
+func output(installed *dagger.Container, cmd []string, dir string) *dagger.Directory {
+	return installed.WithExec(nodebuild.CheckedBuild(cmd, dir)).Directory(dir)
 }
 
 // drawVersion asks npm which version of pkg the dependencies hold.
@@ -150,107 +157,84 @@ func drawVersion(ctx context.Context, deps *dagger.Container, pkg string) (strin
 		WithExec(nodebuild.ListCommand(pkg), dagger.ContainerWithExecOpts{Expect: dagger.ReturnTypeAny}).
 		Stdout(ctx)
 	if err != nil {
-		return "", err
+		return "", explain(err)
 	}
 	return nodebuild.InstalledVersion(pkg, []byte(out))
 }
 
-// buildStep runs cmd in the installed project and returns dir, refusing a
-// step that succeeded without writing it.
-func buildStep(ctx context.Context, installed *dagger.Container, cmd []string, dir string) (*dagger.Directory, error) {
-	step := strings.Join(cmd, " ")
-	built, err := installed.WithExec(cmd).Sync(ctx)
+// install returns the dependencies alone and the installed project, after
+// checking package.json's scripts when required is not empty.
+func install(ctx context.Context, source *dagger.Directory, nodeImage string, npmrc *dagger.Secret, required ...string) (deps, installed *dagger.Container, err error) {
+	data, err := source.File(nodebuild.ManifestFile).Contents(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%s failed: %w", step, err)
+		return nil, nil, errors.New("no package.json at the root of the source directory: pass the project with --source")
 	}
-	out := built.Directory(dir)
-	entries, listErr := out.Entries(ctx)
-	if err := nodebuild.CheckOutput(step, dir, entries, listErr); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// dependencies is the Node.js container with the project's dependencies
-// installed from its manifest and lock file only, without its sources.
-func (m *LowcodePipeline) dependencies(ctx context.Context, manifest *nodebuild.Manifest) (*dagger.Container, error) {
-	root, err := m.Source.Entries(ctx)
+	manifest, err := nodebuild.ParseManifest([]byte(data))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if err := manifest.RequireScripts(required...); err != nil {
+		return nil, nil, err
+	}
+	root, err := source.Entries(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
 	inputs, err := manifest.InstallInputs(root)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	node, err := m.node(ctx)
-	if err != nil {
-		return nil, err
+	if nodeImage == "" {
+		nodeImage = defaultImage
 	}
-	deps := dag.Directory()
+	manifestOnly := dag.Directory()
 	for _, in := range inputs {
 		if in.Dir {
-			deps = deps.WithDirectory(in.Path, m.Source.Directory(in.Path))
+			manifestOnly = manifestOnly.WithDirectory(in.Path, source.Directory(in.Path))
 		} else {
-			deps = deps.WithFile(in.Path, m.Source.File(in.Path))
+			manifestOnly = manifestOnly.WithFile(in.Path, source.File(in.Path))
 		}
 	}
-	return node.
-		WithDirectory(appDir, deps).
+	deps = node(nodeImage, npmrc).
+		WithDirectory(appDir, manifestOnly).
 		WithWorkdir(appDir).
-		WithExec(nodebuild.InstallCommand(root)), nil
+		WithExec(nodebuild.CheckedInstall(nodeImage, root))
+	project, err := scrubbed(ctx, source)
+	if err != nil {
+		return nil, nil, err
+	}
+	return deps, deps.WithDirectory(appDir, project), nil
 }
 
-// project is the source as every npm and platform CLI container sees it: a
-// token kept in the snapshot configuration's git.repo is removed (the file
-// is otherwise byte for byte the project's), so it reaches the git step only.
-func (m *LowcodePipeline) project(ctx context.Context) (*dagger.Directory, error) {
-	ok, err := m.Source.Exists(ctx, snapshotconfig.DefaultPath)
+// scrubbed is the source as every npm and toolkit container sees it: a token
+// kept in the snapshot configuration's git.repo is removed (the file is
+// otherwise byte for byte the project's), so it reaches the git step only.
+func scrubbed(ctx context.Context, source *dagger.Directory) (*dagger.Directory, error) {
+	ok, err := source.Exists(ctx, snapshotconfig.DefaultPath)
 	if err != nil || !ok {
-		return m.Source, err
+		return source, err
 	}
-	data, err := m.Source.File(snapshotconfig.DefaultPath).Contents(ctx)
+	data, err := source.File(snapshotconfig.DefaultPath).Contents(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if clean := snapshotconfig.ScrubCredentials([]byte(data)); string(clean) != data {
-		return m.Source.WithNewFile(snapshotconfig.DefaultPath, string(clean)), nil
+		return source.WithNewFile(snapshotconfig.DefaultPath, string(clean)), nil
 	}
-	return m.Source, nil
+	return source, nil
 }
 
-func (m *LowcodePipeline) manifest(ctx context.Context) (*nodebuild.Manifest, error) {
-	data, err := m.Source.File(nodebuild.ManifestFile).Contents(ctx)
-	if err != nil {
-		return nil, errors.New("no package.json at the root of the source directory: pass the project with --source")
-	}
-	return nodebuild.ParseManifest([]byte(data))
-}
-
-// node is the Node.js container every step runs in: a checked version, the
-// npm cache volume, and the .npmrc secret mounted outside the project.
-func (m *LowcodePipeline) node(ctx context.Context) (*dagger.Container, error) {
-	image := m.NodeImage
-	if image == "" {
-		image = defaultImage
-	}
-	cache := m.NpmCache
-	if cache == "" {
-		cache = defaultCache
-	}
+// node is the Node.js container every step runs in: the npm cache volume,
+// and the .npmrc secret mounted outside the project. Its version is checked
+// by the install's exec (nodebuild.CheckedInstall).
+func node(image string, npmrc *dagger.Secret) *dagger.Container {
 	ctr := dag.Container().From(image).
-		WithMountedCache(npmCacheDir, dag.CacheVolume(cache)).
+		WithMountedCache(npmCacheDir, dag.CacheVolume(npmCache)).
 		WithEnvVariable("NPM_CONFIG_CACHE", npmCacheDir).
 		WithEnvVariable("NPM_CONFIG_UPDATE_NOTIFIER", "false").
 		WithEnvVariable("CI", "true")
-	if m.Npmrc != nil {
-		ctr = ctr.WithMountedSecret(npmrcPath, m.Npmrc).WithEnvVariable("NPM_CONFIG_USERCONFIG", npmrcPath)
+	if npmrc != nil {
+		ctr = ctr.WithMountedSecret(npmrcPath, npmrc).WithEnvVariable("NPM_CONFIG_USERCONFIG", npmrcPath)
 	}
-	version, err := ctr.WithExec([]string{"node", "--version"}).Stdout(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("node image %q: %w", image, err)
-	}
-	if err := nodebuild.CheckNodeVersion(image, version); err != nil {
-		return nil, err
-	}
-	return ctr, nil
+	return ctr
 }

@@ -60,74 +60,16 @@ func convertSlice[I any, O any](in []I, f func(I) O) []O {
 }
 
 func (r LowcodePipeline) MarshalJSON() ([]byte, error) {
-	var concrete struct {
-		Source            *dagger.Directory
-		NodeImage         string
-		Npmrc             *dagger.Secret
-		PlatformCli       string
-		DrawPackage       string
-		NpmCache          string
-		FrontendBaseImage string
-		WebUser           string
-		DocumentRoot      string
-		BackendBaseImage  string
-		Created           string
-		ImageVersion      string
-		VcsRevision       string
-		VcsUrl            string
-	}
-	concrete.Source = r.Source
-	concrete.NodeImage = r.NodeImage
-	concrete.Npmrc = r.Npmrc
-	concrete.PlatformCli = r.PlatformCli
-	concrete.DrawPackage = r.DrawPackage
-	concrete.NpmCache = r.NpmCache
-	concrete.FrontendBaseImage = r.FrontendBaseImage
-	concrete.WebUser = r.WebUser
-	concrete.DocumentRoot = r.DocumentRoot
-	concrete.BackendBaseImage = r.BackendBaseImage
-	concrete.Created = r.Created
-	concrete.ImageVersion = r.ImageVersion
-	concrete.VcsRevision = r.VcsRevision
-	concrete.VcsUrl = r.VcsUrl
+	var concrete struct{}
 	return json.Marshal(&concrete)
 }
 
 func (r *LowcodePipeline) UnmarshalJSON(bs []byte) error {
-	var concrete struct {
-		Source            *dagger.Directory
-		NodeImage         string
-		Npmrc             *dagger.Secret
-		PlatformCli       string
-		DrawPackage       string
-		NpmCache          string
-		FrontendBaseImage string
-		WebUser           string
-		DocumentRoot      string
-		BackendBaseImage  string
-		Created           string
-		ImageVersion      string
-		VcsRevision       string
-		VcsUrl            string
-	}
+	var concrete struct{}
 	err := json.Unmarshal(bs, &concrete)
 	if err != nil {
 		return err
 	}
-	r.Source = concrete.Source
-	r.NodeImage = concrete.NodeImage
-	r.Npmrc = concrete.Npmrc
-	r.PlatformCli = concrete.PlatformCli
-	r.DrawPackage = concrete.DrawPackage
-	r.NpmCache = concrete.NpmCache
-	r.FrontendBaseImage = concrete.FrontendBaseImage
-	r.WebUser = concrete.WebUser
-	r.DocumentRoot = concrete.DocumentRoot
-	r.BackendBaseImage = concrete.BackendBaseImage
-	r.Created = concrete.Created
-	r.ImageVersion = concrete.ImageVersion
-	r.VcsRevision = concrete.VcsRevision
-	r.VcsUrl = concrete.VcsUrl
 	return nil
 }
 
@@ -135,23 +77,27 @@ func (r Build) MarshalJSON() ([]byte, error) {
 	var concrete struct {
 		Summary       string
 		Json          string
-		Web           *dagger.Directory
-		Node          *dagger.Directory
+		Frontend      *dagger.Directory
+		Backend       *dagger.Directory
 		CodeAsData    *dagger.Directory
-		HasCodeAsData bool
 		Dist          *dagger.Directory
+		HasCodeAsData bool
 		DrawVersion   string
-		Pipeline      *LowcodePipeline
+		Source        *dagger.Directory
+		NodeImage     string
+		BuildArg      []string
 	}
 	concrete.Summary = r.Summary
 	concrete.Json = r.Json
-	concrete.Web = r.Web
-	concrete.Node = r.Node
+	concrete.Frontend = r.Frontend
+	concrete.Backend = r.Backend
 	concrete.CodeAsData = r.CodeAsData
-	concrete.HasCodeAsData = r.HasCodeAsData
 	concrete.Dist = r.Dist
+	concrete.HasCodeAsData = r.HasCodeAsData
 	concrete.DrawVersion = r.DrawVersion
-	concrete.Pipeline = r.Pipeline
+	concrete.Source = r.Source
+	concrete.NodeImage = r.NodeImage
+	concrete.BuildArg = r.BuildArg
 	return json.Marshal(&concrete)
 }
 
@@ -159,13 +105,15 @@ func (r *Build) UnmarshalJSON(bs []byte) error {
 	var concrete struct {
 		Summary       string
 		Json          string
-		Web           *dagger.Directory
-		Node          *dagger.Directory
+		Frontend      *dagger.Directory
+		Backend       *dagger.Directory
 		CodeAsData    *dagger.Directory
-		HasCodeAsData bool
 		Dist          *dagger.Directory
+		HasCodeAsData bool
 		DrawVersion   string
-		Pipeline      *LowcodePipeline
+		Source        *dagger.Directory
+		NodeImage     string
+		BuildArg      []string
 	}
 	err := json.Unmarshal(bs, &concrete)
 	if err != nil {
@@ -173,13 +121,105 @@ func (r *Build) UnmarshalJSON(bs []byte) error {
 	}
 	r.Summary = concrete.Summary
 	r.Json = concrete.Json
-	r.Web = concrete.Web
-	r.Node = concrete.Node
+	r.Frontend = concrete.Frontend
+	r.Backend = concrete.Backend
 	r.CodeAsData = concrete.CodeAsData
-	r.HasCodeAsData = concrete.HasCodeAsData
 	r.Dist = concrete.Dist
+	r.HasCodeAsData = concrete.HasCodeAsData
 	r.DrawVersion = concrete.DrawVersion
-	r.Pipeline = concrete.Pipeline
+	r.Source = concrete.Source
+	r.NodeImage = concrete.NodeImage
+	r.BuildArg = concrete.BuildArg
+	return nil
+}
+
+func (r CodeAsDataKind) IsEnum() {}
+
+func (r CodeAsDataKind) Name() string {
+	switch r {
+	case CodeAsDataKindBricks:
+		return "Bricks"
+	case CodeAsDataKindNone:
+		return "None"
+	case CodeAsDataKindProject:
+		return "Project"
+	}
+	return ""
+}
+
+func (r CodeAsDataKind) Value() string {
+	return string(r)
+}
+
+func (r CodeAsDataKind) MarshalJSON() ([]byte, error) {
+	if r == "" {
+		return []byte("\"\""), nil
+	}
+	name := r.Name()
+	if name == "" {
+		return nil, fmt.Errorf("invalid enum value %q", r)
+	}
+	return json.Marshal(name)
+}
+
+func (r *CodeAsDataKind) UnmarshalJSON(bs []byte) error {
+	var s string
+	err := json.Unmarshal(bs, &s)
+	if err != nil {
+		return err
+	}
+	switch s {
+	case "":
+		*r = ""
+	case "Bricks":
+		*r = CodeAsDataKindBricks
+	case "None":
+		*r = CodeAsDataKindNone
+	case "Project":
+		*r = CodeAsDataKindProject
+	default:
+		return fmt.Errorf("invalid enum value %q", s)
+	}
+	return nil
+}
+
+func (r Delivery) MarshalJSON() ([]byte, error) {
+	var concrete struct {
+		Summary string
+		Json    string
+		Build   *Build
+		Release *Release
+		Payload *Payload
+		Receipt *Receipt
+	}
+	concrete.Summary = r.Summary
+	concrete.Json = r.Json
+	concrete.Build = r.Build
+	concrete.Release = r.Release
+	concrete.Payload = r.Payload
+	concrete.Receipt = r.Receipt
+	return json.Marshal(&concrete)
+}
+
+func (r *Delivery) UnmarshalJSON(bs []byte) error {
+	var concrete struct {
+		Summary string
+		Json    string
+		Build   *Build
+		Release *Release
+		Payload *Payload
+		Receipt *Receipt
+	}
+	err := json.Unmarshal(bs, &concrete)
+	if err != nil {
+		return err
+	}
+	r.Summary = concrete.Summary
+	r.Json = concrete.Json
+	r.Build = concrete.Build
+	r.Release = concrete.Release
+	r.Payload = concrete.Payload
+	r.Receipt = concrete.Receipt
 	return nil
 }
 
@@ -204,6 +244,50 @@ func (r *Payload) UnmarshalJSON(bs []byte) error {
 	}
 	r.Summary = concrete.Summary
 	r.Json = concrete.Json
+	return nil
+}
+
+func (r Snapshot) MarshalJSON() ([]byte, error) {
+	var concrete struct {
+		Summary    string
+		Json       string
+		Changes    *dagger.Changeset
+		Collected  *dagger.Container
+		Config     *dagger.File
+		ConfigPath string
+		AllowEmpty bool
+	}
+	concrete.Summary = r.Summary
+	concrete.Json = r.Json
+	concrete.Changes = r.Changes
+	concrete.Collected = r.Collected
+	concrete.Config = r.Config
+	concrete.ConfigPath = r.ConfigPath
+	concrete.AllowEmpty = r.AllowEmpty
+	return json.Marshal(&concrete)
+}
+
+func (r *Snapshot) UnmarshalJSON(bs []byte) error {
+	var concrete struct {
+		Summary    string
+		Json       string
+		Changes    *dagger.Changeset
+		Collected  *dagger.Container
+		Config     *dagger.File
+		ConfigPath string
+		AllowEmpty bool
+	}
+	err := json.Unmarshal(bs, &concrete)
+	if err != nil {
+		return err
+	}
+	r.Summary = concrete.Summary
+	r.Json = concrete.Json
+	r.Changes = concrete.Changes
+	r.Collected = concrete.Collected
+	r.Config = concrete.Config
+	r.ConfigPath = concrete.ConfigPath
+	r.AllowEmpty = concrete.AllowEmpty
 	return nil
 }
 
@@ -237,13 +321,17 @@ func (r *SnapshotReport) UnmarshalJSON(bs []byte) error {
 
 func (r Release) MarshalJSON() ([]byte, error) {
 	var concrete struct {
-		Summary    string
-		Json       string
-		Frontend   []*Reference
-		Backend    []*Reference
-		CodeAsData []*Reference
-		Sboms      *dagger.Directory
-		Signed     bool
+		Summary          string
+		Json             string
+		Frontend         []*PushedImage
+		Backend          []*PushedImage
+		CodeAsData       []*PushedImage
+		Sboms            *dagger.Directory
+		Signed           bool
+		Registry         string
+		RegistryUsername string
+		RegistryPassword *dagger.Secret
+		RegistryService  *dagger.Service
 	}
 	concrete.Summary = r.Summary
 	concrete.Json = r.Json
@@ -252,18 +340,26 @@ func (r Release) MarshalJSON() ([]byte, error) {
 	concrete.CodeAsData = r.CodeAsData
 	concrete.Sboms = r.Sboms
 	concrete.Signed = r.Signed
+	concrete.Registry = r.Registry
+	concrete.RegistryUsername = r.RegistryUsername
+	concrete.RegistryPassword = r.RegistryPassword
+	concrete.RegistryService = r.RegistryService
 	return json.Marshal(&concrete)
 }
 
 func (r *Release) UnmarshalJSON(bs []byte) error {
 	var concrete struct {
-		Summary    string
-		Json       string
-		Frontend   []*Reference
-		Backend    []*Reference
-		CodeAsData []*Reference
-		Sboms      *dagger.Directory
-		Signed     bool
+		Summary          string
+		Json             string
+		Frontend         []*PushedImage
+		Backend          []*PushedImage
+		CodeAsData       []*PushedImage
+		Sboms            *dagger.Directory
+		Signed           bool
+		Registry         string
+		RegistryUsername string
+		RegistryPassword *dagger.Secret
+		RegistryService  *dagger.Service
 	}
 	err := json.Unmarshal(bs, &concrete)
 	if err != nil {
@@ -276,24 +372,26 @@ func (r *Release) UnmarshalJSON(bs []byte) error {
 	r.CodeAsData = concrete.CodeAsData
 	r.Sboms = concrete.Sboms
 	r.Signed = concrete.Signed
+	r.Registry = concrete.Registry
+	r.RegistryUsername = concrete.RegistryUsername
+	r.RegistryPassword = concrete.RegistryPassword
+	r.RegistryService = concrete.RegistryService
 	return nil
 }
 
 func (r Receipt) MarshalJSON() ([]byte, error) {
 	var concrete struct {
-		Summary       string
-		Json          string
-		Status        int
-		Message       string
-		Url           string
-		PayloadSha256 string
-		Images        []string
-		SentAt        string
-		DurationMs    int
-		Attempts      int
-		Warnings      []string
-		DryRun        bool
-		Request       string
+		Summary         string
+		Json            string
+		Status          int
+		Message         string
+		Url             string
+		PayloadSha256   string
+		Images          []string
+		SentAt          string
+		DurationMs      int
+		ConnectAttempts int
+		Warnings        []string
 	}
 	concrete.Summary = r.Summary
 	concrete.Json = r.Json
@@ -304,28 +402,24 @@ func (r Receipt) MarshalJSON() ([]byte, error) {
 	concrete.Images = r.Images
 	concrete.SentAt = r.SentAt
 	concrete.DurationMs = r.DurationMs
-	concrete.Attempts = r.Attempts
+	concrete.ConnectAttempts = r.ConnectAttempts
 	concrete.Warnings = r.Warnings
-	concrete.DryRun = r.DryRun
-	concrete.Request = r.Request
 	return json.Marshal(&concrete)
 }
 
 func (r *Receipt) UnmarshalJSON(bs []byte) error {
 	var concrete struct {
-		Summary       string
-		Json          string
-		Status        int
-		Message       string
-		Url           string
-		PayloadSha256 string
-		Images        []string
-		SentAt        string
-		DurationMs    int
-		Attempts      int
-		Warnings      []string
-		DryRun        bool
-		Request       string
+		Summary         string
+		Json            string
+		Status          int
+		Message         string
+		Url             string
+		PayloadSha256   string
+		Images          []string
+		SentAt          string
+		DurationMs      int
+		ConnectAttempts int
+		Warnings        []string
 	}
 	err := json.Unmarshal(bs, &concrete)
 	if err != nil {
@@ -340,10 +434,8 @@ func (r *Receipt) UnmarshalJSON(bs []byte) error {
 	r.Images = concrete.Images
 	r.SentAt = concrete.SentAt
 	r.DurationMs = concrete.DurationMs
-	r.Attempts = concrete.Attempts
+	r.ConnectAttempts = concrete.ConnectAttempts
 	r.Warnings = concrete.Warnings
-	r.DryRun = concrete.DryRun
-	r.Request = concrete.Request
 	return nil
 }
 
@@ -431,13 +523,13 @@ func (r *ApprovalMode) UnmarshalJSON(bs []byte) error {
 
 func (r SnapshotEntry) MarshalJSON() ([]byte, error) {
 	var concrete struct {
-		Name      string
-		OutputDir string
-		Branch    string
-		Outcome   string
-		Changed   bool
-		Commit    string
-		Attempts  int
+		Name         string
+		OutputDir    string
+		Branch       string
+		Outcome      string
+		Changed      bool
+		Commit       string
+		PushAttempts int
 	}
 	concrete.Name = r.Name
 	concrete.OutputDir = r.OutputDir
@@ -445,19 +537,19 @@ func (r SnapshotEntry) MarshalJSON() ([]byte, error) {
 	concrete.Outcome = r.Outcome
 	concrete.Changed = r.Changed
 	concrete.Commit = r.Commit
-	concrete.Attempts = r.Attempts
+	concrete.PushAttempts = r.PushAttempts
 	return json.Marshal(&concrete)
 }
 
 func (r *SnapshotEntry) UnmarshalJSON(bs []byte) error {
 	var concrete struct {
-		Name      string
-		OutputDir string
-		Branch    string
-		Outcome   string
-		Changed   bool
-		Commit    string
-		Attempts  int
+		Name         string
+		OutputDir    string
+		Branch       string
+		Outcome      string
+		Changed      bool
+		Commit       string
+		PushAttempts int
 	}
 	err := json.Unmarshal(bs, &concrete)
 	if err != nil {
@@ -469,11 +561,11 @@ func (r *SnapshotEntry) UnmarshalJSON(bs []byte) error {
 	r.Outcome = concrete.Outcome
 	r.Changed = concrete.Changed
 	r.Commit = concrete.Commit
-	r.Attempts = concrete.Attempts
+	r.PushAttempts = concrete.PushAttempts
 	return nil
 }
 
-func (r Reference) MarshalJSON() ([]byte, error) {
+func (r PushedImage) MarshalJSON() ([]byte, error) {
 	var concrete struct {
 		Ref        string
 		Repository string
@@ -487,7 +579,7 @@ func (r Reference) MarshalJSON() ([]byte, error) {
 	return json.Marshal(&concrete)
 }
 
-func (r *Reference) UnmarshalJSON(bs []byte) error {
+func (r *PushedImage) UnmarshalJSON(bs []byte) error {
 	var concrete struct {
 		Ref        string
 		Repository string
@@ -728,25 +820,11 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 			if err != nil {
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
-			var registry string
-			if inputArgs["registry"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["registry"]), &registry)
+			var repository string
+			if inputArgs["repository"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["repository"]), &repository)
 				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg registry", err))
-				}
-			}
-			var frontendRepository string
-			if inputArgs["frontendRepository"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["frontendRepository"]), &frontendRepository)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg frontendRepository", err))
-				}
-			}
-			var backendRepository string
-			if inputArgs["backendRepository"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["backendRepository"]), &backendRepository)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg backendRepository", err))
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg repository", err))
 				}
 			}
 			var tag []string
@@ -754,13 +832,6 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				err = json.Unmarshal([]byte(inputArgs["tag"]), &tag)
 				if err != nil {
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg tag", err))
-				}
-			}
-			var codeAsDataRepository string
-			if inputArgs["codeAsDataRepository"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["codeAsDataRepository"]), &codeAsDataRepository)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg codeAsDataRepository", err))
 				}
 			}
 			var platform []dagger.Platform
@@ -791,28 +862,21 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg registryService", err))
 				}
 			}
-			var sbom bool
-			if inputArgs["sbom"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["sbom"]), &sbom)
+			var created string
+			if inputArgs["created"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["created"]), &created)
 				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg sbom", err))
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg created", err))
 				}
 			}
-			var cosignKey *dagger.Secret
-			if inputArgs["cosignKey"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["cosignKey"]), &cosignKey)
+			var label []string
+			if inputArgs["label"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["label"]), &label)
 				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg cosignKey", err))
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg label", err))
 				}
 			}
-			var cosignPassword *dagger.Secret
-			if inputArgs["cosignPassword"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["cosignPassword"]), &cosignPassword)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg cosignPassword", err))
-				}
-			}
-			return (*Build).Publish(&parent, ctx, registry, frontendRepository, backendRepository, tag, codeAsDataRepository, platform, registryUsername, registryPassword, registryService, sbom, cosignKey, cosignPassword)
+			return (*Build).Publish(&parent, ctx, repository, tag, platform, registryUsername, registryPassword, registryService, created, label)
 		default:
 			return nil, fmt.Errorf("unknown function %s", fnName)
 		}
@@ -824,18 +888,32 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 			if err != nil {
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
-			var codeAsData bool
+			var source *dagger.Directory
+			if inputArgs["source"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["source"]), &source)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg source", err))
+				}
+			}
+			var toolkit string
+			if inputArgs["toolkit"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["toolkit"]), &toolkit)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg toolkit", err))
+				}
+			}
+			var drawPackage string
+			if inputArgs["drawPackage"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["drawPackage"]), &drawPackage)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg drawPackage", err))
+				}
+			}
+			var codeAsData CodeAsDataKind
 			if inputArgs["codeAsData"] != nil {
 				err = json.Unmarshal([]byte(inputArgs["codeAsData"]), &codeAsData)
 				if err != nil {
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg codeAsData", err))
-				}
-			}
-			var bricks bool
-			if inputArgs["bricks"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["bricks"]), &bricks)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg bricks", err))
 				}
 			}
 			var codeAsDataArg []string
@@ -845,7 +923,182 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg codeAsDataArg", err))
 				}
 			}
-			return (*LowcodePipeline).Build(&parent, ctx, codeAsData, bricks, codeAsDataArg)
+			var buildArg []string
+			if inputArgs["buildArg"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["buildArg"]), &buildArg)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg buildArg", err))
+				}
+			}
+			var nodeImage string
+			if inputArgs["nodeImage"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["nodeImage"]), &nodeImage)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg nodeImage", err))
+				}
+			}
+			var npmrc *dagger.Secret
+			if inputArgs["npmrc"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["npmrc"]), &npmrc)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg npmrc", err))
+				}
+			}
+			return (*LowcodePipeline).Build(&parent, ctx, source, toolkit, drawPackage, codeAsData, codeAsDataArg, buildArg, nodeImage, npmrc)
+		case "Deliver":
+			var parent LowcodePipeline
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var source *dagger.Directory
+			if inputArgs["source"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["source"]), &source)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg source", err))
+				}
+			}
+			var toolkit string
+			if inputArgs["toolkit"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["toolkit"]), &toolkit)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg toolkit", err))
+				}
+			}
+			var drawPackage string
+			if inputArgs["drawPackage"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["drawPackage"]), &drawPackage)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg drawPackage", err))
+				}
+			}
+			var codeAsData CodeAsDataKind
+			if inputArgs["codeAsData"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["codeAsData"]), &codeAsData)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg codeAsData", err))
+				}
+			}
+			var codeAsDataArg []string
+			if inputArgs["codeAsDataArg"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["codeAsDataArg"]), &codeAsDataArg)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg codeAsDataArg", err))
+				}
+			}
+			var buildArg []string
+			if inputArgs["buildArg"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["buildArg"]), &buildArg)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg buildArg", err))
+				}
+			}
+			var nodeImage string
+			if inputArgs["nodeImage"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["nodeImage"]), &nodeImage)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg nodeImage", err))
+				}
+			}
+			var npmrc *dagger.Secret
+			if inputArgs["npmrc"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["npmrc"]), &npmrc)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg npmrc", err))
+				}
+			}
+			var repository string
+			if inputArgs["repository"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["repository"]), &repository)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg repository", err))
+				}
+			}
+			var tag []string
+			if inputArgs["tag"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["tag"]), &tag)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg tag", err))
+				}
+			}
+			var platform []dagger.Platform
+			if inputArgs["platform"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["platform"]), &platform)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platform", err))
+				}
+			}
+			var registryUsername string
+			if inputArgs["registryUsername"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["registryUsername"]), &registryUsername)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg registryUsername", err))
+				}
+			}
+			var registryPassword *dagger.Secret
+			if inputArgs["registryPassword"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["registryPassword"]), &registryPassword)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg registryPassword", err))
+				}
+			}
+			var registryService *dagger.Service
+			if inputArgs["registryService"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["registryService"]), &registryService)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg registryService", err))
+				}
+			}
+			var created string
+			if inputArgs["created"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["created"]), &created)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg created", err))
+				}
+			}
+			var label []string
+			if inputArgs["label"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["label"]), &label)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg label", err))
+				}
+			}
+			var payload *dagger.File
+			if inputArgs["payload"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["payload"]), &payload)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg payload", err))
+				}
+			}
+			var webhookUrl string
+			if inputArgs["webhookUrl"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["webhookUrl"]), &webhookUrl)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg webhookUrl", err))
+				}
+			}
+			var webhookToken *dagger.Secret
+			if inputArgs["webhookToken"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["webhookToken"]), &webhookToken)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg webhookToken", err))
+				}
+			}
+			var webhookCaCert *dagger.File
+			if inputArgs["webhookCaCert"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["webhookCaCert"]), &webhookCaCert)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg webhookCaCert", err))
+				}
+			}
+			var allowHttp bool
+			if inputArgs["allowHttp"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["allowHttp"]), &allowHttp)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg allowHttp", err))
+				}
+			}
+			return (*LowcodePipeline).Deliver(&parent, ctx, source, toolkit, drawPackage, codeAsData, codeAsDataArg, buildArg, nodeImage, npmrc, repository, tag, platform, registryUsername, registryPassword, registryService, created, label, payload, webhookUrl, webhookToken, webhookCaCert, allowHttp)
 		case "Demo":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)
@@ -859,7 +1112,28 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 			if err != nil {
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
-			return (*LowcodePipeline).Install(&parent, ctx)
+			var source *dagger.Directory
+			if inputArgs["source"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["source"]), &source)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg source", err))
+				}
+			}
+			var nodeImage string
+			if inputArgs["nodeImage"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["nodeImage"]), &nodeImage)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg nodeImage", err))
+				}
+			}
+			var npmrc *dagger.Secret
+			if inputArgs["npmrc"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["npmrc"]), &npmrc)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg npmrc", err))
+				}
+			}
+			return (*LowcodePipeline).Install(&parent, ctx, source, nodeImage, npmrc)
 		case "Payload":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)
@@ -873,40 +1147,40 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg from", err))
 				}
 			}
-			var fromJson string
-			if inputArgs["fromJson"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["fromJson"]), &fromJson)
+			var frontendRef string
+			if inputArgs["frontendRef"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["frontendRef"]), &frontendRef)
 				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg fromJson", err))
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg frontendRef", err))
 				}
 			}
-			var frontendImage string
-			if inputArgs["frontendImage"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["frontendImage"]), &frontendImage)
+			var backendRef []string
+			if inputArgs["backendRef"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["backendRef"]), &backendRef)
 				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg frontendImage", err))
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg backendRef", err))
 				}
 			}
-			var backendImage []string
-			if inputArgs["backendImage"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["backendImage"]), &backendImage)
+			var codeAsDataRef string
+			if inputArgs["codeAsDataRef"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["codeAsDataRef"]), &codeAsDataRef)
 				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg backendImage", err))
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg codeAsDataRef", err))
 				}
 			}
-			var codeAsDataImage string
-			if inputArgs["codeAsDataImage"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["codeAsDataImage"]), &codeAsDataImage)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg codeAsDataImage", err))
-				}
-			}
-			return (*LowcodePipeline).Payload(&parent, ctx, from, fromJson, frontendImage, backendImage, codeAsDataImage)
+			return (*LowcodePipeline).Payload(&parent, ctx, from, frontendRef, backendRef, codeAsDataRef)
 		case "Snapshot":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)
 			if err != nil {
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var source *dagger.Directory
+			if inputArgs["source"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["source"]), &source)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg source", err))
+				}
 			}
 			var config string
 			if inputArgs["config"] != nil {
@@ -915,18 +1189,25 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg config", err))
 				}
 			}
-			var platformToken *dagger.Secret
-			if inputArgs["platformToken"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["platformToken"]), &platformToken)
+			var toolkit string
+			if inputArgs["toolkit"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["toolkit"]), &toolkit)
 				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platformToken", err))
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg toolkit", err))
 				}
 			}
-			var platformTokenEnv string
-			if inputArgs["platformTokenEnv"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["platformTokenEnv"]), &platformTokenEnv)
+			var toolkitToken *dagger.Secret
+			if inputArgs["toolkitToken"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["toolkitToken"]), &toolkitToken)
 				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platformTokenEnv", err))
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg toolkitToken", err))
+				}
+			}
+			var toolkitTokenEnv string
+			if inputArgs["toolkitTokenEnv"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["toolkitTokenEnv"]), &toolkitTokenEnv)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg toolkitTokenEnv", err))
 				}
 			}
 			var allowEmpty bool
@@ -936,18 +1217,60 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg allowEmpty", err))
 				}
 			}
-			return (*LowcodePipeline).Snapshot(&parent, ctx, config, platformToken, platformTokenEnv, allowEmpty)
-		case "SnapshotPush":
+			var nodeImage string
+			if inputArgs["nodeImage"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["nodeImage"]), &nodeImage)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg nodeImage", err))
+				}
+			}
+			var npmrc *dagger.Secret
+			if inputArgs["npmrc"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["npmrc"]), &npmrc)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg npmrc", err))
+				}
+			}
+			return (*LowcodePipeline).Snapshot(&parent, ctx, source, config, toolkit, toolkitToken, toolkitTokenEnv, allowEmpty, nodeImage, npmrc)
+		case "ToolkitSnapshot":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)
 			if err != nil {
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var source *dagger.Directory
+			if inputArgs["source"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["source"]), &source)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg source", err))
+				}
 			}
 			var config string
 			if inputArgs["config"] != nil {
 				err = json.Unmarshal([]byte(inputArgs["config"]), &config)
 				if err != nil {
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg config", err))
+				}
+			}
+			var toolkit string
+			if inputArgs["toolkit"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["toolkit"]), &toolkit)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg toolkit", err))
+				}
+			}
+			var toolkitToken *dagger.Secret
+			if inputArgs["toolkitToken"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["toolkitToken"]), &toolkitToken)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg toolkitToken", err))
+				}
+			}
+			var toolkitTokenEnv string
+			if inputArgs["toolkitTokenEnv"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["toolkitTokenEnv"]), &toolkitTokenEnv)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg toolkitTokenEnv", err))
 				}
 			}
 			var gitToken *dagger.Secret
@@ -957,91 +1280,21 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg gitToken", err))
 				}
 			}
-			var gitUsername string
-			if inputArgs["gitUsername"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["gitUsername"]), &gitUsername)
+			var nodeImage string
+			if inputArgs["nodeImage"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["nodeImage"]), &nodeImage)
 				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg gitUsername", err))
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg nodeImage", err))
 				}
 			}
-			var gitCaCert *dagger.File
-			if inputArgs["gitCaCert"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["gitCaCert"]), &gitCaCert)
+			var npmrc *dagger.Secret
+			if inputArgs["npmrc"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["npmrc"]), &npmrc)
 				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg gitCaCert", err))
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg npmrc", err))
 				}
 			}
-			var createBranch bool
-			if inputArgs["createBranch"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["createBranch"]), &createBranch)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg createBranch", err))
-				}
-			}
-			var allowEmpty bool
-			if inputArgs["allowEmpty"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["allowEmpty"]), &allowEmpty)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg allowEmpty", err))
-				}
-			}
-			var maxDeleteRatio float64
-			if inputArgs["maxDeleteRatio"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["maxDeleteRatio"]), &maxDeleteRatio)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg maxDeleteRatio", err))
-				}
-			}
-			var maxAttempts int
-			if inputArgs["maxAttempts"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["maxAttempts"]), &maxAttempts)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg maxAttempts", err))
-				}
-			}
-			var timeout string
-			if inputArgs["timeout"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["timeout"]), &timeout)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg timeout", err))
-				}
-			}
-			var authorName string
-			if inputArgs["authorName"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["authorName"]), &authorName)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg authorName", err))
-				}
-			}
-			var authorEmail string
-			if inputArgs["authorEmail"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["authorEmail"]), &authorEmail)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg authorEmail", err))
-				}
-			}
-			var platformGit bool
-			if inputArgs["platformGit"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["platformGit"]), &platformGit)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platformGit", err))
-				}
-			}
-			var platformToken *dagger.Secret
-			if inputArgs["platformToken"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["platformToken"]), &platformToken)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platformToken", err))
-				}
-			}
-			var platformTokenEnv string
-			if inputArgs["platformTokenEnv"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["platformTokenEnv"]), &platformTokenEnv)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platformTokenEnv", err))
-				}
-			}
-			return (*LowcodePipeline).SnapshotPush(&parent, ctx, config, gitToken, gitUsername, gitCaCert, createBranch, allowEmpty, maxDeleteRatio, maxAttempts, timeout, authorName, authorEmail, platformGit, platformToken, platformTokenEnv)
+			return (*LowcodePipeline).ToolkitSnapshot(&parent, ctx, source, config, toolkit, toolkitToken, toolkitTokenEnv, gitToken, nodeImage, npmrc)
 		case "WebhookReceiver":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)
@@ -1077,111 +1330,6 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				}
 			}
 			return (*LowcodePipeline).WebhookReceiver(&parent, webhookToken, port, tlsCert, tlsKey)
-		case "":
-			var parent LowcodePipeline
-			err = json.Unmarshal(parentJSON, &parent)
-			if err != nil {
-				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
-			}
-			var source *dagger.Directory
-			if inputArgs["source"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["source"]), &source)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg source", err))
-				}
-			}
-			var nodeImage string
-			if inputArgs["nodeImage"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["nodeImage"]), &nodeImage)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg nodeImage", err))
-				}
-			}
-			var npmrc *dagger.Secret
-			if inputArgs["npmrc"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["npmrc"]), &npmrc)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg npmrc", err))
-				}
-			}
-			var platformCli string
-			if inputArgs["platformCli"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["platformCli"]), &platformCli)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg platformCli", err))
-				}
-			}
-			var drawPackage string
-			if inputArgs["drawPackage"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["drawPackage"]), &drawPackage)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg drawPackage", err))
-				}
-			}
-			var npmCache string
-			if inputArgs["npmCache"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["npmCache"]), &npmCache)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg npmCache", err))
-				}
-			}
-			var frontendBaseImage string
-			if inputArgs["frontendBaseImage"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["frontendBaseImage"]), &frontendBaseImage)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg frontendBaseImage", err))
-				}
-			}
-			var webUser string
-			if inputArgs["webUser"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["webUser"]), &webUser)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg webUser", err))
-				}
-			}
-			var documentRoot string
-			if inputArgs["documentRoot"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["documentRoot"]), &documentRoot)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg documentRoot", err))
-				}
-			}
-			var backendBaseImage string
-			if inputArgs["backendBaseImage"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["backendBaseImage"]), &backendBaseImage)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg backendBaseImage", err))
-				}
-			}
-			var created string
-			if inputArgs["created"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["created"]), &created)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg created", err))
-				}
-			}
-			var imageVersion string
-			if inputArgs["imageVersion"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["imageVersion"]), &imageVersion)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg imageVersion", err))
-				}
-			}
-			var vcsRevision string
-			if inputArgs["vcsRevision"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["vcsRevision"]), &vcsRevision)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg vcsRevision", err))
-				}
-			}
-			var vcsUrl string
-			if inputArgs["vcsUrl"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["vcsUrl"]), &vcsUrl)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg vcsUrl", err))
-				}
-			}
-			return New(source, nodeImage, npmrc, platformCli, drawPackage, npmCache, frontendBaseImage, webUser, documentRoot, backendBaseImage, created, imageVersion, vcsRevision, vcsUrl), nil
 		default:
 			return nil, fmt.Errorf("unknown function %s", fnName)
 		}
@@ -1228,18 +1376,11 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg timeout", err))
 				}
 			}
-			var connectRetries int
-			if inputArgs["connectRetries"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["connectRetries"]), &connectRetries)
+			var connectAttempts int
+			if inputArgs["connectAttempts"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["connectAttempts"]), &connectAttempts)
 				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg connectRetries", err))
-				}
-			}
-			var dryRun bool
-			if inputArgs["dryRun"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["dryRun"]), &dryRun)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg dryRun", err))
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg connectAttempts", err))
 				}
 			}
 			var webhookCaCert *dagger.File
@@ -1249,7 +1390,7 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg webhookCaCert", err))
 				}
 			}
-			return (*Payload).Deploy(&parent, ctx, webhookUrl, webhookToken, allowHttp, connectTimeout, timeout, connectRetries, dryRun, webhookCaCert)
+			return (*Payload).Deploy(&parent, ctx, webhookUrl, webhookToken, allowHttp, connectTimeout, timeout, connectAttempts, webhookCaCert)
 		case "File":
 			var parent Payload
 			err = json.Unmarshal(parentJSON, &parent)
@@ -1278,6 +1419,27 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				}
 			}
 			return (*Payload).Plan(&parent, backend, planTimeout)
+		case "Request":
+			var parent Payload
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var webhookUrl string
+			if inputArgs["webhookUrl"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["webhookUrl"]), &webhookUrl)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg webhookUrl", err))
+				}
+			}
+			var allowHttp bool
+			if inputArgs["allowHttp"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["allowHttp"]), &allowHttp)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg allowHttp", err))
+				}
+			}
+			return (*Payload).Request(&parent, webhookUrl, allowHttp)
 		case "WithDeployRules":
 			var parent Payload
 			err = json.Unmarshal(parentJSON, &parent)
@@ -1319,14 +1481,7 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 			if err != nil {
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
-			var skip bool
-			if inputArgs["skip"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["skip"]), &skip)
-				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg skip", err))
-				}
-			}
-			return (*Payload).WithSkipUpdateVersions(&parent, skip)
+			return (*Payload).WithSkipUpdateVersions(&parent)
 		case "WithUpdateMode":
 			var parent Payload
 			err = json.Unmarshal(parentJSON, &parent)
@@ -1359,14 +1514,103 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg from", err))
 				}
 			}
-			var fromJson string
-			if inputArgs["fromJson"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["fromJson"]), &fromJson)
+			return (*Release).Payload(&parent, ctx, from)
+		case "Sign":
+			var parent Release
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var cosignKey *dagger.Secret
+			if inputArgs["cosignKey"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["cosignKey"]), &cosignKey)
 				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg fromJson", err))
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg cosignKey", err))
 				}
 			}
-			return (*Release).Payload(&parent, ctx, from, fromJson)
+			var cosignPassword *dagger.Secret
+			if inputArgs["cosignPassword"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["cosignPassword"]), &cosignPassword)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg cosignPassword", err))
+				}
+			}
+			var attestSbom bool
+			if inputArgs["attestSbom"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["attestSbom"]), &attestSbom)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg attestSbom", err))
+				}
+			}
+			return (*Release).Sign(&parent, ctx, cosignKey, cosignPassword, attestSbom)
+		default:
+			return nil, fmt.Errorf("unknown function %s", fnName)
+		}
+	case "Snapshot":
+		switch fnName {
+		case "Push":
+			var parent Snapshot
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var gitToken *dagger.Secret
+			if inputArgs["gitToken"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["gitToken"]), &gitToken)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg gitToken", err))
+				}
+			}
+			var gitUsername string
+			if inputArgs["gitUsername"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["gitUsername"]), &gitUsername)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg gitUsername", err))
+				}
+			}
+			var gitCaCert *dagger.File
+			if inputArgs["gitCaCert"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["gitCaCert"]), &gitCaCert)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg gitCaCert", err))
+				}
+			}
+			var createBranch bool
+			if inputArgs["createBranch"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["createBranch"]), &createBranch)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg createBranch", err))
+				}
+			}
+			var maxDeleteRatio float64
+			if inputArgs["maxDeleteRatio"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["maxDeleteRatio"]), &maxDeleteRatio)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg maxDeleteRatio", err))
+				}
+			}
+			var pushAttempts int
+			if inputArgs["pushAttempts"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["pushAttempts"]), &pushAttempts)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg pushAttempts", err))
+				}
+			}
+			var timeout string
+			if inputArgs["timeout"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["timeout"]), &timeout)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg timeout", err))
+				}
+			}
+			var author string
+			if inputArgs["author"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["author"]), &author)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg author", err))
+				}
+			}
+			return (*Snapshot).Push(&parent, ctx, gitToken, gitUsername, gitCaCert, createBranch, maxDeleteRatio, pushAttempts, timeout, author)
 		default:
 			return nil, fmt.Errorf("unknown function %s", fnName)
 		}

@@ -20,21 +20,13 @@ const (
 //
 // Uses examples/app from this module with its stand-ins for the vendor's
 // tools, so it needs no vendor account and no registry of yours: it starts
-// registry:3 and a webhook-receiver as services, then runs the chain
-// build --code-as-data → publish → payload → deploy. The payload carries the
-// three images pinned by digest. Prints the receipt: status, message, each
-// image reference, the payload's SHA-256 and where it went.
+// registry:3 and a webhook-receiver as services, then runs deliver (build
+// with code as data → publish → payload → deploy). The payload carries the
+// three images pinned by digest. Prints the images and the receipt: status,
+// message, each image reference, the payload's SHA-256 and where it went.
 //
 // +cache="never"
 func (m *LowcodePipeline) Demo(ctx context.Context) (string, error) {
-	example := &LowcodePipeline{
-		Source:       dag.CurrentModule().Source().Directory("examples/app"),
-		NodeImage:    defaultImage,
-		PlatformCli:  "platform-cli-standin",
-		DrawPackage:  "draw-standin",
-		NpmCache:     m.NpmCache,
-		ImageVersion: "demo",
-	}
 	random := make([]byte, 16)
 	_, _ = rand.Read(random)
 	run := hex.EncodeToString(random)
@@ -50,20 +42,6 @@ func (m *LowcodePipeline) Demo(ctx context.Context) (string, error) {
 	}
 	defer registry.Stop(ctx)
 
-	build, err := example.Build(ctx, true, false, nil)
-	if err != nil {
-		return "", err
-	}
-	release, err := build.Publish(ctx, demoRegistry, "lowcode-example/frontend", "lowcode-example/backend", []string{"demo"},
-		"lowcode-example/codeasdata", nil, "", nil, registry, false, nil, nil)
-	if err != nil {
-		return "", err
-	}
-	p, err := release.Payload(ctx, nil, "")
-	if err != nil {
-		return "", err
-	}
-
 	token := dag.SetSecret("lowcode-pipeline-demo-token-"+run[:8], run)
 	service, err := m.WebhookReceiver(token, 8080, nil, nil)
 	if err != nil {
@@ -78,9 +56,13 @@ func (m *LowcodePipeline) Demo(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	receipt, err := p.Deploy(ctx, endpoint+"/example/demo", token, true, "", "", 3, false, nil)
+	d, err := m.Deliver(ctx, dag.CurrentModule().Source().Directory("examples/app"), "platform-cli-standin", "draw-standin",
+		CodeAsDataKindProject, nil, nil, defaultImage, nil,
+		demoRegistry+"/lowcode-example/{kind}", []string{"demo"}, nil, "", nil, registry, "2026-01-01T00:00:00Z",
+		[]string{"org.opencontainers.image.version=demo"},
+		nil, endpoint+"/example/demo", token, nil, true)
 	if err != nil {
 		return "", err
 	}
-	return receipt.Summary, nil
+	return d.Summary, nil
 }

@@ -14,12 +14,6 @@ import (
 	"dagger/lowcode-pipeline/internal/webhook"
 )
 
-// Images the module's own tools are built and run in.
-const (
-	goImage      = "golang:1.26-alpine"
-	runtimeImage = "alpine:3.22"
-)
-
 // Receipt records one deployment request; it holds no secret
 type Receipt struct {
 	// What was sent where and what came back, for a person
@@ -40,14 +34,10 @@ type Receipt struct {
 	SentAt string
 	// How long the call took, in milliseconds
 	DurationMs int
-	// How many connections were tried (only a failure to connect at all is retried)
-	Attempts int
+	// How many times connecting was tried, the first included (only a failure to connect at all is tried again)
+	ConnectAttempts int
 	// What was odd about a 200 answer, e.g. a body that is not {"message": "success"}
 	Warnings []string
-	// Whether this was a dry run: nothing was sent
-	DryRun bool
-	// On a dry run, the request that would have been sent, the token masked
-	Request string
 }
 
 // Send the payload to the platform's webhook: one POST with Authorization: Bearer, never sent twice
@@ -75,13 +65,10 @@ func (p *Payload) Deploy(
 	// +optional
 	// +default="60s"
 	timeout string,
-	// How many more times a failure to connect at all is tried (never once the request may have been received)
+	// How many times connecting is tried, the first included (never again once the request may have been received)
 	// +optional
-	// +default=3
-	connectRetries int,
-	// Check everything and show the request (token masked); send nothing
-	// +optional
-	dryRun bool,
+	// +default=4
+	connectAttempts int,
 	// CA certificate (PEM) that signs a self-hosted webhook's certificate; trusted by this call only, instead of the system's
 	// +optional
 	webhookCaCert *dagger.File,
@@ -91,8 +78,8 @@ func (p *Payload) Deploy(
 		return nil, fmt.Errorf("read --webhook-token: %w", err)
 	}
 	r := deployRequest{
-		url: webhookUrl, token: token, allowHTTP: allowHttp, dryRun: dryRun,
-		connectTimeout: connectTimeout, timeout: timeout, connectRetries: connectRetries,
+		url: webhookUrl, token: token, allowHTTP: allowHttp,
+		connectTimeout: connectTimeout, timeout: timeout, connectAttempts: connectAttempts,
 	}
 	if webhookCaCert != nil {
 		pem, err := webhookCaCert.Contents(ctx)
@@ -102,6 +89,26 @@ func (p *Payload) Deploy(
 		r.caPEM = []byte(pem)
 	}
 	return deployPayload(ctx, []byte(p.Json), r)
+}
+
+// The request deploy would send, the token masked: checks the payload and the address, sends nothing
+func (p *Payload) Request(
+	// Webhook address from the vendor, e.g. https://<client_host>/<project>/<instance>
+	webhookUrl string,
+	// Allow an http:// address (a local receiver)
+	// +optional
+	allowHttp bool,
+) (string, error) {
+	body := []byte(p.Json)
+	if _, err := payload.Parse(body); err != nil {
+		return "", fmt.Errorf("invalid payload: %w", err)
+	}
+	// The token is not needed to show the request: it is masked.
+	call, err := prepareWebhook(deployRequest{url: webhookUrl, token: "masked", allowHTTP: allowHttp})
+	if err != nil {
+		return "", err
+	}
+	return call.Request(body), nil
 }
 
 // A stand-in for the platform's webhook, for local runs and tests
@@ -139,21 +146,11 @@ func (m *LowcodePipeline) WebhookReceiver(
 	return ctr.AsService(dagger.ContainerAsServiceOpts{Args: args}), nil
 }
 
-// toolBinary builds cmd/<name> from this module's own source.
-func toolBinary(name string) *dagger.File {
-	src := dag.CurrentModule().Source()
-	return goBuilder().
-		WithDirectory("/src", src, dagger.ContainerWithDirectoryOpts{Include: []string{"go.mod", "go.sum", "cmd/", "internal/"}}).
-		WithWorkdir("/src").
-		WithExec([]string{"go", "build", "-trimpath", "-o", "/out/" + name, "./cmd/" + name}).
-		File("/out/" + name)
-}
-
 type deployRequest struct {
 	url, token              string
-	dryRun, allowHTTP       bool
+	allowHTTP               bool
 	connectTimeout, timeout string
-	connectRetries          int
+	connectAttempts         int
 	caPEM                   []byte // --webhook-ca-cert
 }
 
@@ -168,31 +165,36 @@ func deployPayload(ctx context.Context, body []byte, r deployRequest) (*Receipt,
 	if err != nil {
 		return nil, err
 	}
-	if r.dryRun {
-		return newReceipt(results.Receipt{DryRun: true, Url: call.RedactedURL(), PayloadSha256: webhook.Digest(body), Images: parsed.Images(),
-			Request: call.DryRun(body)}), nil
-	}
 	rec, err := call.Send(ctx, body)
 	if err != nil {
 		return nil, err
 	}
 	return newReceipt(results.Receipt{
 		Status: rec.Status, Message: rec.Message, Url: rec.URL, PayloadSha256: rec.PayloadSHA256, Images: parsed.Images(),
-		SentAt: rec.SentAt.Format(time.RFC3339Nano), DurationMs: int(rec.DurationMs), Attempts: rec.ConnectAttempts, Warnings: rec.Warnings,
+		SentAt: rec.SentAt.Format(time.RFC3339Nano), DurationMs: int(rec.DurationMs), ConnectAttempts: rec.ConnectAttempts, Warnings: rec.Warnings,
 	}), nil
+}
+
+// defaultConnectAttempts is deploy's --connect-attempts default.
+const defaultConnectAttempts = 4
+
+// document is the receipt as results renders it.
+func (r *Receipt) document() results.Receipt {
+	return results.Receipt{Status: r.Status, Message: r.Message, Url: r.Url, PayloadSha256: r.PayloadSha256, Images: r.Images,
+		SentAt: r.SentAt, DurationMs: r.DurationMs, ConnectAttempts: r.ConnectAttempts, Warnings: r.Warnings}
 }
 
 func newReceipt(r results.Receipt) *Receipt {
 	return &Receipt{Summary: r.Text(), Json: results.JSON(r),
 		Status: r.Status, Message: r.Message, Url: r.Url, PayloadSha256: r.PayloadSha256, Images: r.Images, SentAt: r.SentAt,
-		DurationMs: r.DurationMs, Attempts: r.Attempts, Warnings: r.Warnings, DryRun: r.DryRun, Request: r.Request}
+		DurationMs: r.DurationMs, ConnectAttempts: r.ConnectAttempts, Warnings: r.Warnings}
 }
 
 // prepareWebhook checks the address, token and limits before anything is sent.
 func prepareWebhook(r deployRequest) (*webhook.Prepared, error) {
 	var err error
 	cfg := webhook.Config{
-		URL: r.url, Token: r.token, AllowHTTP: r.allowHTTP, ConnectRetries: r.connectRetries,
+		URL: r.url, Token: r.token, AllowHTTP: r.allowHTTP, ConnectAttempts: r.connectAttempts,
 		Logf: func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) },
 	}
 	if cfg.ConnectTimeout, err = durationflag.Optional("--connect-timeout", r.connectTimeout); err != nil {

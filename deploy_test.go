@@ -31,17 +31,18 @@ func webhookServer(t *testing.T, status int, answer string) (*httptest.Server, *
 func TestDeploySendsThePayloadOnceAndReturnsTheReceipt(t *testing.T) {
 	srv, n := webhookServer(t, 200, `{"message":"success"}`)
 	rec, err := deployPayload(context.Background(), []byte(`{"frontend":{"image":"reg.example.com/front:1"}}`), deployRequest{
-		url: srv.URL + "/acme/prod", token: testToken, allowHTTP: true, connectRetries: 3, connectTimeout: "5s", timeout: "30s",
+		url: srv.URL + "/acme/prod", token: testToken, allowHTTP: true, connectAttempts: 4, connectTimeout: "5s", timeout: "30s",
 	})
 	require.NoError(t, err)
 	assert.Equal(t, 200, rec.Status)
 	assert.Equal(t, "success", rec.Message)
 	assert.Equal(t, srv.URL+"/acme/prod", rec.Url)
 	assert.Equal(t, []string{"reg.example.com/front:1"}, rec.Images)
-	assert.Equal(t, 1, rec.Attempts)
+	assert.Equal(t, 1, rec.ConnectAttempts)
 	assert.Len(t, rec.PayloadSha256, 64)
-	assert.False(t, rec.DryRun)
 	assert.EqualValues(t, 1, n.Load())
+	assert.Contains(t, rec.Summary, "deployed: 200 success")
+	assert.Contains(t, rec.Json, `"connectAttempts": 1`)
 
 	data, err := json.Marshal(rec)
 	require.NoError(t, err)
@@ -56,22 +57,23 @@ func TestDeployNeverSendsAnInvalidPayload(t *testing.T) {
 	assert.Zero(t, n.Load())
 }
 
-func TestDeployDryRunSendsNothing(t *testing.T) {
+func TestRequestShowsWhatDeployWouldSendAndSendsNothing(t *testing.T) {
 	srv, n := webhookServer(t, 200, `{"message":"success"}`)
-	rec, err := deployPayload(context.Background(), []byte(`{"extraArgs":["--force-sync"]}`), deployRequest{
-		url: srv.URL + "/a", token: testToken, allowHTTP: true, dryRun: true,
-	})
+	p := &Payload{Json: `{"extraArgs":["--force-sync"]}`}
+	out, err := p.Request(srv.URL+"/a", true)
 	require.NoError(t, err)
-	assert.True(t, rec.DryRun)
-	assert.Zero(t, rec.Status)
-	assert.Contains(t, rec.Request, "POST "+srv.URL+"/a\nAuthorization: Bearer ***\nContent-Type: application/json\n\n{\"extraArgs\":[\"--force-sync\"]}")
-	assert.NotContains(t, rec.Request, testToken)
+	assert.Contains(t, out, "POST "+srv.URL+"/a\nAuthorization: Bearer ***\nContent-Type: application/json\n\n{\"extraArgs\":[\"--force-sync\"]}")
 	assert.Zero(t, n.Load())
+
+	_, err = p.Request(srv.URL+"/a", false)
+	assert.ErrorContains(t, err, "uses plain http", "the address is checked as deploy checks it")
+	_, err = (&Payload{Json: `{"frontend":{}}`}).Request("https://hooks.example.com/a", false)
+	assert.ErrorContains(t, err, "invalid payload: frontend.image: required")
 }
 
 func TestDeployFailsOnAnyStatusButOKWithoutTheToken(t *testing.T) {
 	srv, n := webhookServer(t, 503, `{"error":"maintenance"}`)
-	_, err := deployPayload(context.Background(), []byte(`{}`), deployRequest{url: srv.URL, token: testToken, allowHTTP: true, connectRetries: 3})
+	_, err := deployPayload(context.Background(), []byte(`{}`), deployRequest{url: srv.URL, token: testToken, allowHTTP: true, connectAttempts: 4})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `503 Service Unavailable. Response body: {"error":"maintenance"}`)
 	assert.NotContains(t, err.Error(), testToken)

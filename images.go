@@ -3,9 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -25,19 +24,28 @@ type Release struct {
 	// The whole release as JSON, for a script
 	Json string
 	// The frontend image, one reference per tag
-	Frontend []*Reference
+	Frontend []*PushedImage
 	// The backend image, one reference per tag
-	Backend []*Reference
+	Backend []*PushedImage
 	// The code-as-data image, one reference per tag; empty when the build has no code as data
-	CodeAsData []*Reference
-	// SPDX JSON SBOM of each image (frontend.spdx.json, backend.spdx.json, codeasdata.spdx.json) with --sbom; empty otherwise
+	CodeAsData []*PushedImage
+	// SPDX JSON SBOM of each image (frontend.spdx.json, backend.spdx.json, codeasdata.spdx.json), made by syft when first read
 	Sboms *dagger.Directory
-	// Whether each pushed digest was signed with --cosign-key (and its SBOM attested, with --sbom)
+	// Whether each pushed digest was signed with cosign (sign)
 	Signed bool
+
+	// +private
+	Registry string
+	// +private
+	RegistryUsername string
+	// +private
+	RegistryPassword *dagger.Secret
+	// +private
+	RegistryService *dagger.Service
 }
 
-// Reference is one pushed image under one tag
-type Reference struct {
+// PushedImage is one image pushed under one tag
+type PushedImage struct {
 	// registry/repository:tag@sha256:…, the reference a payload carries
 	Ref string
 	// registry/repository
@@ -78,26 +86,21 @@ func (b *Build) CodeAsDataImage(
 	return b.image(ctx, images.CodeAsData, platform)
 }
 
-// Build the images and push them; the release names each by digest, as the payload carries them
+// Build the images and push them, every time in them clamped to --created; the release names each by digest, as the payload carries it
 //
-// The registry, repositories, tags and platforms are checked before anything
-// is pushed. The code-as-data image is published exactly when the build has
-// code as data.
+// The repository, tags and platforms are checked before anything is built,
+// and the built platforms before anything is pushed. The three images are
+// built and pushed concurrently; the code-as-data image exactly when the
+// build has code as data. Same commit, same --created: same digests, on
+// any runner.
 //
 // +cache="never"
 func (b *Build) Publish(
 	ctx context.Context,
-	// Registry host[:port], e.g. registry.example.com
-	registry string,
-	// Repository of the frontend image within the registry, e.g. team/app-frontend
-	frontendRepository string,
-	// Repository of the backend image within the registry, e.g. team/app-backend
-	backendRepository string,
+	// Where the images go, {kind} standing for frontend, backend and codeasdata, e.g. registry.example.com/team/app-{kind}
+	repository string,
 	// Tag to push each image under (repeatable; the first is the one the payload carries)
 	tag []string,
-	// Repository of the code-as-data image (required when the build has code as data; unused otherwise)
-	// +optional
-	codeAsDataRepository string,
 	// Platform of a multi-platform image (repeatable): linux/amd64, linux/arm64 (default: the engine's)
 	// +optional
 	platform []dagger.Platform,
@@ -107,39 +110,34 @@ func (b *Build) Publish(
 	// Registry password or token
 	// +optional
 	registryPassword *dagger.Secret,
-	// A registry running as a Dagger service (tests, demos): the registry host is routed to it; localhost:PORT speaks plain http
+	// A registry running as a Dagger service (tests, demos): the repository's registry is reached there, over plain http
 	// +optional
 	registryService *dagger.Service,
-	// Write an SPDX JSON SBOM of each image (syft), returned in sboms and, with --cosign-key, attested on the pushed digest
+	// Creation time of the images, which every time in them is clamped to: the commit time, RFC 3339 or Unix seconds ($SOURCE_DATE_EPOCH); default the Unix epoch, never the clock
 	// +optional
-	sbom bool,
-	// Cosign private key (cosign generate-key-pair) to sign each pushed digest with; verify with cosign verify --key cosign.pub
+	created string,
+	// Image label KEY=VALUE (repeatable), e.g. org.opencontainers.image.revision=$GIT_SHA; a URL is shown without credentials or query
 	// +optional
-	cosignKey *dagger.Secret,
-	// Password of --cosign-key
-	// +optional
-	cosignPassword *dagger.Secret,
+	label []string,
 ) (*Release, error) {
 	platforms := make([]string, len(platform))
 	for i, p := range platform {
 		platforms[i] = string(p)
 	}
-	req := images.PublishRequest{
-		Registry:     registry,
-		Repositories: map[images.Kind]string{images.Frontend: frontendRepository, images.Backend: backendRepository},
-		Tags:         tag, Platforms: platforms, Username: registryUsername, HasPassword: registryPassword != nil,
-		HasCosignKey: cosignKey != nil, HasCosignPassword: cosignPassword != nil,
-		HasCodeAsData: b.HasCodeAsData, CodeAsDataRepository: codeAsDataRepository,
+	targets, err := images.PublishRequest{Repository: repository, HasCodeAsData: b.HasCodeAsData, Tags: tag, Platforms: platforms,
+		Username: registryUsername, HasPassword: registryPassword != nil}.Targets()
+	if err != nil {
+		return nil, err
 	}
-	targets, err := req.Targets()
+	epoch, err := images.ParseCreated(created)
+	if err != nil {
+		return nil, err
+	}
+	labels, err := images.Labels(images.Meta{DrawVersion: b.DrawVersion, Created: epoch, Labels: label})
 	if err != nil {
 		return nil, err
 	}
 	if err := b.checkAddons(ctx, platforms); err != nil {
-		return nil, err
-	}
-	labels, err := b.labels()
-	if err != nil {
 		return nil, err
 	}
 	recipes := make(map[images.Kind]*recipe, len(targets))
@@ -148,50 +146,76 @@ func (b *Build) Publish(
 			return nil, err
 		}
 	}
-	created, err := images.ParseCreated(b.Pipeline.Created)
-	if err != nil {
-		return nil, err
-	}
-	push := &pushOptions{epoch: ocipublish.Epoch(created), registry: registry, username: registryUsername, password: registryPassword, service: registryService,
-		sbom: sbom, cosignKey: cosignKey, cosignPassword: cosignPassword}
-	pushed := make(map[images.Kind][]*Reference)
-	sboms := dag.Directory()
+	rel := &Release{Registry: targets[0].Registry(), RegistryUsername: registryUsername, RegistryPassword: registryPassword,
+		RegistryService: registryService, Sboms: dag.Directory()}
+	pushed := map[images.Kind][]*PushedImage{}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	for _, target := range targets {
+		variants := recipes[target.Kind].variants(platforms)
+		rel.Sboms = rel.Sboms.WithFile(supplychain.SBOMName(string(target.Kind)), sbomOf(variants[0]))
 		g.Go(func() error {
-			refs, sbomFile, err := push.push(gctx, target, recipes[target.Kind], platforms)
+			refs, err := rel.push(gctx, target, variants, ocipublish.Epoch(epoch), platforms)
 			mu.Lock()
 			defer mu.Unlock()
 			pushed[target.Kind] = refs
-			if sbomFile != nil {
-				sboms = sboms.WithFile(supplychain.SBOMName(string(target.Kind)), sbomFile)
-			}
 			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	return newRelease(pushed, sboms, cosignKey != nil, sbom), nil
+	rel.Frontend, rel.Backend, rel.CodeAsData = pushed[images.Frontend], pushed[images.Backend], pushed[images.CodeAsData]
+	rel.render()
+	return rel, nil
 }
 
-func newRelease(pushed map[images.Kind][]*Reference, sboms *dagger.Directory, signed, sbom bool) *Release {
-	doc := results.Release{Signed: signed, Frontend: refDocs(pushed[images.Frontend]), Backend: refDocs(pushed[images.Backend]),
-		CodeAsData: refDocs(pushed[images.CodeAsData])}
-	for _, k := range images.Kinds {
-		if sbom && len(pushed[k]) > 0 {
-			doc.Sboms = append(doc.Sboms, supplychain.SBOMName(string(k)))
+// Sign each pushed digest with cosign, and attest its SBOM with --attest-sbom; verify with cosign verify --key cosign.pub
+//
+// +cache="never"
+func (r *Release) Sign(
+	ctx context.Context,
+	// Cosign private key (cosign generate-key-pair)
+	cosignKey *dagger.Secret,
+	// Password of --cosign-key
+	// +optional
+	cosignPassword *dagger.Secret,
+	// Attest each image's SPDX SBOM (syft) on its digest too
+	// +optional
+	attestSbom bool,
+) (*Release, error) {
+	signed := *r
+	g, gctx := errgroup.WithContext(ctx)
+	for kind, refs := range map[images.Kind][]*PushedImage{images.Frontend: r.Frontend, images.Backend: r.Backend, images.CodeAsData: r.CodeAsData} {
+		if len(refs) == 0 {
+			continue
 		}
+		var sbom *dagger.File
+		if attestSbom {
+			sbom = r.Sboms.File(supplychain.SBOMName(string(kind)))
+		}
+		g.Go(func() error {
+			return r.sign(gctx, refs[0].Repository+"@"+refs[0].Digest, sbom, cosignKey, cosignPassword)
+		})
 	}
-	return &Release{Summary: doc.Text(), Json: results.JSON(doc),
-		Frontend: pushed[images.Frontend], Backend: pushed[images.Backend], CodeAsData: pushed[images.CodeAsData], Sboms: sboms, Signed: signed}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	signed.Signed = true
+	signed.render()
+	return &signed, nil
 }
 
-func refDocs(refs []*Reference) []results.Reference {
-	out := make([]results.Reference, len(refs))
+// render sets the release's summary and JSON from its fields.
+func (r *Release) render() {
+	doc := results.Release{Signed: r.Signed, Frontend: imageDocs(r.Frontend), Backend: imageDocs(r.Backend), CodeAsData: imageDocs(r.CodeAsData)}
+	r.Summary, r.Json = doc.Text(), results.JSON(doc)
+}
+
+func imageDocs(refs []*PushedImage) []results.PushedImage {
+	out := make([]results.PushedImage, len(refs))
 	for i, r := range refs {
-		out[i] = results.Reference{Ref: r.Ref, Repository: r.Repository, Tag: r.Tag, Digest: r.Digest}
+		out[i] = results.PushedImage{Ref: r.Ref, Repository: r.Repository, Tag: r.Tag, Digest: r.Digest}
 	}
 	return out
 }
@@ -199,76 +223,84 @@ func refDocs(refs []*Reference) []results.Reference {
 // publishTimeout bounds the push of one image, all its tags.
 const publishTimeout = "15m"
 
-type pushOptions struct {
-	epoch                     time.Time // every time in the images is clamped to it
-	registry, username        string
-	password                  *dagger.Secret
-	service                   *dagger.Service
-	sbom                      bool
-	cosignKey, cosignPassword *dagger.Secret
-}
-
-// push builds one image for every platform and publishes it under every
-// tag with cmd/oci-publish: every time in it clamped to --created, the
-// platforms checked before anything is pushed. With the supply-chain
-// options it writes its SBOM and signs its digest.
-func (o *pushOptions) push(ctx context.Context, target images.Target, r *recipe, platforms []string) ([]*Reference, *dagger.File, error) {
-	each := platforms
-	if len(each) == 0 {
-		each = []string{""} // the engine's platform
-	}
-	var variants []*dagger.Container
-	for _, p := range each {
-		variants = append(variants, r.build(dagger.Platform(p)))
-	}
-	req := ocipublish.Request{Kind: string(target.Kind), Tarball: "/run/lowcode-pipeline/image.tar", Created: o.epoch,
-		Platforms: platforms, Refs: target.Refs(), Username: o.username, Timeout: publishTimeout}
+// push publishes one image (its platform variants) under every tag with
+// cmd/oci-publish: every time in it clamped to epoch, the platforms checked
+// before anything is pushed, every tag read back at the digest.
+func (r *Release) push(ctx context.Context, target images.Target, variants []*dagger.Container, epoch time.Time, platforms []string) ([]*PushedImage, error) {
+	req := ocipublish.Request{Kind: string(target.Kind), Tarball: "/run/lowcode-pipeline/image.tar", Created: epoch,
+		Platforms: platforms, Refs: target.Refs(), Username: r.RegistryUsername, Timeout: publishTimeout}
 	tool := dag.Container().From(runtimeImage).
 		WithFile("/usr/local/bin/oci-publish", toolBinary("oci-publish")).
 		WithMountedFile(req.Tarball, variants[0].AsTarball(dagger.ContainerAsTarballOpts{PlatformVariants: variants[1:]}))
-	if o.password != nil {
-		tool = tool.WithSecretVariable("REGISTRY_PASSWORD", o.password)
+	if r.RegistryPassword != nil {
+		tool = tool.WithSecretVariable("REGISTRY_PASSWORD", r.RegistryPassword)
 	}
-	if o.service != nil {
-		req.Connect, req.Insecure = ocipublish.ConnectAddress(o.registry, "registry"), true
-		tool = tool.WithServiceBinding("registry", o.service)
+	if r.RegistryService != nil {
+		req.Connect, req.Insecure = ocipublish.ConnectAddress(r.Registry, "registry"), true
+		tool = tool.WithServiceBinding("registry", r.RegistryService)
 	}
 	request, err := json.Marshal(req)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	// publish is never cached: push anew
 	out, err := rerun(tool.WithNewFile("/run/lowcode-pipeline/request.json", string(request))).
 		WithExec([]string{"oci-publish", "-request", "/run/lowcode-pipeline/request.json"}).
 		Stdout(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("publish the %s image: %w", target.Kind, err)
+		return nil, fmt.Errorf("publish the %s image: %w", target.Kind, explain(err))
 	}
 	var result ocipublish.Result
 	if err := json.Unmarshal([]byte(out), &result); err != nil {
-		return nil, nil, fmt.Errorf("publish the %s image: unreadable result: %w", target.Kind, err)
+		return nil, fmt.Errorf("publish the %s image: unreadable result: %w", target.Kind, err)
 	}
-	var refs []*Reference
+	var refs []*PushedImage
 	for _, p := range result.Pushed {
 		pinned, err := images.ParsePinned(p.Ref)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		refs = append(refs, &Reference{Ref: pinned.Ref, Repository: pinned.Repository, Tag: pinned.Tag, Digest: pinned.Digest})
+		refs = append(refs, &PushedImage{Ref: pinned.Ref, Repository: pinned.Repository, Tag: pinned.Tag, Digest: pinned.Digest})
 	}
-	var sbomFile *dagger.File
-	if o.sbom {
-		sbomFile = sbomOf(variants[0])
-	}
-	if o.cosignKey != nil {
-		if err := sign(ctx, refs[0].Repository+"@"+refs[0].Digest, sbomFile, o); err != nil {
-			return nil, nil, err
-		}
-	}
-	return refs, sbomFile, nil
+	return refs, nil
 }
 
-// sbomOf is the SPDX JSON SBOM of one image, by syft.
+// sign signs a pushed digest with cosign, and attests its SBOM when given.
+func (r *Release) sign(ctx context.Context, ref string, sbomFile *dagger.File, key, password *dagger.Secret) error {
+	s := supplychain.Signing{Ref: ref, Registry: r.Registry}
+	ctr := dag.Container().From(runtimeImage).
+		WithExec([]string{"apk", "add", "--no-cache", "socat", "ca-certificates"}).
+		WithFile("/usr/local/bin/cosign", goTool(supplychain.Cosign)).
+		WithMountedSecret(supplychain.KeyPath, key)
+	if password != nil {
+		ctr = ctr.WithSecretVariable(supplychain.PasswordEnv, password)
+	} else {
+		ctr = ctr.WithEnvVariable(supplychain.PasswordEnv, "")
+	}
+	if r.RegistryPassword != nil {
+		s.Username = r.RegistryUsername
+		ctr = ctr.WithSecretVariable(supplychain.RegistryPWEnv, r.RegistryPassword)
+	}
+	if sbomFile != nil {
+		s.SBOM = "/sbom.spdx.json"
+		ctr = ctr.WithMountedFile(s.SBOM, sbomFile)
+	}
+	if r.RegistryService != nil {
+		s.ServiceHost = "registry"
+		ctr = ctr.WithServiceBinding(s.ServiceHost, r.RegistryService)
+	}
+	script, err := s.Script()
+	if err != nil {
+		return err
+	}
+	// signing is never cached: sign anew
+	if _, err := rerun(ctr).WithExec([]string{"sh", "-c", script}).Sync(ctx); err != nil {
+		return fmt.Errorf("sign %s: %w", ref, explain(err))
+	}
+	return nil
+}
+
+// sbomOf is the SPDX JSON SBOM of one image, by syft; lazy.
 func sbomOf(image *dagger.Container) *dagger.File {
 	return dag.Container().From(runtimeImage).
 		WithFile("/usr/local/bin/syft", goTool(supplychain.Syft)).
@@ -277,64 +309,9 @@ func sbomOf(image *dagger.Container) *dagger.File {
 		File("/sbom.spdx.json")
 }
 
-// sign signs a pushed digest with cosign, and attests its SBOM when given.
-func sign(ctx context.Context, ref string, sbomFile *dagger.File, o *pushOptions) error {
-	s := supplychain.Signing{Ref: ref, Registry: o.registry}
-	ctr := dag.Container().From(runtimeImage).
-		WithExec([]string{"apk", "add", "--no-cache", "socat", "ca-certificates"}).
-		WithFile("/usr/local/bin/cosign", goTool(supplychain.Cosign)).
-		WithMountedSecret(supplychain.KeyPath, o.cosignKey)
-	if o.cosignPassword != nil {
-		ctr = ctr.WithSecretVariable(supplychain.PasswordEnv, o.cosignPassword)
-	} else {
-		ctr = ctr.WithEnvVariable(supplychain.PasswordEnv, "")
-	}
-	if o.password != nil {
-		s.Username = o.username
-		ctr = ctr.WithSecretVariable(supplychain.RegistryPWEnv, o.password)
-	}
-	if sbomFile != nil {
-		s.SBOM = "/sbom.spdx.json"
-		ctr = ctr.WithMountedFile(s.SBOM, sbomFile)
-	}
-	if o.service != nil {
-		s.ServiceHost = "registry"
-		ctr = ctr.WithServiceBinding(s.ServiceHost, o.service)
-	}
-	script, err := s.Script()
-	if err != nil {
-		return err
-	}
-	// publish is never cached: sign anew
-	_, err = rerun(ctr).WithExec([]string{"sh", "-c", script}).Sync(ctx)
-	if err != nil {
-		return fmt.Errorf("sign %s: %w", ref, err)
-	}
-	return nil
-}
-
-// goTool builds a Go command from its public module at the pinned version.
-func goTool(pkg string) *dagger.File {
-	path, _, _ := strings.Cut(pkg, "@")
-	name := path[strings.LastIndex(path, "/")+1:]
-	return goBuilder().
-		WithEnvVariable("GOBIN", "/out").
-		WithExec(supplychain.BuildCommand(pkg)).
-		File("/out/" + name)
-}
-
-// goBuilder is the container the module's Go tools are built in: static
-// binaries, with the module and build caches shared between builds.
-func goBuilder() *dagger.Container {
-	return dag.Container().From(goImage).
-		WithMountedCache("/go/pkg/mod", dag.CacheVolume("lowcode-pipeline-gomod")).
-		WithMountedCache("/root/.cache/go-build", dag.CacheVolume("lowcode-pipeline-gobuild")).
-		WithEnvVariable("CGO_ENABLED", "0")
-}
-
 // image builds one image of the build for one platform.
 func (b *Build) image(ctx context.Context, kind images.Kind, platform dagger.Platform) (*dagger.Container, error) {
-	labels, err := b.labels()
+	labels, err := images.Labels(images.Meta{DrawVersion: b.DrawVersion})
 	if err != nil {
 		return nil, err
 	}
@@ -343,23 +320,6 @@ func (b *Build) image(ctx context.Context, kind images.Kind, platform dagger.Pla
 		return nil, err
 	}
 	return r.build(platform), nil
-}
-
-// labels are the images' labels, computed once per call; a warning about
-// them goes to the log once.
-func (b *Build) labels() ([][2]string, error) {
-	m := b.Pipeline
-	created, err := images.ParseCreated(m.Created)
-	if err != nil {
-		return nil, err
-	}
-	labels, warnings, err := images.Labels(images.Meta{
-		DrawVersion: b.DrawVersion, SourceURL: m.VcsUrl, Revision: m.VcsRevision, Version: m.ImageVersion, Created: created,
-	})
-	for _, w := range warnings {
-		fmt.Fprintln(os.Stderr, "warning:", w)
-	}
-	return labels, err
 }
 
 // recipe is how one kind of image is built, whatever the platform: the
@@ -375,23 +335,16 @@ type recipe struct {
 
 // recipe checks the image's settings and finds its Dockerfile, once.
 func (b *Build) recipe(ctx context.Context, kind images.Kind, labels [][2]string) (*recipe, error) {
-	m := b.Pipeline
 	if kind == images.CodeAsData && !b.HasCodeAsData {
-		return nil, fmt.Errorf("the build has no code as data: call build with --code-as-data")
+		return nil, errors.New("the build has no code as data: call build with --code-as-data project or bricks")
 	}
-	settings := images.Settings{FrontendBaseImage: m.FrontendBaseImage, WebUser: m.WebUser, DocumentRoot: m.DocumentRoot,
-		NodeImage: m.NodeImage, BackendBaseImage: m.BackendBaseImage}
-	extra, err := settings.BuildArgs(kind)
+	args, err := images.BuildArgs(kind, b.NodeImage, b.BuildArg)
 	if err != nil {
 		return nil, err
 	}
-	args, err := kind.BuildArgs(extra)
-	if err != nil {
-		return nil, err
-	}
-	r := &recipe{kind: kind, labels: labels, dockerfile: m.Source.File(kind.Dockerfile()),
-		dist: map[images.Kind]*dagger.Directory{images.Frontend: b.Web, images.Backend: b.Node, images.CodeAsData: b.CodeAsData}[kind]}
-	if ok, err := m.Source.Exists(ctx, kind.Dockerfile()); err != nil || !ok {
+	r := &recipe{kind: kind, labels: labels, dockerfile: b.Source.File(kind.Dockerfile()),
+		dist: map[images.Kind]*dagger.Directory{images.Frontend: b.Frontend, images.Backend: b.Backend, images.CodeAsData: b.CodeAsData}[kind]}
+	if ok, err := b.Source.Exists(ctx, kind.Dockerfile()); err != nil || !ok {
 		r.dockerfile = dag.CurrentModule().Source().File(kind.Dockerfile())
 	}
 	for _, a := range args {
@@ -412,6 +365,18 @@ func (r *recipe) build(platform dagger.Platform) *dagger.Container {
 	return ctr
 }
 
+// variants is the image for each platform asked ("" the engine's).
+func (r *recipe) variants(platforms []string) []*dagger.Container {
+	if len(platforms) == 0 {
+		return []*dagger.Container{r.build("")}
+	}
+	out := make([]*dagger.Container, len(platforms))
+	for i, p := range platforms {
+		out[i] = r.build(dagger.Platform(p))
+	}
+	return out
+}
+
 // checkAddons refuses a multi-platform backend that carries native addons
 // built for the engine's platform only.
 func (b *Build) checkAddons(ctx context.Context, platforms []string) error {
@@ -422,7 +387,7 @@ func (b *Build) checkAddons(ctx context.Context, platforms []string) error {
 	if err != nil {
 		return err
 	}
-	addons, err := b.Node.Glob(ctx, "**/*.node")
+	addons, err := b.Backend.Glob(ctx, "**/*.node")
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"dagger/lowcode-pipeline/internal/dagger"
@@ -10,16 +9,6 @@ import (
 	"dagger/lowcode-pipeline/internal/payload"
 	"dagger/lowcode-pipeline/internal/results"
 	"dagger/lowcode-pipeline/internal/rules"
-)
-
-// ApprovalMode gates a code-as-data deployment or a promotion behind an approval step
-type ApprovalMode string
-
-const (
-	// Deploy or promote automatically
-	ApprovalModeAuto ApprovalMode = "auto"
-	// Wait for an approval step
-	ApprovalModeManual ApprovalMode = "manual"
 )
 
 // Payload is a deployment payload, checked against every rule of the interface
@@ -67,31 +56,26 @@ type PlanBackend struct {
 // A deployment payload: the reference default, or one you give, with this run's images
 //
 // Starts from the reference default (a frontend placeholder, no backend
-// images, a catch-all deploy rule, both approval modes manual) or from --from
-// / --from-json, then sets the frontend image, appends the backend images and
-// sets the code-as-data image only when given. The result is checked against
+// images, a catch-all deploy rule, both approval modes manual) or from
+// --from, then sets the frontend image, appends the backend images and sets
+// the code-as-data image only when given. The result is checked against
 // every rule of the interface, with every problem at once.
 func (m *LowcodePipeline) Payload(
 	ctx context.Context,
 	// Payload JSON file to start from instead of the reference default
 	// +optional
 	from *dagger.File,
-	// Payload JSON text to start from instead of the reference default
-	// +optional
-	fromJson string,
 	// Frontend image reference
 	// +optional
-	frontendImage string,
+	frontendRef string,
 	// Backend image reference (repeatable)
 	// +optional
-	backendImage []string,
+	backendRef []string,
 	// Code-as-data image reference: only when this run built one
 	// +optional
-	codeAsDataImage string,
+	codeAsDataRef string,
 ) (*Payload, error) {
-	return composePayload(ctx, from, fromJson, payload.Options{
-		FrontendImage: frontendImage, BackendImages: backendImage, CodeAsDataImage: codeAsDataImage,
-	})
+	return composePayload(ctx, from, payload.Options{FrontendImage: frontendRef, BackendImages: backendRef, CodeAsDataImage: codeAsDataRef})
 }
 
 // The deployment payload of this release: the reference default, or one you give, with the release's images
@@ -104,10 +88,12 @@ func (r *Release) Payload(
 	// Payload JSON file to start from instead of the reference default
 	// +optional
 	from *dagger.File,
-	// Payload JSON text to start from instead of the reference default
-	// +optional
-	fromJson string,
 ) (*Payload, error) {
+	return composePayload(ctx, from, r.payloadOptions())
+}
+
+// payloadOptions are the release's images as a payload carries them.
+func (r *Release) payloadOptions() payload.Options {
 	var opts payload.Options
 	if len(r.Frontend) > 0 {
 		opts.FrontendImage = r.Frontend[0].Ref
@@ -118,7 +104,7 @@ func (r *Release) Payload(
 	if len(r.CodeAsData) > 0 {
 		opts.CodeAsDataImage = r.CodeAsData[0].Ref
 	}
-	return composePayload(ctx, from, fromJson, opts)
+	return opts
 }
 
 // Replace the deploy rules: each "SOURCE -> TARGET", JavaScript regular expressions matching image references and backend names
@@ -160,13 +146,9 @@ func (p *Payload) withMode(mode ApprovalMode, set func(*payload.Options, payload
 	return p.edit(opts)
 }
 
-// Set skipUpdateVersions: skip the orchestrator and toolkit update (only for dedicated snapshot versions of them)
-func (p *Payload) WithSkipUpdateVersions(
-	// The value to set
-	// +optional
-	// +default=true
-	skip bool,
-) (*Payload, error) {
+// Set skipUpdateVersions to true: skip the orchestrator and toolkit update (only for dedicated snapshot versions of them)
+func (p *Payload) WithSkipUpdateVersions() (*Payload, error) {
+	skip := true
 	return p.edit(payload.Options{SkipUpdateVersions: &skip})
 }
 
@@ -223,20 +205,20 @@ func (p *Payload) Plan(
 }
 
 // composePayload reads the starting payload, if any, and applies opts.
-func composePayload(ctx context.Context, from *dagger.File, fromJson string, opts payload.Options) (*Payload, error) {
+func composePayload(ctx context.Context, from *dagger.File, opts payload.Options) (*Payload, error) {
 	var base []byte
-	switch {
-	case from != nil && fromJson != "":
-		return nil, errors.New("give --from or --from-json, not both")
-	case from != nil:
+	if from != nil {
 		s, err := from.Contents(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("--from: %w", err)
 		}
 		base = []byte(s)
-	case fromJson != "":
-		base = []byte(fromJson)
 	}
+	return newPayload(base, opts)
+}
+
+// newPayload is base (nil: the reference default) with opts applied, checked.
+func newPayload(base []byte, opts payload.Options) (*Payload, error) {
 	doc, p, err := payload.Composed(base, opts)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"dagger/lowcode-pipeline/internal/payload"
 	"dagger/lowcode-pipeline/internal/rules"
 )
 
@@ -36,7 +37,7 @@ func chain(t *testing.T, p *Payload, err error, steps ...func(*Payload) (*Payloa
 }
 
 func TestPayloadChainBuildsTheReferencePayload(t *testing.T) {
-	start, err := m.Payload(context.Background(), nil, "", front, []string{api, jobs}, "")
+	start, err := m.Payload(context.Background(), nil, front, []string{api, jobs}, "")
 	p, err := chain(t, start, err,
 		func(p *Payload) (*Payload, error) {
 			return p.WithDeployRules([]string{"api: -> ^api$", "jobs: -> ^(?!api$).*"})
@@ -58,38 +59,38 @@ func TestPayloadChainBuildsTheReferencePayload(t *testing.T) {
 func TestReleasePayloadCarriesTheFirstTagPinnedByDigest(t *testing.T) {
 	const digest = "@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	r := &Release{
-		Frontend:   []*Reference{{Ref: "reg.example.com/front:1.4.0" + digest}, {Ref: "reg.example.com/front:latest" + digest}},
-		Backend:    []*Reference{{Ref: "reg.example.com/api:1.4.0" + digest}},
-		CodeAsData: []*Reference{{Ref: "reg.example.com/cad:1.4.0" + digest}},
+		Frontend:   []*PushedImage{{Ref: "reg.example.com/front:1.4.0" + digest}, {Ref: "reg.example.com/front:latest" + digest}},
+		Backend:    []*PushedImage{{Ref: "reg.example.com/api:1.4.0" + digest}},
+		CodeAsData: []*PushedImage{{Ref: "reg.example.com/cad:1.4.0" + digest}},
 	}
-	p, err := r.Payload(context.Background(), nil, `{"frontend":{},"backends":{"images":[],"deployRules":[{"source":".*","target":"^api$"}]}}`)
+	p, err := newPayload([]byte(`{"frontend":{},"backends":{"images":[],"deployRules":[{"source":".*","target":"^api$"}]}}`), r.payloadOptions())
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"frontend":{"image":"reg.example.com/front:1.4.0`+digest+`"},
 		"backends":{"images":["reg.example.com/api:1.4.0`+digest+`"],"deployRules":[{"source":".*","target":"^api$"}]},
 		"codeAsData":{"image":"reg.example.com/cad:1.4.0`+digest+`"}}`, p.Json)
 
-	p, err = (&Release{Frontend: r.Frontend, Backend: r.Backend}).Payload(context.Background(), nil, "")
+	p, err = (&Release{Frontend: r.Frontend, Backend: r.Backend}).Payload(context.Background(), nil)
 	require.NoError(t, err)
 	assert.NotContains(t, p.Json, `"image": "reg.example.com/cad`, "no code-as-data image when the release has none")
 }
 
 func TestPayloadStartsFromAGivenPayload(t *testing.T) {
 	given := `{"backends":{"images":[],"deployRules":[{"source":"api","target":"api"}]}}`
-	p, err := m.Payload(context.Background(), nil, given, "", []string{"reg.example.com/api:3"}, "reg.example.com/cad:3")
-	p, err = chain(t, p, err, func(p *Payload) (*Payload, error) { return p.WithSkipUpdateVersions(true) })
+	p, err := newPayload([]byte(given), payload.Options{BackendImages: []string{"reg.example.com/api:3"}, CodeAsDataImage: "reg.example.com/cad:3"})
+	p, err = chain(t, p, err, func(p *Payload) (*Payload, error) { return p.WithSkipUpdateVersions() })
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"backends":{"images":["reg.example.com/api:3"],"deployRules":[{"source":"api","target":"api"}]},
 		"codeAsData":{"image":"reg.example.com/cad:3"},"skipUpdateVersions":true}`, p.Json)
 
 	unchanged := "{\"frontend\": {\"image\": \"" + front + "\"}}"
-	p, err = m.Payload(context.Background(), nil, unchanged, "", nil, "")
+	p, err = newPayload([]byte(unchanged), payload.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, unchanged, p.Json, "a payload given whole is kept byte for byte")
 }
 
 func TestPayloadRefusesBadInput(t *testing.T) {
 	ctx := context.Background()
-	valid, err := m.Payload(ctx, nil, "", front, nil, "")
+	valid, err := m.Payload(ctx, nil, front, nil, "")
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name  string
@@ -97,10 +98,10 @@ func TestPayloadRefusesBadInput(t *testing.T) {
 		wants []string
 	}{
 		{"invalid images name their JSON paths", func() (*Payload, error) {
-			return m.Payload(ctx, nil, "", "Front:1", []string{"api"}, "")
+			return m.Payload(ctx, nil, "Front:1", []string{"api"}, "")
 		}, []string{"frontend.image", "backends.images[0]"}},
 		{"a bad starting payload names its path", func() (*Payload, error) {
-			return m.Payload(ctx, nil, `{"frontend":{"img":"a:1"}}`, "", nil, "")
+			return newPayload([]byte(`{"frontend":{"img":"a:1"}}`), payload.Options{})
 		}, []string{"starting payload", "frontend.img", `did you mean "image"?`}},
 		{"every malformed rule is reported", func() (*Payload, error) {
 			return valid.WithDeployRules([]string{"no arrow", "a -> b -> c"})
@@ -121,12 +122,12 @@ func TestPayloadRefusesBadInput(t *testing.T) {
 			}
 		})
 	}
-	_, err = m.Payload(ctx, nil, "", "", nil, "")
+	_, err = m.Payload(ctx, nil, "", nil, "")
 	assert.NoError(t, err, "the reference default alone is a valid payload")
 }
 
 func TestPayloadSummary(t *testing.T) {
-	p, err := m.Payload(context.Background(), nil, `{"frontend":{"image":"reg.example.com/front:2"},"noDowntime":{"promotionMode":"manual"}}`, "", nil, "")
+	p, err := newPayload([]byte(`{"frontend":{"image":"reg.example.com/front:2"},"noDowntime":{"promotionMode":"manual"}}`), payload.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, "frontend reg.example.com/front:2; no-downtime promotion manual", p.Summary)
 	edited, err := p.WithForceSync()
@@ -138,7 +139,7 @@ const planPayloadJSON = `{"backends":{"images":["reg/api:1","reg/jobs:1"],
 	"deployRules":[{"source":"api","target":"^api$"},{"source":"jobs","target":"^(?!api$).*"}]}}`
 
 func TestPlanSaysWhereEachImageGoes(t *testing.T) {
-	p, err := m.Payload(context.Background(), nil, planPayloadJSON, "", nil, "")
+	p, err := newPayload([]byte(planPayloadJSON), payload.Options{})
 	require.NoError(t, err)
 	plan, err := p.Plan([]string{"api", "worker", "cron"}, "")
 	require.NoError(t, err)
@@ -160,7 +161,7 @@ func TestPlanSaysWhereEachImageGoes(t *testing.T) {
 }
 
 func TestPlanFailsOnAnUndeployablePlan(t *testing.T) {
-	p, err := m.Payload(context.Background(), nil, planPayloadJSON, "", nil, "")
+	p, err := newPayload([]byte(planPayloadJSON), payload.Options{})
 	require.NoError(t, err)
 	_, err = p.Plan([]string{"api"}, "5s")
 	require.ErrorIs(t, err, rules.ErrPlan)

@@ -19,7 +19,26 @@ import (
 	"dagger/lowcode-pipeline/internal/snapshotpush"
 )
 
-// SnapshotReport is what snapshot-push did for each entry with a git section
+// Snapshot is what the toolkit's snapshot command wrote into each outputDir
+type Snapshot struct {
+	// Each entry's outputDir and how many files it holds, for a person
+	Summary string
+	// The same as JSON, for a script
+	Json string
+	// The changes to the project's outputDirs: export --path . applies additions, changes and deletions there and touches nothing else
+	Changes *dagger.Changeset
+
+	// +private
+	Collected *dagger.Container
+	// +private
+	Config *dagger.File
+	// +private
+	ConfigPath string
+	// +private
+	AllowEmpty bool
+}
+
+// SnapshotReport is what push did for each entry with a git section
 type SnapshotReport struct {
 	// One line an entry: where it went and what happened, for a person
 	Summary string
@@ -29,7 +48,7 @@ type SnapshotReport struct {
 	Entries []*SnapshotEntry
 }
 
-// SnapshotEntry is what snapshot-push did for one entry
+// SnapshotEntry is what push did for one entry
 type SnapshotEntry struct {
 	// snapshooter.name
 	Name string
@@ -37,14 +56,14 @@ type SnapshotEntry struct {
 	OutputDir string
 	// The branch pushed to (git.branch)
 	Branch string
-	// pushed, unchanged, failed: <reason>, not attempted (after a failure), or left to the platform CLI (--platform-git)
+	// pushed, unchanged, failed: <reason>, not attempted (after a failure), or left to the toolkit (toolkit-snapshot)
 	Outcome string
 	// Whether a commit was pushed
 	Changed bool
 	// The branch's commit after the run: the new commit, or the tip when unchanged
 	Commit string
-	// How many pushes it took (a push rejected because the branch moved is re-applied and tried again)
-	Attempts int
+	// How many pushes it took, the first included (a push rejected because the branch moved is re-applied and tried again)
+	PushAttempts int
 }
 
 // Where the git step finds its inputs.
@@ -54,77 +73,84 @@ const (
 	snapshotsAt = "/snapshots"
 )
 
-// Save code as data: run the platform CLI's snapshot; the changes to the project's outputDirs, ready to export
+// Save code as data: run the toolkit's snapshot into the project's outputDirs; push commits them to git
 //
-// Runs `npx <platform cli> snapshot` in the installed project with a copy of
-// the configuration whose git sections are removed (the CLI only writes patch
-// files), into emptied outputDirs, so the snapshot is exactly what the CLI
-// wrote. Fails, naming the entry, when an outputDir stays empty (unless
-// --allow-empty). `export --path .` applies additions, changes and deletions
-// inside the outputDirs and touches nothing else; `after` is the whole
-// project as a directory.
+// Runs `npx <toolkit> snapshot` in the installed project with a copy of the
+// configuration whose git sections are removed (the toolkit only writes patch
+// files), into emptied outputDirs, so the snapshot is exactly what the
+// toolkit wrote. Fails, naming the entry, when an outputDir stays empty
+// (unless --allow-empty). `changes export --path .` applies it to your
+// checkout; `push` commits each entry that has a git section.
 //
 // +cache="never"
 func (m *LowcodePipeline) Snapshot(
 	ctx context.Context,
+	// The project: a package.json, and the snapshot configuration
+	// +defaultPath="/"
+	// +ignore=["node_modules", "dist", ".git"]
+	source *dagger.Directory,
 	// Snapshot configuration file, relative to the project
 	// +optional
 	// +default="res/snapshot-config.json"
 	config string,
+	// The platform toolkit's npm package (with optional @version) that npx runs for snapshot
+	toolkit string,
 	// Platform credentials for the snapshot command, as a secret
 	// +optional
-	platformToken *dagger.Secret,
-	// Environment variable the platform CLI reads its credentials from
+	toolkitToken *dagger.Secret,
+	// Environment variable the toolkit reads its credentials from
 	// +optional
 	// +default="PLATFORM_TOKEN"
-	platformTokenEnv string,
-	// Accept an outputDir the CLI leaves empty
+	toolkitTokenEnv string,
+	// Accept an outputDir the toolkit leaves empty (push then commits the deletion of the folder)
 	// +optional
 	allowEmpty bool,
-) (*dagger.Changeset, error) {
-	if err := snapshotconfig.CheckEnvName("--platform-token-env", platformTokenEnv); err != nil {
-		return nil, err
-	}
-	entries, err := m.snapshotConfig(ctx, config)
+	// Node.js image the toolkit runs in (Node.js 20 or above)
+	// +optional
+	// +default="node:24"
+	nodeImage string,
+	// .npmrc for private registries; mounted as a secret, never in a layer
+	// +optional
+	npmrc *dagger.Secret,
+) (*Snapshot, error) {
+	run := snapshotRun{source: source, config: config, toolkit: toolkit, token: toolkitToken, tokenEnv: toolkitTokenEnv,
+		allowEmpty: allowEmpty, nodeImage: nodeImage, npmrc: npmrc}
+	entries, err := run.read(ctx)
 	if err != nil {
 		return nil, err
 	}
-	forCLI, err := snapshotconfig.ForCLI(entries, false, "", "")
+	if run.forCLI, err = snapshotconfig.ForCLI(entries, false, "", ""); err != nil {
+		return nil, err
+	}
+	collected, counts, err := run.snapshot(ctx, entries)
 	if err != nil {
 		return nil, err
 	}
-	snap, err := m.runSnapshot(ctx, snapshotRun{config: config, forCLI: forCLI, entries: entries,
-		token: platformToken, tokenEnv: platformTokenEnv, allowEmpty: allowEmpty})
-	if err != nil {
-		return nil, err
-	}
-	after := m.Source
+	after := source
+	var doc results.Snapshot
 	for i, e := range entries {
 		dir := e.Snapshooter.OutputDir
-		after = after.WithoutDirectory(dir).WithDirectory(dir, snap.Directory(snapshotconfig.Collected(snapshotsAt, i)))
+		after = after.WithoutDirectory(dir).WithDirectory(dir, collected.Directory(snapshotconfig.Collected(snapshotsAt, i)))
+		doc.Entries = append(doc.Entries, results.SnapshotDir{Name: e.Snapshooter.Name, OutputDir: dir, Files: counts[i], Pushed: e.Git != nil})
 	}
-	return after.Changes(m.Source), nil
+	return &Snapshot{Summary: doc.Text(), Json: results.JSON(doc), Changes: after.Changes(source),
+		Collected: collected, Config: source.File(config), ConfigPath: config, AllowEmpty: allowEmpty}, nil
 }
 
-// Save code as data and commit it to git: for each entry with a git section, commit and push its outputDir when it changed
+// Commit and push each entry that has a git section, only when its outputDir changed
 //
-// The module does the git work: the platform CLI gets the configuration
-// without git sections and writes patch files only. For each entry, in
-// order: check out git.branch, replace outputDir with the snapshot, commit
-// with the rendered commitMessage only when the tree changed, push; a push
-// rejected because the branch moved is re-applied on the new tip, never
-// forced. An empty snapshot, a commit deleting most of the folder and a
-// missing branch are refused unless allowed. The first failing entry stops
-// the run; the report says what reached each remote, and the function fails
-// after it when an entry failed.
+// The module does the git work: for each entry, in order, check out
+// git.branch, replace outputDir with the snapshot, commit with the rendered
+// commitMessage only when the tree changed, push; a push rejected because
+// the branch moved is re-applied on the new tip, never forced. An empty
+// snapshot, a commit deleting most of the folder and a missing branch are
+// refused unless allowed. The first failing entry stops the run; the report
+// says what reached each remote, and the function fails after it when an
+// entry failed.
 //
 // +cache="never"
-func (m *LowcodePipeline) SnapshotPush(
+func (s *Snapshot) Push(
 	ctx context.Context,
-	// Snapshot configuration file, relative to the project
-	// +optional
-	// +default="res/snapshot-config.json"
-	config string,
 	// Git access token (recommended: then git.repo carries none, and the token is never in the project). Without it, a token in git.repo's user-info is used
 	// +optional
 	gitToken *dagger.Secret,
@@ -137,65 +163,37 @@ func (m *LowcodePipeline) SnapshotPush(
 	// Create git.branch when the remote has no such branch: from the default branch, or as the first commit of an empty repository
 	// +optional
 	createBranch bool,
-	// Accept an outputDir the CLI leaves empty, and push the deletion of the folder
-	// +optional
-	allowEmpty bool,
 	// Refuse a commit that deletes more than this share of the files under outputDir (1 lets any deletion through)
 	// +optional
 	// +default=0.5
 	maxDeleteRatio float64,
-	// Pushes to try when the branch keeps moving
+	// Pushes to try when the branch keeps moving, the first included
 	// +optional
 	// +default=5
-	maxAttempts int,
+	pushAttempts int,
 	// Time limit for the git work of one entry (a Go duration); git also gives up on a transfer below 1000 bytes/s for a minute
 	// +optional
 	// +default="10m"
 	timeout string,
-	// Commit author name
+	// Commit author, "Name <email>"
 	// +optional
-	// +default="lowcode-pipeline"
-	authorName string,
-	// Commit author e-mail
-	// +optional
-	// +default="lowcode-pipeline@users.noreply.invalid"
-	authorEmail string,
-	// Let the platform CLI clone, commit and push by itself, as the interface describes; the module then does no git work and none of its checks
-	// +optional
-	platformGit bool,
-	// Platform credentials for the snapshot command, as a secret
-	// +optional
-	platformToken *dagger.Secret,
-	// Environment variable the platform CLI reads its credentials from
-	// +optional
-	// +default="PLATFORM_TOKEN"
-	platformTokenEnv string,
+	// +default="lowcode-pipeline <lowcode-pipeline@users.noreply.invalid>"
+	author string,
 ) (*SnapshotReport, error) {
-	flags := snapshotconfig.PushFlags{MaxAttempts: maxAttempts, MaxDeleteRatio: maxDeleteRatio, PlatformTokenEnv: platformTokenEnv, Timeout: timeout}
-	if err := flags.Check(); err != nil {
+	authorName, authorEmail, err := snapshotconfig.PushFlags{PushAttempts: pushAttempts, MaxDeleteRatio: maxDeleteRatio, Timeout: timeout, Author: author}.Check()
+	if err != nil {
 		return nil, err
 	}
-	entries, err := m.snapshotConfig(ctx, config)
+	entries, err := readConfig(ctx, s.Config, s.ConfigPath)
 	if err != nil {
 		return nil, err
 	}
 	pushed, err := snapshotconfig.Pushed(entries)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", config, err)
-	}
-	run := snapshotRun{config: config, entries: entries, token: platformToken, tokenEnv: platformTokenEnv, allowEmpty: allowEmpty}
-	if platformGit {
-		return m.platformGitSnapshot(ctx, run, pushed, gitUsername, gitToken)
-	}
-	if run.forCLI, err = snapshotconfig.ForCLI(entries, false, "", ""); err != nil {
-		return nil, err
-	}
-	snap, err := m.runSnapshot(ctx, run)
-	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", s.ConfigPath, err)
 	}
 	batch := snapshotpush.Batch{
-		AuthorName: authorName, AuthorEmail: authorEmail, MaxAttempts: maxAttempts, AllowEmpty: allowEmpty,
+		AuthorName: authorName, AuthorEmail: authorEmail, MaxAttempts: pushAttempts, AllowEmpty: s.AllowEmpty,
 		MaxDeleteRatio: maxDeleteRatio, CreateBranch: createBranch, Timeout: timeout,
 	}
 	tool := dag.Container().From(runtimeImage).
@@ -210,7 +208,7 @@ func (m *LowcodePipeline) SnapshotPush(
 	for i, e := range pushed {
 		dir := path.Join(snapshotsAt, strconv.Itoa(i))
 		auth := snapshotpush.EntryFor(i, e, dir, gitUsername, gitToken != nil)
-		tool = tool.WithMountedDirectory(dir, snap.Directory(snapshotconfig.Collected(snapshotsAt, e.Index)))
+		tool = tool.WithMountedDirectory(dir, s.Collected.Directory(snapshotconfig.Collected(snapshotsAt, e.Index)))
 		if auth.URLToken != "" {
 			tool = tool.WithSecretVariable(auth.Entry.TokenEnv, dag.SetSecret("lowcode-pipeline-git-token-"+strconv.Itoa(i), auth.URLToken))
 		}
@@ -224,6 +222,74 @@ func (m *LowcodePipeline) SnapshotPush(
 	done := rerun(tool.WithNewFile(batchPath, string(batchJSON))).
 		WithExec([]string{"snapshot-push", "-batch", batchPath}, dagger.ContainerWithExecOpts{Expect: dagger.ReturnTypeAny})
 	return snapshotReport(ctx, done)
+}
+
+// Run the toolkit's snapshot with its own git, as the interface describes: the toolkit clones, commits and pushes; the module does no git work and none of push's checks
+//
+// The toolkit gets the configuration with its git sections (a --git-token
+// is put in each git.repo's user-info, under the user name git.repo gives,
+// else x-access-token). The report says `left to the toolkit` for each
+// entry: what reached the remote is the toolkit's to say.
+//
+// +cache="never"
+func (m *LowcodePipeline) ToolkitSnapshot(
+	ctx context.Context,
+	// The project: a package.json, and the snapshot configuration
+	// +defaultPath="/"
+	// +ignore=["node_modules", "dist", ".git"]
+	source *dagger.Directory,
+	// Snapshot configuration file, relative to the project
+	// +optional
+	// +default="res/snapshot-config.json"
+	config string,
+	// The platform toolkit's npm package (with optional @version) that npx runs for snapshot
+	toolkit string,
+	// Platform credentials for the snapshot command, as a secret
+	// +optional
+	toolkitToken *dagger.Secret,
+	// Environment variable the toolkit reads its credentials from
+	// +optional
+	// +default="PLATFORM_TOKEN"
+	toolkitTokenEnv string,
+	// Git access token, put in each git.repo for the toolkit; without it, git.repo's own
+	// +optional
+	gitToken *dagger.Secret,
+	// Node.js image the toolkit runs in (Node.js 20 or above)
+	// +optional
+	// +default="node:24"
+	nodeImage string,
+	// .npmrc for private registries; mounted as a secret, never in a layer
+	// +optional
+	npmrc *dagger.Secret,
+) (*SnapshotReport, error) {
+	run := snapshotRun{source: source, config: config, toolkit: toolkit, token: toolkitToken, tokenEnv: toolkitTokenEnv,
+		allowEmpty: true, nodeImage: nodeImage, npmrc: npmrc} // the toolkit has pushed already: an empty folder is its business
+	entries, err := run.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pushed, err := snapshotconfig.Pushed(entries)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", config, err)
+	}
+	var token string
+	if gitToken != nil {
+		if token, err = gitToken.Plaintext(ctx); err != nil {
+			return nil, fmt.Errorf("read --git-token: %w", err)
+		}
+	}
+	if run.forCLI, err = snapshotconfig.ForCLI(entries, true, "", token); err != nil {
+		return nil, err
+	}
+	if _, _, err := run.snapshot(ctx, entries); err != nil {
+		return nil, err
+	}
+	var doc results.SnapshotReport
+	for _, e := range pushed {
+		doc.Entries = append(doc.Entries, results.SnapshotEntry{Name: e.Snapshooter.Name, OutputDir: e.Snapshooter.OutputDir,
+			Branch: e.Git.Branch, Outcome: "left to the toolkit (toolkit-snapshot)"})
+	}
+	return newSnapshotReport(doc), nil
 }
 
 // snapshotReport reads the git step's report; it fails, after printing the
@@ -245,40 +311,11 @@ func snapshotReport(ctx context.Context, done *dagger.Container) (*SnapshotRepor
 	var doc results.SnapshotReport
 	for _, e := range report.Entries {
 		doc.Entries = append(doc.Entries, results.SnapshotEntry{Name: e.Name, OutputDir: e.OutputDir, Branch: e.Branch,
-			Outcome: e.Outcome, Changed: e.Changed, Commit: e.Commit, Attempts: e.Attempts})
+			Outcome: e.Outcome, Changed: e.Changed, Commit: e.Commit, PushAttempts: e.Attempts})
 	}
-	result := newSnapshotReport(doc)
 	fmt.Fprintln(os.Stderr, report.Summary())
 	if code != 0 || report.Failed() {
-		return nil, errors.New("snapshot-push: an entry failed; what reached each remote:\n" + report.Summary())
-	}
-	return result, nil
-}
-
-// platformGitSnapshot leaves the git work to the platform CLI, as the
-// interface describes: the CLI gets the git sections, and a --git-token in
-// git.repo.
-func (m *LowcodePipeline) platformGitSnapshot(ctx context.Context, run snapshotRun, pushed []snapshotconfig.Entry,
-	gitUsername string, gitToken *dagger.Secret) (*SnapshotReport, error) {
-	var token string
-	if gitToken != nil {
-		var err error
-		if token, err = gitToken.Plaintext(ctx); err != nil {
-			return nil, fmt.Errorf("read --git-token: %w", err)
-		}
-	}
-	var err error
-	if run.forCLI, err = snapshotconfig.ForCLI(run.entries, true, gitUsername, token); err != nil {
-		return nil, err
-	}
-	run.allowEmpty = true // the CLI has pushed already: an empty folder is its business
-	if _, err := m.runSnapshot(ctx, run); err != nil {
-		return nil, err
-	}
-	var doc results.SnapshotReport
-	for _, e := range pushed {
-		doc.Entries = append(doc.Entries, results.SnapshotEntry{Name: e.Snapshooter.Name, OutputDir: e.Snapshooter.OutputDir,
-			Branch: e.Git.Branch, Outcome: "left to the platform CLI (--platform-git)"})
+		return nil, errors.New("push: an entry failed; what reached each remote:\n" + report.Summary())
 	}
 	return newSnapshotReport(doc), nil
 }
@@ -287,14 +324,14 @@ func newSnapshotReport(doc results.SnapshotReport) *SnapshotReport {
 	out := &SnapshotReport{Summary: doc.Text(), Json: results.JSON(doc)}
 	for _, e := range doc.Entries {
 		out.Entries = append(out.Entries, &SnapshotEntry{Name: e.Name, OutputDir: e.OutputDir, Branch: e.Branch,
-			Outcome: e.Outcome, Changed: e.Changed, Commit: e.Commit, Attempts: e.Attempts})
+			Outcome: e.Outcome, Changed: e.Changed, Commit: e.Commit, PushAttempts: e.PushAttempts})
 	}
 	return out
 }
 
-// snapshotConfig reads and checks the snapshot configuration.
-func (m *LowcodePipeline) snapshotConfig(ctx context.Context, config string) ([]snapshotconfig.Entry, error) {
-	data, err := m.Source.File(config).Contents(ctx)
+// readConfig reads and checks the snapshot configuration.
+func readConfig(ctx context.Context, file *dagger.File, config string) ([]snapshotconfig.Entry, error) {
+	data, err := file.Contents(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("no snapshot configuration at %s in the source directory (--config): %w", config, err)
 	}
@@ -305,29 +342,45 @@ func (m *LowcodePipeline) snapshotConfig(ctx context.Context, config string) ([]
 	return entries, nil
 }
 
+// snapshotRun is one run of the toolkit's snapshot command.
 type snapshotRun struct {
+	source     *dagger.Directory
 	config     string
-	forCLI     []byte // the configuration the CLI reads
-	entries    []snapshotconfig.Entry
+	toolkit    string
+	forCLI     []byte // the configuration the toolkit reads
 	token      *dagger.Secret
 	tokenEnv   string
 	allowEmpty bool
+	nodeImage  string
+	npmrc      *dagger.Secret
 }
 
-// runSnapshot runs the platform CLI's snapshot command in the installed
-// project, into emptied outputDirs, with r.forCLI mounted read-only over the
+// read checks the flags and reads the configuration.
+func (r *snapshotRun) read(ctx context.Context) ([]snapshotconfig.Entry, error) {
+	if err := snapshotconfig.CheckEnvName("--toolkit-token-env", r.tokenEnv); err != nil {
+		return nil, err
+	}
+	if err := nodebuild.CheckCLI(r.toolkit); err != nil {
+		return nil, err
+	}
+	return readConfig(ctx, r.source.File(r.config), r.config)
+}
+
+// snapshot runs the toolkit's snapshot command in the installed project,
+// into emptied outputDirs, with r.forCLI mounted read-only over the
 // configuration file, copies each entry's outputDir to
-// snapshotconfig.Collected(snapshotsAt, i) and checks that it wrote every one.
-func (m *LowcodePipeline) runSnapshot(ctx context.Context, r snapshotRun) (*dagger.Container, error) {
-	cmd, err := nodebuild.SnapshotCommand(m.PlatformCli, r.config, snapshotconfig.DefaultPath)
+// snapshotconfig.Collected(snapshotsAt, i), and checks that it wrote every
+// one. It returns that container and each entry's file count.
+func (r *snapshotRun) snapshot(ctx context.Context, entries []snapshotconfig.Entry) (*dagger.Container, []int, error) {
+	cmd, err := nodebuild.SnapshotCommand(r.toolkit, r.config, snapshotconfig.DefaultPath)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	installed, err := m.Install(ctx)
+	_, installed, err := install(ctx, r.source, r.nodeImage, r.npmrc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	for _, e := range r.entries {
+	for _, e := range entries {
 		installed = installed.WithoutDirectory(path.Join(appDir, e.Snapshooter.OutputDir))
 	}
 	sum := sha256.Sum256(r.forCLI)
@@ -337,17 +390,14 @@ func (m *LowcodePipeline) runSnapshot(ctx context.Context, r snapshotRun) (*dagg
 		installed = installed.WithSecretVariable(r.tokenEnv, r.token)
 	}
 	// the platform's state moves: always re-run
-	snap, err := rerun(installed).WithExec(cmd).Sync(ctx)
+	collected := rerun(installed).WithExec(cmd).WithExec(snapshotconfig.CollectCommand(entries, snapshotsAt))
+	out, err := collected.Stdout(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("npx %s snapshot failed: %w", m.PlatformCli, err)
+		return nil, nil, fmt.Errorf("npx %s snapshot failed: %w", r.toolkit, explain(err))
 	}
-	collected := snap.WithExec(snapshotconfig.CollectCommand(r.entries, snapshotsAt))
-	counts, err := collected.Stdout(ctx)
+	counts, err := snapshotconfig.CheckWritten(entries, out, r.allowEmpty)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := snapshotconfig.CheckWritten(r.entries, counts, r.allowEmpty); err != nil {
-		return nil, err
-	}
-	return collected, nil
+	return collected, counts, nil
 }

@@ -9,102 +9,85 @@ import (
 	"dagger/tests/internal/dagger"
 )
 
-// The constructor arguments every query over examples/app uses.
-const exampleArgs = `source: $source, platformCli: "platform-cli-standin", drawPackage: "draw-standin"`
-
-var qBuild = gql("build", `query($source: ID!) { lowcodePipeline(`+exampleArgs+`) {
-	build(codeAsData: true) { drawVersion hasCodeAsData dist { glob(pattern: "*/*") } } } }`)
-
 // build produces web, node and codeAsData from examples/app, and the installed design-tool version.
 // +check
 func (t *Tests) BuildProducesTheThreeOutputs(ctx context.Context) error {
-	vars, err := t.example(ctx)
+	b := build(t.app(), dagger.LowcodePipelineBuildOpts{CodeAsData: dagger.LowcodePipelineCodeAsDataKindProject})
+	files, err := b.Dist().Glob(ctx, "*/*")
 	if err != nil {
 		return err
 	}
-	var out struct {
-		LowcodePipeline struct {
-			Build struct {
-				DrawVersion   string
-				HasCodeAsData bool
-				Dist          struct{ Glob []string }
-			}
+	// v0.21.8 lists a directory with a trailing "/" (engine-facts.md)
+	for _, want := range []string{"web/index.html", "node/server.mjs", "codeAsData/config/"} {
+		if !slices.Contains(files, want) {
+			return fmt.Errorf("build output lacks %s: %v", want, files)
 		}
 	}
-	if err := t.run(ctx, qBuild, vars, &out); err != nil {
+	version, err := b.DrawVersion(ctx)
+	if err != nil {
 		return err
 	}
-	b := out.LowcodePipeline.Build
-	for _, want := range []string{"web/index.html", "node/server.mjs", "codeAsData/config/"} {
-		// v0.21.8 lists a directory with a trailing "/" (engine-facts.md)
-		if !slices.Contains(b.Dist.Glob, want) {
-			return fmt.Errorf("build output lacks %s: %v", want, b.Dist.Glob)
-		}
+	has, err := b.HasCodeAsData(ctx)
+	if err != nil {
+		return err
 	}
-	if b.DrawVersion != "2.14.0" || !b.HasCodeAsData {
-		return fmt.Errorf("drawVersion %q (want 2.14.0), hasCodeAsData %v (want true)", b.DrawVersion, b.HasCodeAsData)
+	summary, err := b.Summary(ctx)
+	if err != nil {
+		return err
+	}
+	if version != "2.14.0" || !has || !strings.Contains(summary, "draw_version 2.14.0") {
+		return fmt.Errorf("drawVersion %q (want 2.14.0), hasCodeAsData %v (want true), summary %q", version, has, summary)
 	}
 	return nil
 }
 
-var qOldNode = gql("old-node", `query($source: ID!) { lowcodePipeline(source: $source, nodeImage: "node:18") { build { drawVersion } } }`)
-
-// A Node.js image older than 20 is refused.
+// Each output costs only its own work: the frontend exports although build:node fails.
 // +check
-func (t *Tests) BuildRefusesOldNode(ctx context.Context) error {
-	vars, err := t.example(ctx)
-	if err != nil {
-		return err
+func (t *Tests) BuildOutputsAreBuiltWhenUsed(ctx context.Context) error {
+	source := t.app().WithNewFile("scripts/build-node.mjs", "console.error('build:node is broken'); process.exit(1);\n")
+	b := build(source, dagger.LowcodePipelineBuildOpts{})
+	if _, err := b.Frontend().Entries(ctx); err != nil {
+		return fmt.Errorf("dist/web needs build:draw only, yet: %w", err)
 	}
-	return t.fails(ctx, qOldNode, vars, "has Node.js v18", "needs 20 or above")
+	_, err := b.Backend().Entries(ctx)
+	return fails("dist/node", err, "exit code")
 }
 
-var qNoDrawScript = gql("no-draw-script", `query($source: ID!) { lowcodePipeline(source: $source) { build { drawVersion } } }`)
+// A Node.js image older than 20 is refused, saying why.
+// +check
+func (t *Tests) BuildRefusesOldNode(ctx context.Context) error {
+	_, err := build(t.app(), dagger.LowcodePipelineBuildOpts{NodeImage: "node:18"}).DrawVersion(ctx)
+	return fails("node:18", err, "has Node.js v18", "needs 20 or above")
+}
 
 // A project without a build:draw script is refused, naming the script and the file.
 // +check
 func (t *Tests) BuildNamesMissingScript(ctx context.Context) error {
-	id, err := dag.Directory().WithNewFile("package.json", `{"name":"x","scripts":{"build:node":"true"}}`).ID(ctx)
-	if err != nil {
-		return err
-	}
-	return t.fails(ctx, qNoDrawScript, map[string]any{"source": id}, `package.json: no "build:draw" script`)
+	source := dag.Directory().WithNewFile("package.json", `{"name":"x","scripts":{"build:node":"true"}}`)
+	_, err := dag.LowcodePipeline().Build(dagger.LowcodePipelineBuildOpts{Source: source}).DrawVersion(ctx)
+	return fails("no build:draw", err, `package.json: no "build:draw" script`)
 }
 
 const npmrcMarker = "npm-secret-token-4711"
 
-var qNpmrc = gql("npmrc", `query($source: ID!, $npmrc: ID!) { lowcodePipeline(source: $source, npmrc: $npmrc) { install {
-	rootfs { exists(path: "run/secrets/npmrc") }
-	withExec(args: ["sh", "-c", "grep -rIl `+npmrcMarker+` /app /root /var/cache/npm /tmp 2>/dev/null | wc -l"]) { stdout } } } }`)
-
 // The .npmrc secret reaches npm but never the project, the cache or the image's filesystem.
 // +check
 func (t *Tests) NpmrcNeverEntersLayer(ctx context.Context) error {
-	npmrc, err := dag.SetSecret("npmrc", "//registry.example.com/:_authToken="+npmrcMarker+"\n").ID(ctx)
+	npmrc := dag.SetSecret("npmrc", "//registry.example.com/:_authToken="+npmrcMarker+"\n")
+	installed := dag.LowcodePipeline().Install(dagger.LowcodePipelineInstallOpts{Source: t.app(), Npmrc: npmrc})
+	exists, err := installed.Rootfs().Exists(ctx, "run/secrets/npmrc")
 	if err != nil {
 		return err
 	}
-	vars, err := t.example(ctx)
-	if err != nil {
-		return err
-	}
-	vars["npmrc"] = npmrc
-	var out struct {
-		LowcodePipeline struct {
-			Install struct {
-				Rootfs   struct{ Exists bool }
-				WithExec struct{ Stdout string }
-			}
-		}
-	}
-	if err := t.run(ctx, qNpmrc, vars, &out); err != nil {
-		return err
-	}
-	if out.LowcodePipeline.Install.Rootfs.Exists {
+	if exists {
 		return fmt.Errorf("the .npmrc secret is part of the container's filesystem")
 	}
-	if n := strings.TrimSpace(out.LowcodePipeline.Install.WithExec.Stdout); n != "0" {
-		return fmt.Errorf("%s files hold the .npmrc token", n)
+	n, err := installed.WithExec([]string{"sh", "-c", "grep -rIl " + npmrcMarker + " /app /root /var/cache/npm /tmp 2>/dev/null | wc -l"}).Stdout(ctx)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(n) != "0" {
+		return fmt.Errorf("%s files hold the .npmrc token", strings.TrimSpace(n))
 	}
 	return nil
 }
@@ -126,29 +109,17 @@ writeFileSync('dist/node/package.json', JSON.stringify({ name: 'addon-backend', 
 writeFileSync('dist/node/index.js', "const db = require('better-sqlite3')(':memory:'); console.log(db.prepare('select 41 + 1 as n').get().n);");`)
 }
 
-var qNativeAddon = gql("native-addon", `query($source: ID!) { lowcodePipeline(source: $source, drawPackage: "better-sqlite3") { build {
-	backendImage { withExec(args: ["node", "."]) { stdout } } } } }`)
-
 // A backend with a native addon runs in its image: the runtime has the build image's C library.
 // +check
 func (t *Tests) BackendNativeAddonRuns(ctx context.Context) error {
-	id, err := nativeAddonProject().ID(ctx)
+	out, err := dag.LowcodePipeline().Build(dagger.LowcodePipelineBuildOpts{Source: nativeAddonProject(), DrawPackage: "better-sqlite3"}).
+		BackendImage().
+		WithExec([]string{"node", "."}).
+		Stdout(ctx)
 	if err != nil {
 		return err
 	}
-	var out struct {
-		LowcodePipeline struct {
-			Build struct {
-				BackendImage struct {
-					WithExec struct{ Stdout string }
-				}
-			}
-		}
-	}
-	if err := t.run(ctx, qNativeAddon, map[string]any{"source": id}, &out); err != nil {
-		return err
-	}
-	if got := strings.TrimSpace(out.LowcodePipeline.Build.BackendImage.WithExec.Stdout); got != "42" {
+	if got := strings.TrimSpace(out); got != "42" {
 		return fmt.Errorf("the backend with a native addon printed %q, want 42", got)
 	}
 	return nil

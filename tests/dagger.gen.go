@@ -219,6 +219,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).BuildNamesMissingScript(&parent, ctx)
+		case "BuildOutputsAreBuiltWhenUsed":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).BuildOutputsAreBuiltWhenUsed(&parent, ctx)
 		case "BuildProducesTheThreeOutputs":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
@@ -240,6 +247,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).ChainDeploysThePublishedDigests(&parent, ctx)
+		case "DeliverIsTheChainInOneCall":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).DeliverIsTheChainInOneCall(&parent, ctx)
 		case "DemoRunsTheWholePipeline":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
@@ -345,13 +359,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).PublishPushesImagesPinnedByDigest(&parent, ctx)
-		case "PublishRefusesInvalidTag":
+		case "PublishRefusesBadNames":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
 			if err != nil {
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
-			return nil, (*Tests).PublishRefusesInvalidTag(&parent, ctx)
+			return nil, (*Tests).PublishRefusesBadNames(&parent, ctx)
 		case "PublishSignsAndDescribesImages":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)

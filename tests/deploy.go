@@ -10,203 +10,166 @@ import (
 	"dagger/tests/internal/dagger"
 )
 
-var qPayload = gql("payload", `{ lowcodePipeline { payload(
-	frontendImage: "registry.example.com/team/front:1.0.0", backendImage: ["registry.example.com/team/api:1.0.0"]) {
-	withDeployRules(deployRule: ["/api: -> ^(?!legacy$).*"]) { withPromotionMode(mode: AUTO) { json summary } } } } }`)
-
 // payload builds the reference payload with the given images, rules and modes.
 // +check
 func (t *Tests) PayloadBuildsTheReferencePayload(ctx context.Context) error {
-	var out struct {
-		LowcodePipeline struct {
-			Payload struct {
-				WithDeployRules struct {
-					WithPromotionMode struct{ Json, Summary string }
-				}
-			}
-		}
-	}
-	if err := t.run(ctx, qPayload, nil, &out); err != nil {
+	p := dag.LowcodePipeline().
+		Payload(dagger.LowcodePipelinePayloadOpts{FrontendRef: "registry.example.com/team/front:1.0.0", BackendRef: []string{"registry.example.com/team/api:1.0.0"}}).
+		WithDeployRules([]string{"/api: -> ^(?!legacy$).*"}).
+		WithPromotionMode(dagger.LowcodePipelineApprovalModeAuto)
+	summary, err := p.Summary(ctx)
+	if err != nil {
 		return err
 	}
-	p := out.LowcodePipeline.Payload.WithDeployRules.WithPromotionMode
-	if !strings.Contains(p.Summary, "frontend registry.example.com/team/front:1.0.0") {
-		return fmt.Errorf("summary %q does not name the frontend", p.Summary)
+	if !strings.Contains(summary, "frontend registry.example.com/team/front:1.0.0") {
+		return fmt.Errorf("summary %q does not name the frontend", summary)
 	}
-	return sameJSON(p.Json, `{"backends":{"images":["registry.example.com/team/api:1.0.0"],"deployRules":[{"source":"/api:","target":"^(?!legacy$).*"}]},
+	doc, err := p.JSON(ctx)
+	if err != nil {
+		return err
+	}
+	return sameJSON(doc, `{"backends":{"images":["registry.example.com/team/api:1.0.0"],"deployRules":[{"source":"/api:","target":"^(?!legacy$).*"}]},
 		"codeAsData":{"updateMode":"manual"},"frontend":{"image":"registry.example.com/team/front:1.0.0"},"noDowntime":{"promotionMode":"auto"}}`)
 }
-
-var qBadPayload = gql("bad-payload", `query($payload: String!) { lowcodePipeline { payload(fromJson: $payload) { json } } }`)
 
 // A payload given whole is checked, with every problem and its JSON path.
 // +check
 func (t *Tests) PayloadReportsAllProblems(ctx context.Context) error {
-	return t.fails(ctx, qBadPayload, map[string]any{"payload": `{"frontend":{"image":"Not A Ref"},"noDowntim":{}}`},
-		"frontend.image", `noDowntim: unknown key (did you mean "noDowntime"?)`)
+	from := dag.File("payload.json", `{"frontend":{"image":"Not A Ref"},"noDowntim":{}}`)
+	_, err := dag.LowcodePipeline().Payload(dagger.LowcodePipelinePayloadOpts{From: from}).JSON(ctx)
+	return fails("a bad payload", err, "frontend.image", `noDowntim: unknown key (did you mean "noDowntime"?)`)
 }
-
-const conflicting = `{"backends":{"images":["registry.example.com/a:1","registry.example.com/b:1"],"deployRules":[{"source":".*","target":".*"}]}}`
-
-var qPlanConflict = gql("plan-conflict", `query($payload: String!) { lowcodePipeline { payload(fromJson: $payload) {
-	plan(backend: ["api"]) { warnings } } } }`)
 
 // plan fails on a backend that would receive two images.
 // +check
 func (t *Tests) PlanFailsOnConflict(ctx context.Context) error {
-	return t.fails(ctx, qPlanConflict, map[string]any{"payload": conflicting}, `backend "api" would receive 2 different images`)
+	from := dag.File("payload.json", `{"backends":{"images":["registry.example.com/a:1","registry.example.com/b:1"],"deployRules":[{"source":".*","target":".*"}]}}`)
+	_, err := dag.LowcodePipeline().Payload(dagger.LowcodePipelinePayloadOpts{From: from}).Plan([]string{"api"}).Summary(ctx)
+	return fails("a conflict", err, `backend "api" would receive 2 different images`)
 }
-
-var qPlan = gql("plan", `{ lowcodePipeline { payload(backendImage: ["registry.example.com/api:1", "registry.example.com/jobs:1"]) {
-	withDeployRules(deployRule: ["/api: -> ^api$", "/jobs: -> ^(?!api$)"]) {
-	plan(backend: ["api", "worker"]) { images { image rules backends } backends { name images rules } warnings summary json } } } } }`)
 
 // plan says, as data, which image each backend receives and through which rules.
 // +check
 func (t *Tests) PlanSaysWhereImagesGo(ctx context.Context) error {
-	var out struct {
-		LowcodePipeline struct {
-			Payload struct {
-				WithDeployRules struct {
-					Plan struct {
-						Images []struct {
-							Image    string
-							Rules    []int
-							Backends []string
-						}
-						Backends []struct {
-							Name   string
-							Images []string
-							Rules  []int
-						}
-						Warnings []string
-						Summary  string
-						Json     string
-					}
-				}
-			}
-		}
-	}
-	if err := t.run(ctx, qPlan, nil, &out); err != nil {
+	plan := dag.LowcodePipeline().
+		Payload(dagger.LowcodePipelinePayloadOpts{BackendRef: []string{"registry.example.com/api:1", "registry.example.com/jobs:1"}}).
+		WithDeployRules([]string{"/api: -> ^api$", "/jobs: -> ^(?!api$)"}).
+		Plan([]string{"api", "worker"})
+	summary, err := plan.Summary(ctx)
+	if err != nil {
 		return err
 	}
-	plan := out.LowcodePipeline.Payload.WithDeployRules.Plan
-	if len(plan.Backends) != 2 || plan.Backends[1].Name != "worker" || !slices.Equal(plan.Backends[1].Images, []string{"registry.example.com/jobs:1"}) ||
-		!slices.Equal(plan.Backends[1].Rules, []int{1}) || !strings.Contains(plan.Summary, "worker") {
-		return fmt.Errorf("unexpected plan: %+v", plan)
+	if !strings.Contains(summary, "worker") {
+		return fmt.Errorf("the plan's table lacks the worker: %s", summary)
 	}
-	return sameJSON(plan.Json, `{"images":[{"image":"registry.example.com/api:1","rules":[0],"backends":["api"]},
+	backends, err := plan.Backends(ctx)
+	if err != nil {
+		return err
+	}
+	if len(backends) != 2 {
+		return fmt.Errorf("%d backends, want 2", len(backends))
+	}
+	name, _ := backends[1].Name(ctx)
+	images, _ := backends[1].Images(ctx)
+	rules, _ := backends[1].Rules(ctx)
+	if name != "worker" || !slices.Equal(images, []string{"registry.example.com/jobs:1"}) || !slices.Equal(rules, []int{1}) {
+		return fmt.Errorf("backend 1 is %s with %v through rules %v; want worker with the jobs image through rule 1", name, images, rules)
+	}
+	doc, err := plan.JSON(ctx)
+	if err != nil {
+		return err
+	}
+	return sameJSON(doc, `{"images":[{"image":"registry.example.com/api:1","rules":[0],"backends":["api"]},
 		{"image":"registry.example.com/jobs:1","rules":[1],"backends":["worker"]}],
 		"backends":[{"name":"api","images":["registry.example.com/api:1"],"rules":[0]},{"name":"worker","images":["registry.example.com/jobs:1"],"rules":[1]}],
 		"warnings":null}`)
 }
 
-var qReceiver = gql("webhook-receiver", `query($token: ID!) { lowcodePipeline { webhookReceiver(webhookToken: $token) { id } } }`)
+// receiver is the module's webhook receiver, started for one check.
+type receiver struct {
+	svc   *dagger.Service
+	token *dagger.Secret
+	url   string // its endpoint, with path
+}
+
+// startReceiver starts the module's webhook receiver for path. It is handed
+// to the module by its endpoint URL, which resolves in every module of the
+// session (engine-facts.md).
+func startReceiver(ctx context.Context, path string) (*receiver, error) {
+	token := dag.SetSecret("webhook-token"+strings.ReplaceAll(path, "/", "-"), receiverToken(path))
+	svc, err := dag.LowcodePipeline().WebhookReceiver(token).Start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	endpoint, err := svc.Endpoint(ctx, dagger.ServiceEndpointOpts{Scheme: "http"})
+	if err != nil {
+		svc.Stop(ctx)
+		return nil, err
+	}
+	return &receiver{svc: svc, token: token, url: endpoint + path}, nil
+}
 
 // receiverToken is the token of the receiver a check starts for path.
 func receiverToken(path string) string {
 	return "engine-check-token" + strings.ReplaceAll(path, "/", "-")
 }
 
-// withReceiver starts the module's webhook receiver and names it in vars:
-// $url (its address with path) and $token.
-func (t *Tests) withReceiver(ctx context.Context, vars map[string]any, path string) (*dagger.Service, *dagger.Secret, error) {
-	token := dag.SetSecret("webhook-token"+strings.ReplaceAll(path, "/", "-"), receiverToken(path))
-	tokenID, err := token.ID(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	var svc struct {
-		LowcodePipeline struct {
-			WebhookReceiver struct{ ID string }
-		}
-	}
-	if err := t.run(ctx, qReceiver, map[string]any{"token": tokenID}, &svc); err != nil {
-		return nil, nil, err
-	}
-	receiver, err := dag.LoadServiceFromID(dagger.ServiceID(svc.LowcodePipeline.WebhookReceiver.ID)).Start(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	endpoint, err := receiver.Endpoint(ctx, dagger.ServiceEndpointOpts{Scheme: "http"})
-	if err != nil {
-		receiver.Stop(ctx)
-		return nil, nil, err
-	}
-	vars["url"], vars["token"] = endpoint+path, tokenID
-	return receiver, token, nil
+// delivery is one request the receiver recorded.
+type delivery struct {
+	Path    string
+	Payload json.RawMessage
 }
 
 // deliveries are what the receiver recorded.
-func deliveries(ctx context.Context, receiver *dagger.Service, token *dagger.Secret) ([]struct {
-	Path    string
-	Payload json.RawMessage
-}, error) {
+func (r *receiver) deliveries(ctx context.Context) ([]delivery, error) {
 	out, err := dag.Container().From("alpine:3.22").
-		WithServiceBinding("receiver", receiver).
-		WithSecretVariable("T", token).
+		WithServiceBinding("receiver", r.svc).
+		WithSecretVariable("T", r.token).
 		WithExec([]string{"sh", "-c", `wget -qO- --header "Authorization: Bearer $T" http://receiver:8080/_deliveries`}).
 		Stdout(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var list []struct {
-		Path    string
-		Payload json.RawMessage
-	}
+	var list []delivery
 	return list, json.Unmarshal([]byte(out), &list)
 }
-
-// receipt is the module's Receipt as a check reads it, every field.
-type receipt struct {
-	Summary, Json               string
-	Status                      int
-	Message, Url, PayloadSha256 string
-	Images                      []string
-	SentAt                      string
-	DurationMs, Attempts        int
-	Warnings                    []string
-	DryRun                      bool
-	Request                     string
-}
-
-const receiptFields = `summary json status message url payloadSha256 images sentAt durationMs attempts warnings dryRun request`
-
-var qDeploy = gql("deploy", `query($url: String!, $token: ID!) { lowcodePipeline { payload(frontendImage: "registry.example.com/front:1") {
-	deploy(webhookUrl: $url, webhookToken: $token, allowHttp: true) { `+receiptFields+` } } } }`)
 
 // deploy sends the payload once to the webhook receiver, which records it; the receipt holds no token.
 // +check
 func (t *Tests) DeployReachesTheReceiverOnce(ctx context.Context) error {
-	vars := map[string]any{}
-	receiver, token, err := t.withReceiver(ctx, vars, "/acme/dev")
+	rcv, err := startReceiver(ctx, "/acme/dev")
 	if err != nil {
 		return err
 	}
-	defer receiver.Stop(ctx)
-	var out struct {
-		LowcodePipeline struct {
-			Payload struct{ Deploy receipt }
-		}
-	}
-	if err := t.run(ctx, qDeploy, vars, &out); err != nil {
+	defer rcv.svc.Stop(ctx)
+	rec := dag.LowcodePipeline().Payload(dagger.LowcodePipelinePayloadOpts{FrontendRef: "registry.example.com/front:1"}).
+		Deploy(rcv.url, rcv.token, dagger.LowcodePipelinePayloadDeployOpts{AllowHTTP: true})
+	rec, err = pinReceipt(ctx, rec)
+	if err != nil {
 		return err
 	}
-	rec := out.LowcodePipeline.Payload.Deploy
-	if rec.Status != 200 || rec.Message != "success" || rec.Attempts != 1 || strings.Contains(fmt.Sprint(rec), receiverToken("/acme/dev")) {
-		return fmt.Errorf("unexpected receipt: %+v", rec)
+	summary, err := rec.Summary(ctx)
+	if err != nil {
+		return err
 	}
-	if !strings.HasPrefix(rec.Summary, "deployed: 200 success\n") || !strings.Contains(rec.Summary, "registry.example.com/front:1") {
-		return fmt.Errorf("the receipt's summary %q does not say what was deployed", rec.Summary)
+	doc, err := rec.JSON(ctx)
+	if err != nil {
+		return err
 	}
-	var doc struct {
-		Status int
-		Images []string
+	var r struct {
+		Status          int
+		Message         string
+		ConnectAttempts int
+		Images          []string
 	}
-	if err := json.Unmarshal([]byte(rec.Json), &doc); err != nil || doc.Status != 200 || len(doc.Images) != 1 {
-		return fmt.Errorf("the receipt's json %q is not the receipt (%v)", rec.Json, err)
+	if err := json.Unmarshal([]byte(doc), &r); err != nil {
+		return err
 	}
-	got, err := deliveries(ctx, receiver, token)
+	if r.Status != 200 || r.Message != "success" || r.ConnectAttempts != 1 || len(r.Images) != 1 ||
+		strings.Contains(doc+summary, receiverToken("/acme/dev")) || !strings.HasPrefix(summary, "deployed: 200 success\n") {
+		return fmt.Errorf("unexpected receipt: %s\n%s", summary, doc)
+	}
+	got, err := rcv.deliveries(ctx)
 	if err != nil {
 		return err
 	}
@@ -216,85 +179,119 @@ func (t *Tests) DeployReachesTheReceiverOnce(ctx context.Context) error {
 	return nil
 }
 
-var qPlainHTTP = gql("plain-http", `query($token: ID!) { lowcodePipeline { payload(frontendImage: "registry.example.com/front:1") {
-	deploy(webhookUrl: "http://hooks.example.com/a", webhookToken: $token) { status } } } }`)
-
 // deploy refuses a plain-http address unless asked, before anything is sent.
 // +check
 func (t *Tests) DeployRefusesPlainHttp(ctx context.Context) error {
-	id, err := dag.SetSecret("t", "x").ID(ctx)
-	if err != nil {
-		return err
-	}
-	return t.fails(ctx, qPlainHTTP, map[string]any{"token": id}, "uses plain http")
+	_, err := dag.LowcodePipeline().Payload(dagger.LowcodePipelinePayloadOpts{FrontendRef: "registry.example.com/front:1"}).
+		Deploy("http://hooks.example.com/a", dag.SetSecret("t", "x")).Status(ctx)
+	return fails("plain http", err, "uses plain http")
 }
-
-var qChain = gql("chain", `query($source: ID!, $registry: ID!, $url: String!, $token: ID!) { lowcodePipeline(`+exampleArgs+`) {
-	build(codeAsData: true) { publish(registry: "`+checkRegistry+`", frontendRepository: "chain/frontend", backendRepository: "chain/backend",
-		codeAsDataRepository: "chain/codeasdata", tag: ["2.0.0"], registryService: $registry) {
-		`+releaseFields+`
-		payload { json deploy(webhookUrl: $url, webhookToken: $token, allowHttp: true) { `+receiptFields+` } } } } } }`)
 
 // The chain build → publish → payload → deploy delivers exactly once, and the payload carries the published digests.
 // +check
 func (t *Tests) ChainDeploysThePublishedDigests(ctx context.Context) error {
-	vars, registry, err := t.exampleWithRegistry(ctx, "ChainDeploysThePublishedDigests")
+	reg, err := registry(ctx, "ChainDeploysThePublishedDigests")
 	if err != nil {
 		return err
 	}
-	defer registry.Stop(ctx)
-	receiver, token, err := t.withReceiver(ctx, vars, "/acme/chain")
+	defer reg.Stop(ctx)
+	rcv, err := startReceiver(ctx, "/acme/chain")
 	if err != nil {
 		return err
 	}
-	defer receiver.Stop(ctx)
-	var out struct {
-		LowcodePipeline struct {
-			Build struct {
-				Publish struct {
-					release
-					Payload struct {
-						Json   string
-						Deploy receipt
-					}
-				}
-			}
+	defer rcv.svc.Stop(ctx)
+	rel := build(t.app(), dagger.LowcodePipelineBuildOpts{CodeAsData: dagger.LowcodePipelineCodeAsDataKindProject}).
+		Publish(checkRegistry+"/chain/{kind}", []string{"2.0.0"}, dagger.LowcodePipelineBuildPublishOpts{RegistryService: reg})
+	rel, err = pinRelease(ctx, rel)
+	if err != nil {
+		return err
+	}
+	payload := rel.Payload()
+	images, err := payload.Deploy(rcv.url, rcv.token, dagger.LowcodePipelinePayloadDeployOpts{AllowHTTP: true}).Images(ctx)
+	if err != nil {
+		return err
+	}
+	var want []string
+	for _, list := range []func(context.Context) ([]dagger.LowcodePipelinePushedImage, error){rel.Frontend, rel.Backend, rel.CodeAsData} {
+		refs, err := list(ctx)
+		if err != nil {
+			return err
 		}
+		if len(refs) == 0 {
+			return fmt.Errorf("the release lacks an image")
+		}
+		ref, _ := refs[0].Ref(ctx)
+		want = append(want, ref)
 	}
-	if err := t.run(ctx, qChain, vars, &out); err != nil {
-		return err
+	if !slices.Equal(images, want) {
+		return fmt.Errorf("the receipt deployed %v, want the published %v", images, want)
 	}
-	pub := out.LowcodePipeline.Build.Publish
-	if len(pub.Frontend) == 0 || len(pub.Backend) == 0 || len(pub.CodeAsData) == 0 {
-		return fmt.Errorf("the release lacks an image: %+v", pub.release)
-	}
-	want := []string{pub.Frontend[0].Ref, pub.Backend[0].Ref, pub.CodeAsData[0].Ref}
-	if !slices.Equal(pub.Payload.Deploy.Images, want) || pub.Payload.Deploy.Status != 200 {
-		return fmt.Errorf("the receipt deployed %v (status %d), want the published %v", pub.Payload.Deploy.Images, pub.Payload.Deploy.Status, want)
-	}
-	got, err := deliveries(ctx, receiver, token)
+	return oneDelivery(ctx, rcv, payload)
+}
+
+// oneDelivery: the receiver recorded exactly one request, whose body is the payload.
+func oneDelivery(ctx context.Context, rcv *receiver, payload *dagger.LowcodePipelinePayload) error {
+	got, err := rcv.deliveries(ctx)
 	if err != nil {
 		return err
 	}
 	if len(got) != 1 {
 		return fmt.Errorf("the receiver recorded %d deliveries, want exactly 1", len(got))
 	}
-	return sameJSON(string(got[0].Payload), pub.Payload.Json)
+	doc, err := payload.JSON(ctx)
+	if err != nil {
+		return err
+	}
+	return sameJSON(string(got[0].Payload), doc)
 }
 
-var qDemo = gql("demo", `{ lowcodePipeline { demo } }`)
+// deliver, one call, builds, publishes and deploys exactly once, and its summary shows the pinned images and the receipt.
+// +check
+func (t *Tests) DeliverIsTheChainInOneCall(ctx context.Context) error {
+	reg, err := registry(ctx, "DeliverIsTheChainInOneCall")
+	if err != nil {
+		return err
+	}
+	defer reg.Stop(ctx)
+	rcv, err := startReceiver(ctx, "/acme/deliver")
+	if err != nil {
+		return err
+	}
+	defer rcv.svc.Stop(ctx)
+	d := dag.LowcodePipeline().Deliver(checkRegistry+"/deliver/{kind}", []string{"4.0.0"}, rcv.url, rcv.token, dagger.LowcodePipelineDeliverOpts{
+		Source: t.app(), Toolkit: toolkit, DrawPackage: drawPackage, CodeAsData: dagger.LowcodePipelineCodeAsDataKindBricks,
+		RegistryService: reg, AllowHTTP: true, Created: "2026-11-01T00:00:00Z",
+		Payload: dag.File("payload.json", `{"backends":{"images":[],"deployRules":[{"source":"/backend:","target":"^api$"}]},"codeAsData":{"updateMode":"auto"}}`),
+	})
+	d, err = pinDelivery(ctx, d)
+	if err != nil {
+		return err
+	}
+	summary, err := d.Summary(ctx)
+	if err != nil {
+		return err
+	}
+	if strings.Count(summary, ":4.0.0@sha256:") != 6 || !strings.Contains(summary, "deployed: 200 success") {
+		return fmt.Errorf("deliver printed %q: want three images pinned by digest (in the release and the receipt) and 200 success", summary)
+	}
+	doc, err := d.Payload().JSON(ctx)
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(doc, `"updateMode":"auto"`) || !strings.Contains(doc, `"target":"^api$"`) {
+		return fmt.Errorf("the payload %s did not start from --payload", doc)
+	}
+	return oneDelivery(ctx, rcv, d.Payload())
+}
 
 // demo runs the whole pipeline on the embedded example and prints a readable receipt: status 200, three images published by digest.
 // +check
 func (t *Tests) DemoRunsTheWholePipeline(ctx context.Context) error {
-	var out struct {
-		LowcodePipeline struct{ Demo string }
-	}
-	if err := t.run(ctx, qDemo, nil, &out); err != nil {
+	text, err := dag.LowcodePipeline().Demo(ctx)
+	if err != nil {
 		return err
 	}
-	text := out.LowcodePipeline.Demo
-	if !strings.HasPrefix(text, "deployed: 200 success\n") || !strings.Contains(text, "payload:  sha256 ") {
+	if !strings.Contains(text, "deployed: 200 success\n") || !strings.Contains(text, "payload:  sha256 ") {
 		return fmt.Errorf("demo printed %q, want a receipt saying 200 success and the payload's SHA-256", text)
 	}
 	for _, kind := range []string{"frontend", "backend", "codeasdata"} {
@@ -305,12 +302,6 @@ func (t *Tests) DemoRunsTheWholePipeline(ctx context.Context) error {
 	return nil
 }
 
-var qDeployTLS = gql("deploy-tls", `query($url: String!, $token: ID!, $ca: ID!) { lowcodePipeline { payload(frontendImage: "registry.example.com/front:1") {
-	deploy(webhookUrl: $url, webhookToken: $token, webhookCaCert: $ca) { status message } } } }`)
-
-var qDeployTLSUntrusted = gql("deploy-tls-untrusted", `query($url: String!, $token: ID!) { lowcodePipeline { payload(frontendImage: "registry.example.com/front:1") {
-	deploy(webhookUrl: $url, webhookToken: $token) { status } } } }`)
-
 // deploy reaches an HTTPS webhook signed by a private CA when, and only when, --webhook-ca-cert names that CA.
 // +check
 func (t *Tests) DeployTrustsPrivateCA(ctx context.Context) error {
@@ -318,13 +309,12 @@ func (t *Tests) DeployTrustsPrivateCA(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	vars := map[string]any{}
-	receiver, token, err := t.withReceiver(ctx, vars, "/acme/tls")
+	rcv, err := startReceiver(ctx, "/acme/tls")
 	if err != nil {
 		return err
 	}
-	defer receiver.Stop(ctx)
-	front, err := tlsFront("deploy-tls", ca, receiver, 8080, 8443).Start(ctx)
+	defer rcv.svc.Stop(ctx)
+	front, err := tlsFront("deploy-tls", ca, rcv.svc, 8080, 8443).Start(ctx)
 	if err != nil {
 		return err
 	}
@@ -333,25 +323,19 @@ func (t *Tests) DeployTrustsPrivateCA(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	vars["url"] = endpoint + "/acme/tls"
-	if err := t.fails(ctx, qDeployTLSUntrusted, map[string]any{"url": vars["url"], "token": vars["token"]}, "certificate"); err != nil {
-		return fmt.Errorf("without --webhook-ca-cert: %w", err)
-	}
-	if vars["ca"], err = dag.File("ca.pem", ca.CA).ID(ctx); err != nil {
+	p := dag.LowcodePipeline().Payload(dagger.LowcodePipelinePayloadOpts{FrontendRef: "registry.example.com/front:1"})
+	_, err = p.Deploy(endpoint+"/acme/tls", rcv.token).Status(ctx)
+	if err := fails("without --webhook-ca-cert", err, "certificate"); err != nil {
 		return err
 	}
-	var out struct {
-		LowcodePipeline struct {
-			Payload struct{ Deploy receipt }
-		}
-	}
-	if err := t.run(ctx, qDeployTLS, vars, &out); err != nil {
+	status, err := p.Deploy(endpoint+"/acme/tls", rcv.token, dagger.LowcodePipelinePayloadDeployOpts{WebhookCaCert: dag.File("ca.pem", ca.CA)}).Status(ctx)
+	if err != nil {
 		return err
 	}
-	if rec := out.LowcodePipeline.Payload.Deploy; rec.Status != 200 || rec.Message != "success" {
-		return fmt.Errorf("unexpected receipt: %+v", rec)
+	if status != 200 {
+		return fmt.Errorf("status %d through the TLS front, want 200", status)
 	}
-	got, err := deliveries(ctx, receiver, token)
+	got, err := rcv.deliveries(ctx)
 	if err != nil {
 		return err
 	}

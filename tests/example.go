@@ -4,23 +4,22 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"dagger/tests/internal/dagger"
 )
 
-// The checks of examples/go, the module that chains lowcode-pipeline from Go
-// with its generated bindings: what it shows a reader must work.
-
-var qExamplePlan = gqlExample("example-plan", `{ lowcodePipelineExample {
-	plan(backendImage: ["registry.example.com/api:1", "registry.example.com/jobs:1"],
-		deployRule: ["/api: -> ^api$", "/jobs: -> ^(?!api$)"], backend: ["api", "worker"]) } }`)
+// The checks of examples/go, the module that calls lowcode-pipeline from Go
+// with its generated bindings: what it shows a reader must work. tests/
+// depends on it as on lowcode-pipeline.
 
 // The Go example's plan: a payload, deploy rules and a plan, chained from another module.
 // +check
 func (t *Tests) GoExamplePlans(ctx context.Context) error {
-	var out struct{ LowcodePipelineExample struct{ Plan string } }
-	if err := t.run(ctx, qExamplePlan, nil, &out); err != nil {
+	table, err := dag.LowcodePipelineExample().Plan(ctx, []string{"registry.example.com/api:1", "registry.example.com/jobs:1"},
+		[]string{"/api: -> ^api$", "/jobs: -> ^(?!api$)"}, []string{"api", "worker"})
+	if err != nil {
 		return err
 	}
-	table := out.LowcodePipelineExample.Plan
 	for _, want := range []string{"registry.example.com/api:1", "registry.example.com/jobs:1", "worker"} {
 		if !strings.Contains(table, want) {
 			return fmt.Errorf("the example's plan lacks %q:\n%s", want, table)
@@ -29,46 +28,47 @@ func (t *Tests) GoExamplePlans(ctx context.Context) error {
 	return nil
 }
 
-var qExampleDeliver = gqlExample("example-deliver", `query($source: ID!, $registry: ID!, $url: String!, $token: ID!) {
-	lowcodePipelineExample { deliver(source: $source, platformCli: "platform-cli-standin", drawPackage: "draw-standin",
-		registry: "`+checkRegistry+`", tag: "3.0.0", webhookUrl: $url, webhookToken: $token, registryService: $registry,
-		allowHttp: true) { status images payloadSha256 } } }`)
-
-// The Go example's deliver: build → publish → payload → deploy from another module, one delivery of the published digests.
+// The Go example's deliver: lowcode-pipeline's deliver from another module, one delivery of the published digests.
 // +check
 func (t *Tests) GoExampleDelivers(ctx context.Context) error {
-	vars, registry, err := t.exampleWithRegistry(ctx, "GoExampleDelivers")
+	reg, err := registry(ctx, "GoExampleDelivers")
 	if err != nil {
 		return err
 	}
-	defer registry.Stop(ctx)
-	receiver, token, err := t.withReceiver(ctx, vars, "/acme/go-example")
+	defer reg.Stop(ctx)
+	rcv, err := startReceiver(ctx, "/acme/go-example")
 	if err != nil {
 		return err
 	}
-	defer receiver.Stop(ctx)
-	var out struct {
-		LowcodePipelineExample struct {
-			Deliver struct {
-				Status        int
-				Images        []string
-				PayloadSha256 string
-			}
-		}
-	}
-	if err := t.run(ctx, qExampleDeliver, vars, &out); err != nil {
+	defer rcv.svc.Stop(ctx)
+	d := dag.LowcodePipelineExample().Deliver(t.app(), toolkit, drawPackage, checkRegistry+"/lowcode/{kind}", "3.0.0", rcv.url, rcv.token,
+		dagger.LowcodePipelineExampleDeliverOpts{RegistryService: reg, AllowHTTP: true})
+	id, err := d.ID(ctx) // deliver is never cached: one run, read below
+	if err != nil {
 		return err
 	}
-	d := out.LowcodePipelineExample.Deliver
-	if d.Status != 200 || len(d.Images) != 2 || len(d.PayloadSha256) != 64 {
-		return fmt.Errorf("unexpected delivery: %+v", d)
+	d = dag.LoadLowcodePipelineExampleDeliveryFromID(dagger.LowcodePipelineExampleDeliveryID(id))
+	status, err := d.Status(ctx)
+	if err != nil {
+		return err
 	}
-	for _, ref := range d.Images {
+	images, err := d.Images(ctx)
+	if err != nil {
+		return err
+	}
+	sum, err := d.PayloadSha256(ctx)
+	if err != nil {
+		return err
+	}
+	if status != 200 || len(images) != 2 || len(sum) != 64 {
+		return fmt.Errorf("unexpected delivery: status %d, images %v, payload sha256 %q", status, images, sum)
+	}
+	for _, ref := range images {
 		if !strings.HasPrefix(ref, checkRegistry+"/lowcode/") || !strings.Contains(ref, ":3.0.0@sha256:") {
 			return fmt.Errorf("the example deployed %q, want a reference pinned by digest in the check's registry", ref)
 		}
 	}
-	got, err := deliveries(ctx, receiver, token)
+	got, err := rcv.deliveries(ctx)
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,11 @@
 // Engine-level tests of lowcode-pipeline
 //
-// Each +check function loads the module under test from this repository,
-// serves it in the session and calls its functions as a user would. Run them
-// with `dagger check -m tests`. They need a Dagger engine; the pure Go tests
-// (scripts/test) need none. Every GraphQL query they send is declared with
-// gql at package level, so that queries_test.go validates all of them against
-// the module's SDL and the core API without an engine.
+// Each +check calls lowcode-pipeline as a dependency, through the typed Go
+// bindings generated from its schema, as another module would: a renamed
+// function, flag or field breaks the compilation, not a check at run time.
+// Run them with `dagger check -m tests`. They need a Dagger engine; the pure
+// Go tests (scripts/test) need none. What the engine does that they rely on
+// is in engine-facts.md.
 package main
 
 import (
@@ -13,9 +13,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
-
-	"github.com/Khan/genqlient/graphql"
 
 	"dagger/tests/internal/dagger"
 )
@@ -34,73 +31,32 @@ func New(
 	return &Tests{Repo: repo}
 }
 
-// query is one GraphQL query a check sends, to the module at dir in the
-// repository ("." is lowcode-pipeline, "examples/go" its Go example).
-type query struct{ name, text, dir string }
+// The example project's stand-ins for the vendor's packages.
+const (
+	toolkit     = "platform-cli-standin"
+	drawPackage = "draw-standin"
+)
 
-// queries are every query the checks send, in declaration order.
-var queries []*query
+// app is examples/app, the project the checks build.
+func (t *Tests) app() *dagger.Directory { return t.Repo.Directory("examples/app") }
 
-// gql declares a query to lowcode-pipeline; call it only at package level.
-func gql(name, text string) *query {
-	q := &query{name: name, text: text, dir: "."}
-	queries = append(queries, q)
-	return q
+// build is the module's build of source with the example's stand-ins.
+func build(source *dagger.Directory, opts dagger.LowcodePipelineBuildOpts) *dagger.LowcodePipelineBuild {
+	opts.Source, opts.Toolkit, opts.DrawPackage = source, toolkit, drawPackage
+	return dag.LowcodePipeline().Build(opts)
 }
 
-// gqlExample declares a query to examples/go, the module that chains
-// lowcode-pipeline from Go; call it only at package level.
-func gqlExample(name, text string) *query {
-	q := gql(name, text)
-	q.dir = "examples/go"
-	return q
-}
-
-var serveOnce sync.Map
-
-// served is the outcome of serving one module of the repository.
-type served struct {
-	once sync.Once
-	err  error
-}
-
-// run serves the module q is for once per session, then sends q and
-// decodes its data into out.
-func (t *Tests) run(ctx context.Context, q *query, vars map[string]any, out any) error {
-	v, _ := serveOnce.LoadOrStore(q.dir, &served{})
-	s := v.(*served)
-	s.once.Do(func() {
-		s.err = t.Repo.AsModule(dagger.DirectoryAsModuleOpts{SourceRootPath: q.dir}).Serve(ctx)
-	})
-	if s.err != nil {
-		return fmt.Errorf("serve the module in %s: %w", q.dir, s.err)
-	}
-	resp := &graphql.Response{Data: out}
-	if err := dag.GraphQLClient().MakeRequest(ctx, &graphql.Request{Query: q.text, Variables: vars}, resp); err != nil {
-		return fmt.Errorf("query %s: %w", q.name, err)
-	}
-	return nil
-}
-
-// fails sends q and checks that it fails with every one of wants.
-func (t *Tests) fails(ctx context.Context, q *query, vars map[string]any, wants ...string) error {
-	var out json.RawMessage
-	err := t.run(ctx, q, vars, &out)
+// fails checks that err is an error holding every one of wants.
+func fails(what string, err error, wants ...string) error {
 	if err == nil {
-		return fmt.Errorf("query %s: expected an error containing %q, got %s", q.name, wants, out)
+		return fmt.Errorf("%s: expected an error containing %q, got none", what, wants)
 	}
 	for _, w := range wants {
 		if !strings.Contains(err.Error(), w) {
-			return fmt.Errorf("error %q does not contain %q", err, w)
+			return fmt.Errorf("%s: error %q does not contain %q", what, err, w)
 		}
 	}
 	return nil
-}
-
-// example is the variables of a query over examples/app.
-func (t *Tests) example(ctx context.Context) (map[string]any, error) {
-	id, err := t.Repo.Directory("examples/app").ID(ctx)
-	return map[string]any{"source": id}, err
 }
 
 // sameJSON compares two JSON documents as data, never as text.
@@ -118,4 +74,50 @@ func sameJSON(got, want string) error {
 		return fmt.Errorf("JSON differs\n got %s\nwant %s", gn, wn)
 	}
 	return nil
+}
+
+// registry starts registry:3 for one check. Each check names its own: the
+// engine shares identical services between concurrent checks, so one
+// check's Stop would stop another's registry under its push, and a restarted
+// registry is empty (engine-facts.md). The name makes the definition, so the
+// instance, the check's own.
+func registry(ctx context.Context, check string) (*dagger.Service, error) {
+	return dag.Container().From("registry:3").
+		WithEnvVariable("LOWCODE_PIPELINE_CHECK", check).
+		WithExposedPort(5000).
+		AsService(dagger.ContainerAsServiceOpts{UseEntrypoint: true}).
+		Start(ctx)
+}
+
+// checkRegistry is the registry the checks publish to: registry:3 as a
+// service, named localhost:5000 (the engine routes the host to the service
+// and speaks plain http only to localhost).
+const checkRegistry = "localhost:5000"
+
+// pinRelease and pinDelivery run a side-effecting step once and hold its
+// result: the engine gives a never-cached call's ID a value of its own
+// (dagql.PerCallInput), so reading fields of the loaded object reads that
+// one run, where each read through the chain would run the step again.
+func pinRelease(ctx context.Context, r *dagger.LowcodePipelineRelease) (*dagger.LowcodePipelineRelease, error) {
+	id, err := r.ID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return dag.LoadLowcodePipelineReleaseFromID(dagger.LowcodePipelineReleaseID(id)), nil
+}
+
+func pinDelivery(ctx context.Context, d *dagger.LowcodePipelineDelivery) (*dagger.LowcodePipelineDelivery, error) {
+	id, err := d.ID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return dag.LoadLowcodePipelineDeliveryFromID(dagger.LowcodePipelineDeliveryID(id)), nil
+}
+
+func pinReceipt(ctx context.Context, r *dagger.LowcodePipelineReceipt) (*dagger.LowcodePipelineReceipt, error) {
+	id, err := r.ID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return dag.LoadLowcodePipelineReceiptFromID(dagger.LowcodePipelineReceiptID(id)), nil
 }

@@ -9,33 +9,23 @@ import (
 	"dagger/tests/internal/dagger"
 )
 
-var qSnapshot = gql("snapshot", `query($source: ID!) { lowcodePipeline(`+exampleArgs+`) {
-	snapshot { id removedPaths after { glob(pattern: "codeasdata/orders/**/*.patch.json") } } } }`)
-
 const stalePatch = "codeasdata/orders/00000000000000000001/deleted-on-the-platform.patch.json"
 
-// snapshot writes each entry's roots, less the excluded folders, into its outputDir, and its changeset deletes what the platform no longer has.
+// snapshot writes each entry's roots, less the excluded folders, into its outputDir, and its changes delete what the platform no longer has.
 // +check
 func (t *Tests) SnapshotWritesTheOutputDirs(ctx context.Context) error {
-	source := t.Repo.Directory("examples/app").WithNewFile(stalePatch, "{}")
-	id, err := source.ID(ctx)
+	source := t.app().WithNewFile(stalePatch, "{}")
+	snap := dag.LowcodePipeline().Snapshot(toolkit, dagger.LowcodePipelineSnapshotOpts{Source: source})
+	id, err := snap.ID(ctx) // snapshot is never cached: one run, read below
 	if err != nil {
 		return err
 	}
-	var out struct {
-		LowcodePipeline struct {
-			Snapshot struct {
-				ID           string
-				RemovedPaths []string
-				After        struct{ Glob []string }
-			}
-		}
-	}
-	if err := t.run(ctx, qSnapshot, map[string]any{"source": id}, &out); err != nil {
+	snap = dag.LoadLowcodePipelineSnapshotFromID(dagger.LowcodePipelineSnapshotID(id))
+	changes := snap.Changes()
+	got, err := changes.After().Glob(ctx, "codeasdata/orders/**/*.patch.json")
+	if err != nil {
 		return err
 	}
-	snap := out.LowcodePipeline.Snapshot
-	got := snap.After.Glob
 	want := []string{
 		"codeasdata/orders/00000000000000000001/00000000000000000002/orders-table.patch.json",
 		"codeasdata/orders/00000000000000000001/project.patch.json",
@@ -44,36 +34,38 @@ func (t *Tests) SnapshotWritesTheOutputDirs(ctx context.Context) error {
 	if !slices.Equal(got, want) {
 		return fmt.Errorf("snapshot wrote %v, want %v (the excluded folder and the stale file left out)", got, want)
 	}
-	if !slices.Contains(snap.RemovedPaths, stalePatch) {
-		return fmt.Errorf("the changeset removes %v, not the stale %s", snap.RemovedPaths, stalePatch)
+	removed, err := changes.RemovedPaths(ctx)
+	if err != nil {
+		return err
 	}
-	applied := source.WithChanges(dag.LoadChangesetFromID(dagger.ChangesetID(snap.ID)))
+	if !slices.Contains(removed, stalePatch) {
+		return fmt.Errorf("the changes remove %v, not the stale %s", removed, stalePatch)
+	}
+	applied := source.WithChanges(changes)
 	if gone, err := applied.Exists(ctx, stalePatch); err != nil || gone {
-		return fmt.Errorf("applying the changeset kept %s (err %v)", stalePatch, err)
+		return fmt.Errorf("applying the changes kept %s (err %v)", stalePatch, err)
 	}
 	if kept, err := applied.Exists(ctx, "package.json"); err != nil || !kept {
-		return fmt.Errorf("applying the changeset touched files outside the outputDirs")
+		return fmt.Errorf("applying the changes touched files outside the outputDirs")
+	}
+	summary, err := snap.Summary(ctx)
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(summary, "codeasdata/orders, 2 files") {
+		return fmt.Errorf("the snapshot's summary %q does not count the files", summary)
 	}
 	return nil
 }
 
-var qSnapshotPushNoGit = gql("snapshot-push-no-git", `query($source: ID!) { lowcodePipeline(`+exampleArgs+`) {
-	snapshotPush { entries { name outcome commit branch attempts } } } }`)
-
-// snapshot-push refuses a configuration without git sections.
+// push refuses a configuration without git sections.
 // +check
 func (t *Tests) SnapshotPushNeedsGitSection(ctx context.Context) error {
-	vars, err := t.example(ctx)
-	if err != nil {
-		return err
-	}
-	return t.fails(ctx, qSnapshotPushNoGit, vars, "no entry has a git section")
+	_, err := dag.LowcodePipeline().Snapshot(toolkit, dagger.LowcodePipelineSnapshotOpts{Source: t.app()}).Push().Summary(ctx)
+	return fails("no git section", err, "no entry has a git section")
 }
 
-var qSnapshotPush = gql("snapshot-push", `query($source: ID!, $token: ID!, $ca: ID!) { lowcodePipeline(`+exampleArgs+`) {
-	snapshotPush(gitToken: $token, gitCaCert: $ca, createBranch: true) { entries { name outputDir branch outcome changed commit attempts } } } }`)
-
-// snapshot-push commits to a self-hosted HTTPS git server trusted through --git-ca-cert; a second run changes nothing; the token is nowhere in the repository.
+// push commits to a self-hosted HTTPS git server trusted through --git-ca-cert; a second run changes nothing; the token is nowhere in the repository.
 // +check
 func (t *Tests) SnapshotPushToSelfHostedGit(ctx context.Context) error {
 	const token = "engine-check-git-token-0451"
@@ -92,37 +84,19 @@ func (t *Tests) SnapshotPushToSelfHostedGit(ctx context.Context) error {
 		return err
 	}
 	repo := endpoint + "/code.git"
-	source := t.Repo.Directory("examples/app").WithNewFile("res/snapshot-config.json", `[{
+	source := t.app().WithNewFile("res/snapshot-config.json", `[{
 		"snapshooter": {"name": "Orders project", "rootTags": ["00000000000000000001"], "exclude": ["00000000000000000003"], "outputDir": "codeasdata/orders"},
 		"git": {"repo": "`+repo+`", "branch": "main", "commitMessage": "snapshot {folder} at {date}"}}]`)
-	vars := map[string]any{}
-	if vars["source"], err = source.ID(ctx); err != nil {
-		return err
-	}
-	if vars["token"], err = secret.ID(ctx); err != nil {
-		return err
-	}
-	if vars["ca"], err = dag.File("ca.pem", ca.CA).ID(ctx); err != nil {
-		return err
-	}
+	caFile := dag.File("ca.pem", ca.CA)
 	for run, want := range []string{"pushed", "unchanged"} {
-		var out struct {
-			LowcodePipeline struct {
-				SnapshotPush struct {
-					Entries []struct {
-						Name, OutputDir, Branch, Outcome, Commit string
-						Changed                                  bool
-						Attempts                                 int
-					}
-				}
-			}
-		}
-		if err := t.run(ctx, qSnapshotPush, vars, &out); err != nil {
+		report := dag.LowcodePipeline().Snapshot(toolkit, dagger.LowcodePipelineSnapshotOpts{Source: source}).
+			Push(dagger.LowcodePipelineSnapshotPushOpts{GitToken: secret, GitCaCert: caFile, CreateBranch: true})
+		doc, err := report.JSON(ctx) // one read: each read would push again
+		if err != nil {
 			return fmt.Errorf("run %d: %w", run+1, err)
 		}
-		entries := out.LowcodePipeline.SnapshotPush.Entries
-		if len(entries) != 1 || entries[0].Outcome != want || len(entries[0].Commit) != 40 || strings.Contains(fmt.Sprint(entries), token) {
-			return fmt.Errorf("run %d: report %+v, want one entry %s", run+1, entries, want)
+		if !strings.Contains(doc, `"outcome": "`+want+`"`) || strings.Count(doc, `"name":`) != 1 || strings.Contains(doc, token) {
+			return fmt.Errorf("run %d: report %s, want one entry %s", run+1, doc, want)
 		}
 	}
 	listing, err := dag.Container().From("alpine:3.22").

@@ -2,21 +2,23 @@
 //
 // A platform team's own module installs lowcode-pipeline as a dependency
 // (`dagger install github.com/your-org/lowcode-pipeline@<version>`; here
-// `../..`) and chains its steps with typed calls: every step returns an
+// `../..`) and calls its steps with typed calls: every step returns an
 // object, and the results are read as Go values, never parsed from text.
-// The engine checks in tests/ call both functions.
+// Each call into the dependency is a module call (about 1.5 s): Deliver makes
+// one, Plan chains three. The engine checks in tests/ call both functions.
 package main
 
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"dagger/lowcode-pipeline-example/internal/dagger"
 )
 
 type LowcodePipelineExample struct{}
 
-// Delivery is what Deliver reports: read from lowcode-pipeline's receipt as typed fields
+// Delivery is what Deliver reports: read from lowcode-pipeline's delivery as typed fields
 type Delivery struct {
 	// HTTP status the webhook answered
 	Status int
@@ -26,33 +28,27 @@ type Delivery struct {
 	PayloadSha256 string
 }
 
-// Build the project, publish its images and deploy them: lowcode-pipeline's whole chain from Go
+// Build the project, publish its images and deploy them: lowcode-pipeline's deliver, one call, from Go
 //
-// It pushes and deploys, so it is never cached, like the steps it calls.
+// It pushes and deploys, so it is never cached, like the function it calls.
 //
 // +cache="never"
 func (m *LowcodePipelineExample) Deliver(
 	ctx context.Context,
 	// The platform project
 	source *dagger.Directory,
-	// The platform's CLI package
-	platformCli string,
+	// The platform toolkit's package
+	toolkit string,
 	// The design tool's package
 	drawPackage string,
-	// Registry host, e.g. registry.example.com
-	registry string,
+	// Where the images go, e.g. registry.example.com/team/app-{kind}
+	repository string,
 	// Image tag
 	tag string,
 	// The platform's webhook
 	webhookUrl string,
 	// Its bearer token
 	webhookToken *dagger.Secret,
-	// Registry user
-	// +optional
-	registryUsername string,
-	// Registry password
-	// +optional
-	registryPassword *dagger.Secret,
 	// A registry run as a service of this session (tests, local runs)
 	// +optional
 	registryService *dagger.Service,
@@ -60,20 +56,16 @@ func (m *LowcodePipelineExample) Deliver(
 	// +optional
 	allowHttp bool,
 ) (*Delivery, error) {
-	release := dag.LowcodePipeline(dagger.LowcodePipelineOpts{
-		Source:      source,
-		PlatformCli: platformCli,
-		DrawPackage: drawPackage,
-	}).
-		Build().
-		Publish(registry, "lowcode/frontend", "lowcode/backend", []string{tag}, dagger.LowcodePipelineBuildPublishOpts{
-			RegistryUsername: registryUsername,
-			RegistryPassword: registryPassword,
-			RegistryService:  registryService,
-		})
+	delivery := dag.LowcodePipeline().Deliver(repository, []string{tag}, webhookUrl, webhookToken, dagger.LowcodePipelineDeliverOpts{
+		Source:          source,
+		Toolkit:         toolkit,
+		DrawPackage:     drawPackage,
+		RegistryService: registryService,
+		AllowHTTP:       allowHttp,
+	})
 
-	// A release is an object: its references are typed values.
-	frontend, err := release.Frontend(ctx)
+	// The delivery's fields are objects too: its release's references are typed values.
+	frontend, err := delivery.Release().Frontend(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -84,11 +76,11 @@ func (m *LowcodePipelineExample) Deliver(
 	if err != nil {
 		return nil, err
 	}
-	if digest == "" {
+	if !strings.HasPrefix(digest, "sha256:") {
 		return nil, fmt.Errorf("the frontend image was not pinned by digest")
 	}
 
-	receipt := release.Payload().Deploy(webhookUrl, webhookToken, dagger.LowcodePipelinePayloadDeployOpts{AllowHTTP: allowHttp})
+	receipt := delivery.Receipt()
 	status, err := receipt.Status(ctx)
 	if err != nil {
 		return nil, err
@@ -108,14 +100,14 @@ func (m *LowcodePipelineExample) Deliver(
 func (m *LowcodePipelineExample) Plan(
 	ctx context.Context,
 	// Backend image references
-	backendImage []string,
+	backendRef []string,
 	// Deploy rules, "<image pattern> -> <backend pattern>"
 	deployRule []string,
 	// The platform's backends
 	backend []string,
 ) (string, error) {
 	return dag.LowcodePipeline().
-		Payload(dagger.LowcodePipelinePayloadOpts{BackendImage: backendImage}).
+		Payload(dagger.LowcodePipelinePayloadOpts{BackendRef: backendRef}).
 		WithDeployRules(deployRule).
 		Plan(backend).
 		Summary(ctx)

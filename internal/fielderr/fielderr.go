@@ -106,3 +106,22 @@ func Quote(s string) string {
 func (l List) MarshalJSON() ([]byte, error) {
 	return json.Marshal([]Error(l))
 }
+
+// ToolLines are the lines of a failed command's stderr that the module's own
+// tools wrote for the user (they start with "lowcode-pipeline: ",
+// "oci-publish: " or "snapshot-push: "), each cut, at most five and a count
+// of the rest: what an error repeats of an exec, since the engine's message
+// only says the process exited non-zero. Nothing else of the output is
+// repeated: it stays in the engine's log, where secrets are masked.
+func ToolLines(stderr string) []string {
+	var said []string
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(line, "lowcode-pipeline: ") || strings.HasPrefix(line, "oci-publish: ") || strings.HasPrefix(line, "snapshot-push: ") {
+			said = append(said, Cut(line, 1000))
+		}
+	}
+	if len(said) > 5 {
+		said = append(said[:5], fmt.Sprintf("(%d more lines in the log)", len(said)-5))
+	}
+	return said
+}

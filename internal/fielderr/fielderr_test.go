@@ -36,3 +36,15 @@ func TestListsAreCapped(t *testing.T) {
 	long := Error{Path: strings.Repeat("k", 1<<20), Message: "unknown key"}
 	assert.Less(t, len(long.Error()), MaxPath+50, "a path is cut too: keys come from the input")
 }
+
+func TestToolLinesRepeatOnlyWhatOurToolsSaid(t *testing.T) {
+	stderr := "npm ERR! //registry.example.com/:_authToken=npm_SECRET\n" +
+		"lowcode-pipeline: node image node:18 has Node.js v18.20.4: the platform needs 20 or above\n" +
+		"  lowcode-pipeline: indented, so not ours\n"
+	assert.Equal(t, []string{"lowcode-pipeline: node image node:18 has Node.js v18.20.4: the platform needs 20 or above"}, ToolLines(stderr))
+	assert.Empty(t, ToolLines("npm ERR! something else"))
+	many := strings.Repeat("oci-publish: x\n", 9) + "snapshot-push: " + strings.Repeat("y", 5000)
+	got := ToolLines(many)
+	assert.Len(t, got, 6)
+	assert.Equal(t, "(5 more lines in the log)", got[5])
+}

@@ -6,7 +6,6 @@ package images
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/distribution/reference"
 
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/nodebuild"
 	"dagger/lowcode-pipeline/internal/redact"
 )
@@ -46,63 +46,75 @@ func (k Kind) SourcesPath() string {
 	panic(fmt.Sprintf("unknown image kind %q", string(k)))
 }
 
-// BuildArgs are the image's build arguments: SOURCES_PATH exactly as the
-// spec says, then the user's, which may not override it.
-func (k Kind) BuildArgs(extra map[string]string) ([][2]string, error) {
-	args := [][2]string{{"SOURCES_PATH", k.SourcesPath()}}
-	keys := make([]string, 0, len(extra))
-	for name := range extra {
-		keys = append(keys, name)
-	}
-	slices.Sort(keys)
-	for _, name := range keys {
-		if name == "SOURCES_PATH" {
-			return nil, fmt.Errorf("build argument SOURCES_PATH is fixed by the interface (%s for the %s image)", k.SourcesPath(), k)
-		}
-		args = append(args, [2]string{name, extra[name]})
-	}
-	return args, nil
-}
-
 // LabelDrawVersion is the label the reference pipelines attach.
 const LabelDrawVersion = "draw_version"
 
-// Meta is what the labels describe; empty fields are left out.
+// Meta is what the labels describe.
 type Meta struct {
-	DrawVersion string
-	SourceURL   string
-	Revision    string
-	Version     string
+	DrawVersion string    // from --draw-package
 	Created     time.Time // from --created (the commit time), never the clock
+	Labels      []string  // --label KEY=VALUE, in order
 }
 
-// Labels computes the image labels: draw_version and the OCI annotations.
-// Labels are public, so the source URL is shown as internal/redact shows
-// addresses, and one that cannot be shown safely is left out with a warning.
-// No label holds the time of the build unless given: the same sources give
-// the same image digest.
-func Labels(m Meta) (labels [][2]string, warnings []string, err error) {
+// Labels computes the image labels: draw_version, org.opencontainers.image.created
+// and the user's. Labels are public, so a value that is a URL is shown as
+// internal/redact shows addresses (no user-info, query or fragment: GitLab's
+// $CI_REPOSITORY_URL holds a token). No label holds the time of the build:
+// the same sources give the same image digest.
+func Labels(m Meta) (labels [][2]string, err error) {
 	if m.DrawVersion == "" {
-		return nil, nil, errors.New("draw_version is unknown: set --draw-package to the design-tool package that builds the project")
+		return nil, errors.New("draw_version is unknown: set --draw-package to the design-tool package that builds the project")
 	}
 	labels = [][2]string{{LabelDrawVersion, m.DrawVersion}}
-	if m.SourceURL != "" {
-		if shown, ok := redact.URL(m.SourceURL); ok {
-			labels = append(labels, [2]string{"org.opencontainers.image.source", shown})
-		} else {
-			warnings = append(warnings, "--vcs-url is not an absolute URL: org.opencontainers.image.source is left out")
+	if !m.Created.IsZero() {
+		labels = append(labels, [2]string{LabelCreated, m.Created.UTC().Format(time.RFC3339)})
+	}
+	var errs []error
+	seen := map[string]bool{LabelDrawVersion: true, LabelCreated: true}
+	for i, l := range m.Labels {
+		key, value, ok := strings.Cut(l, "=")
+		flag := fmt.Sprintf("--label[%d] %s", i, fielderr.Quote(l))
+		switch {
+		case !ok || !labelKey.MatchString(key):
+			errs = append(errs, fmt.Errorf("%s: want KEY=VALUE, the key of letters, digits, '.', '-' and '_', e.g. org.opencontainers.image.revision=$GIT_SHA", flag))
+		case key == LabelDrawVersion:
+			errs = append(errs, fmt.Errorf("%s: draw_version is the installed version of --draw-package, not set by hand", flag))
+		case key == LabelCreated:
+			errs = append(errs, fmt.Errorf("%s: set the creation time with --created, which every time in the image is clamped to", flag))
+		case seen[key]:
+			errs = append(errs, fmt.Errorf("%s: %s is given twice", flag, key))
+		case len(value) > maxLabelValue:
+			errs = append(errs, fmt.Errorf("%s: a value of at most %d bytes", flag, maxLabelValue))
+		default:
+			shown, ok := shownValue(value)
+			if !ok {
+				errs = append(errs, fmt.Errorf("--label[%d] %s: the value holds an address that is not one URL, so what is secret in it cannot be found; labels are public", i, key))
+				continue
+			}
+			seen[key] = true
+			labels = append(labels, [2]string{key, shown})
 		}
 	}
-	if m.Revision != "" {
-		labels = append(labels, [2]string{"org.opencontainers.image.revision", m.Revision})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
-	if !m.Created.IsZero() {
-		labels = append(labels, [2]string{"org.opencontainers.image.created", m.Created.UTC().Format(time.RFC3339)})
+	return labels, nil
+}
+
+// LabelCreated is the OCI creation-time label, set from --created.
+const LabelCreated = "org.opencontainers.image.created"
+
+const maxLabelValue = 4096
+
+var labelKey = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// shownValue is a label value as it may be public: a URL without what
+// redact hides. A value with an address that is not one URL cannot be shown.
+func shownValue(v string) (string, bool) {
+	if !strings.Contains(v, "://") {
+		return v, true
 	}
-	if m.Version != "" {
-		labels = append(labels, [2]string{"org.opencontainers.image.version", m.Version})
-	}
-	return labels, warnings, nil
+	return redact.URL(v)
 }
 
 var tagPattern = regexp.MustCompile(`^[\w][\w.-]{0,127}$`)
@@ -123,38 +135,32 @@ func (t Target) Refs() []string {
 	return refs
 }
 
+// KindPlaceholder in --repository stands for each image's kind.
+const KindPlaceholder = "{kind}"
+
 // PublishRequest is what `publish` is asked to do.
 type PublishRequest struct {
-	Registry     string
-	Repositories map[Kind]string // repository names within the registry
+	// Repository is registry/path with {kind}, e.g. registry.example.com/team/app-{kind}.
+	Repository string
 	// The code-as-data image is published exactly when the code as data was
-	// built (HasCodeAsData), under CodeAsDataRepository, so a CI can always
-	// pass the repository and let --code-as-data decide.
-	HasCodeAsData        bool
-	CodeAsDataRepository string
-	Tags                 []string
-	Platforms            []string
-	Username             string
-	HasPassword          bool
-	// The signing options of the supply chain, checked together.
-	HasCosignKey, HasCosignPassword bool
+	// built, so a CI passes one --repository and lets --code-as-data decide.
+	HasCodeAsData bool
+	Tags          []string
+	Platforms     []string
+	Username      string
+	HasPassword   bool
 }
 
 // Targets validates the request, all problems at once, before anything is
-// built, and returns one target per image kind asked for.
+// built, and returns one target per image kind.
 func (r PublishRequest) Targets() ([]Target, error) {
 	var errs []error
-	if r.Registry == "" {
-		errs = append(errs, errors.New("--registry: required: the registry host, e.g. registry.example.com or localhost:5000"))
-	} else if strings.Contains(r.Registry, "/") || strings.Contains(r.Registry, "://") {
-		errs = append(errs, fmt.Errorf("--registry %q: want a host[:port] only (put the path in the repository names)", r.Registry))
-	}
 	if len(r.Tags) == 0 {
 		errs = append(errs, errors.New("--tag: at least one tag, e.g. the version or the commit"))
 	}
 	for _, tag := range r.Tags {
 		if !tagPattern.MatchString(tag) {
-			errs = append(errs, fmt.Errorf("--tag: %q is not a valid tag: up to 128 letters, digits, '_', '.' and '-', not starting with '.' or '-'", tag))
+			errs = append(errs, fmt.Errorf("--tag: %s is not a valid tag: up to 128 letters, digits, '_', '.' and '-', not starting with '.' or '-'", fielderr.Quote(tag)))
 		}
 	}
 	if _, err := ParsePlatforms(r.Platforms); err != nil {
@@ -163,40 +169,48 @@ func (r PublishRequest) Targets() ([]Target, error) {
 	if r.HasPassword && r.Username == "" {
 		errs = append(errs, errors.New("--registry-password needs --registry-username: registries authenticate the pair"))
 	}
-	if r.HasCosignPassword && !r.HasCosignKey {
-		errs = append(errs, errors.New("--cosign-password needs --cosign-key: it is the key's password"))
-	}
-	repos := maps.Clone(r.Repositories)
+	kinds := []Kind{Frontend, Backend}
 	if r.HasCodeAsData {
-		if r.CodeAsDataRepository == "" {
-			errs = append(errs, errors.New("--code-as-data-repository: required, since the build has code as data (built with --code-as-data)"))
-		} else {
-			repos[CodeAsData] = r.CodeAsDataRepository
-		}
+		kinds = append(kinds, CodeAsData)
 	}
 	var targets []Target
-	for _, k := range Kinds {
-		repo, ok := repos[k]
-		if !ok {
-			continue
-		}
-		full := r.Registry + "/" + repo
-		named, err := reference.ParseNamed(full)
-		switch {
-		case repo == "":
-			errs = append(errs, fmt.Errorf("%s repository: empty name", k))
-		case err != nil:
-			errs = append(errs, fmt.Errorf("%s repository %q: not a valid repository name (lower-case path components of letters, digits and separators): %v", k, repo, err))
-		case !reference.IsNameOnly(named):
-			errs = append(errs, fmt.Errorf("%s repository %q: give the name only; tags go in --tag", k, repo))
-		default:
-			targets = append(targets, Target{Kind: k, Repository: full, Tags: r.Tags})
+	switch {
+	case r.Repository == "":
+		errs = append(errs, errors.New("--repository: required: where the images go, with {kind} for frontend, backend and codeasdata, e.g. registry.example.com/team/app-{kind}"))
+	case !strings.Contains(r.Repository, KindPlaceholder):
+		errs = append(errs, fmt.Errorf("--repository %s: put {kind} where frontend, backend and codeasdata go, e.g. %s-{kind}: the three images need three names",
+			fielderr.Quote(r.Repository), fielderr.Cut(r.Repository, 80)))
+	default:
+		for _, k := range kinds {
+			full := strings.ReplaceAll(r.Repository, KindPlaceholder, string(k))
+			named, err := reference.ParseNamed(full)
+			switch {
+			case err != nil:
+				errs = append(errs, fmt.Errorf("--repository %s: %s is not a repository name with its registry (registry.example.com/team/app-{kind}: lower-case path components of letters, digits and separators): %v",
+					fielderr.Quote(r.Repository), fielderr.Quote(full), err))
+			case !reference.IsNameOnly(named):
+				errs = append(errs, fmt.Errorf("--repository %s: give the name only; tags go in --tag", fielderr.Quote(r.Repository)))
+			default:
+				targets = append(targets, Target{Kind: k, Repository: full, Tags: r.Tags})
+			}
+			if err != nil || !reference.IsNameOnly(named) {
+				break
+			}
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	return targets, nil
+}
+
+// Registry is the registry host the target's repository is on.
+func (t Target) Registry() string {
+	named, err := reference.ParseNamed(t.Repository)
+	if err != nil {
+		return ""
+	}
+	return reference.Domain(named)
 }
 
 // SupportedPlatforms are the platforms images can be published for.

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestBuildArgumentTable(t *testing.T) {
+func TestEveryImageGetsSourcesPathAsTheInterfaceSays(t *testing.T) {
 	for _, tc := range []struct {
 		kind             Kind
 		dockerfile, path string
@@ -24,57 +24,75 @@ func TestBuildArgumentTable(t *testing.T) {
 	} {
 		t.Run(string(tc.kind), func(t *testing.T) {
 			assert.Equal(t, tc.dockerfile, tc.kind.Dockerfile())
-			args, err := tc.kind.BuildArgs(map[string]string{"WEB_USER": "www", "BASE_IMAGE": "vendor/frontend:stable"})
+			args, err := BuildArgs(tc.kind, "node:24", []string{"WEB_USER=www", "FRONTEND_BASE_IMAGE=vendor/frontend:stable"})
 			require.NoError(t, err)
-			assert.Equal(t, [][2]string{{"SOURCES_PATH", tc.path}, {"BASE_IMAGE", "vendor/frontend:stable"}, {"WEB_USER", "www"}}, args)
+			assert.Equal(t, [][2]string{{"SOURCES_PATH", tc.path}, {"WEB_USER", "www"}, {"FRONTEND_BASE_IMAGE", "vendor/frontend:stable"},
+				{"BACKEND_BASE_IMAGE", "node:24-slim"}}, args)
 		})
 	}
-	_, err := Frontend.BuildArgs(map[string]string{"SOURCES_PATH": "src"})
-	assert.EqualError(t, err, "build argument SOURCES_PATH is fixed by the interface (dist/web for the frontend image)")
 }
 
 func TestLabels(t *testing.T) {
 	created := time.Date(2026, 11, 25, 10, 0, 0, 0, time.FixedZone("CET", 3600))
-	labels, warnings, err := Labels(Meta{
-		DrawVersion: "2.14.0", SourceURL: "https://user:tok3n@git.example.com/team/app.git?private_token=glpat-x",
-		Revision: "0123abc", Version: "1.4.0", Created: created,
-	})
+	labels, err := Labels(Meta{DrawVersion: "2.14.0", Created: created, Labels: []string{
+		"org.opencontainers.image.source=https://gitlab-ci-token:glcbt-64_x@git.example.com/team/app.git?private_token=glpat-x",
+		"org.opencontainers.image.revision=0123abc", "org.opencontainers.image.version=1.4.0", "team=shop=orders",
+	}})
 	require.NoError(t, err)
-	assert.Empty(t, warnings)
 	assert.Equal(t, [][2]string{
 		{"draw_version", "2.14.0"},
+		{"org.opencontainers.image.created", "2026-11-25T09:00:00Z"},
 		{"org.opencontainers.image.source", "https://git.example.com/team/app.git"},
 		{"org.opencontainers.image.revision", "0123abc"},
-		{"org.opencontainers.image.created", "2026-11-25T09:00:00Z"},
 		{"org.opencontainers.image.version", "1.4.0"},
-	}, labels, "no credential and no query reach a public label")
+		{"team", "shop=orders"},
+	}, labels, "no credential and no query reach a public label; a value may hold '='")
 
-	labels, warnings, err = Labels(Meta{DrawVersion: "2.14.0", SourceURL: "user:tok3n@git.example.com:team/app.git"})
-	require.NoError(t, err)
-	assert.Equal(t, [][2]string{{"draw_version", "2.14.0"}}, labels, "an address that cannot be shown safely is left out")
-	assert.Equal(t, []string{"--vcs-url is not an absolute URL: org.opencontainers.image.source is left out"}, warnings)
-	assert.NotContains(t, warnings[0], "tok3n")
-
-	labels, _, err = Labels(Meta{DrawVersion: "2.14.0"})
+	labels, err = Labels(Meta{DrawVersion: "2.14.0"})
 	require.NoError(t, err)
 	assert.Equal(t, [][2]string{{"draw_version", "2.14.0"}}, labels, "unknown metadata is left out, not empty")
 
-	_, _, err = Labels(Meta{})
+	_, err = Labels(Meta{})
 	assert.ErrorContains(t, err, "draw_version is unknown: set --draw-package")
+}
+
+func TestLabelsRefuseWhatTheyCannotShowOrMayNotSet(t *testing.T) {
+	for _, tc := range []struct {
+		name, label, want string
+	}{
+		{"no =", "revision", `--label[0] "revision": want KEY=VALUE`},
+		{"an empty key", "=x", `want KEY=VALUE`},
+		{"a key with a space", "my label=x", `want KEY=VALUE`},
+		{"draw_version by hand", "draw_version=1", "draw_version is the installed version of --draw-package"},
+		{"created by hand", "org.opencontainers.image.created=2026-01-01T00:00:00Z", "set the creation time with --created"},
+		{"an address that is not one URL", "org.opencontainers.image.source=user:tok3n@git.example.com:team/app.git https://x",
+			"the value holds an address that is not one URL"},
+		{"a huge value", "k=" + strings.Repeat("x", 5000), "a value of at most 4096 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Labels(Meta{DrawVersion: "2.14.0", Labels: []string{tc.label}})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), "tok3n", "a refused value's secret is not echoed")
+			assert.Less(t, len(err.Error()), 400, "the error stays small")
+		})
+	}
+	_, err := Labels(Meta{DrawVersion: "2.14.0", Labels: []string{"a=1", "a=2"}})
+	assert.ErrorContains(t, err, "a is given twice")
 }
 
 func TestPublishTargets(t *testing.T) {
 	targets, err := PublishRequest{
-		Registry:     "registry.example.com:5000",
-		Repositories: map[Kind]string{Frontend: "team/front", Backend: "team/api"},
-		Tags:         []string{"1.4.0", "latest"},
-		Platforms:    []string{"linux/amd64", "linux/arm64"},
+		Repository: "registry.example.com:5000/team/app-{kind}",
+		Tags:       []string{"1.4.0", "latest"},
+		Platforms:  []string{"linux/amd64", "linux/arm64"},
 	}.Targets()
 	require.NoError(t, err)
 	require.Len(t, targets, 2)
 	assert.Equal(t, Frontend, targets[0].Kind)
-	assert.Equal(t, []string{"registry.example.com:5000/team/front:1.4.0", "registry.example.com:5000/team/front:latest"}, targets[0].Refs())
-	assert.Equal(t, "registry.example.com:5000/team/api", targets[1].Repository)
+	assert.Equal(t, []string{"registry.example.com:5000/team/app-frontend:1.4.0", "registry.example.com:5000/team/app-frontend:latest"}, targets[0].Refs())
+	assert.Equal(t, "registry.example.com:5000/team/app-backend", targets[1].Repository)
+	assert.Equal(t, "registry.example.com:5000", targets[1].Registry())
 }
 
 func TestPublishRefusesBadNamesBeforeBuilding(t *testing.T) {
@@ -83,26 +101,22 @@ func TestPublishRefusesBadNamesBeforeBuilding(t *testing.T) {
 		req  PublishRequest
 		want []string
 	}{
-		{"an upper-case repository", PublishRequest{Registry: "r.example.com", Repositories: map[Kind]string{Frontend: "Team/Front"}, Tags: []string{"1"}},
-			[]string{`frontend repository "Team/Front": not a valid repository name`}},
-		{"a tag in the repository", PublishRequest{Registry: "r.example.com", Repositories: map[Kind]string{Backend: "team/api:1"}, Tags: []string{"1"}},
-			[]string{`backend repository "team/api:1": give the name only`}},
-		{"bad tags", PublishRequest{Registry: "r.example.com", Repositories: map[Kind]string{Frontend: "f"}, Tags: []string{"-x", "a b", strings.Repeat("a", 129)}},
-			[]string{`--tag: "-x" is not a valid tag`, `--tag: "a b" is not a valid tag`, "aaaa\" is not a valid tag"}},
-		{"no tags", PublishRequest{Registry: "r.example.com", Repositories: map[Kind]string{Frontend: "f"}},
-			[]string{"--tag: at least one tag"}},
-		{"a URL as registry", PublishRequest{Registry: "https://r.example.com", Repositories: map[Kind]string{Frontend: "f"}, Tags: []string{"1"}},
-			[]string{`--registry "https://r.example.com": want a host[:port] only`}},
-		{"no registry", PublishRequest{Repositories: map[Kind]string{Frontend: "f"}, Tags: []string{"1"}},
-			[]string{"--registry: required"}},
-		{"an unsupported platform", PublishRequest{Registry: "r.example.com", Repositories: map[Kind]string{Frontend: "f"}, Tags: []string{"1"}, Platforms: []string{"linux/s390x"}},
+		{"an upper-case repository", PublishRequest{Repository: "r.example.com/Team/{kind}", Tags: []string{"1"}},
+			[]string{`--repository "r.example.com/Team/{kind}": "r.example.com/Team/frontend" is not a repository name`}},
+		{"no registry host", PublishRequest{Repository: "team/app-{kind}", Tags: []string{"1"}},
+			[]string{`"team/app-frontend" is not a repository name with its registry`}},
+		{"no {kind}", PublishRequest{Repository: "r.example.com/team/app", Tags: []string{"1"}},
+			[]string{`--repository "r.example.com/team/app": put {kind} where frontend, backend and codeasdata go`}},
+		{"a tag in the repository", PublishRequest{Repository: "r.example.com/team/{kind}:1", Tags: []string{"1"}},
+			[]string{`give the name only; tags go in --tag`}},
+		{"bad tags", PublishRequest{Repository: "r.example.com/{kind}", Tags: []string{"-x", "a b", strings.Repeat("a", 129)}},
+			[]string{`--tag: "-x" is not a valid tag`, `--tag: "a b" is not a valid tag`, "(129 bytes) is not a valid tag"}},
+		{"no tags", PublishRequest{Repository: "r.example.com/{kind}"}, []string{"--tag: at least one tag"}},
+		{"no repository", PublishRequest{Tags: []string{"1"}}, []string{"--repository: required"}},
+		{"an unsupported platform", PublishRequest{Repository: "r.example.com/{kind}", Tags: []string{"1"}, Platforms: []string{"linux/s390x"}},
 			[]string{`--platform: "linux/s390x" is not supported: choose from linux/amd64, linux/arm64`}},
-		{"an empty repository", PublishRequest{Registry: "r.example.com", Repositories: map[Kind]string{CodeAsData: ""}, Tags: []string{"1"}},
-			[]string{"codeasdata repository: empty name"}},
-		{"a password without a user name", PublishRequest{Registry: "r.example.com", Repositories: map[Kind]string{Frontend: "f"}, Tags: []string{"1"}, HasPassword: true},
+		{"a password without a user name", PublishRequest{Repository: "r.example.com/{kind}", Tags: []string{"1"}, HasPassword: true},
 			[]string{"--registry-password needs --registry-username"}},
-		{"a cosign password without a key", PublishRequest{Registry: "r.example.com", Repositories: map[Kind]string{Frontend: "f"}, Tags: []string{"1"}, HasCosignPassword: true},
-			[]string{"--cosign-password needs --cosign-key"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.req.Targets()
@@ -144,7 +158,7 @@ func TestDockerfilesHonourTheirContract(t *testing.T) {
 				assert.NotContains(t, []string{"root", "0", "0:0"}, lastUser(final), "the final stage never switches to root")
 				switch k {
 				case Frontend:
-					assert.Equal(t, "${BASE_IMAGE}", final.BaseName)
+					assert.Equal(t, "${FRONTEND_BASE_IMAGE}", final.BaseName, "the base image is a build argument (--build-arg FRONTEND_BASE_IMAGE=…)")
 					assert.Empty(t, runsOf(final), "no RUN as root in the final stage")
 					assert.Empty(t, lastUser(final), "it runs as the base image's own user")
 					copies := copiesOf(final)
@@ -158,10 +172,11 @@ func TestDockerfilesHonourTheirContract(t *testing.T) {
 				case Backend:
 					user := lastUser(final)
 					assert.NotEmpty(t, user)
-					assert.Equal(t, "${NODE_IMAGE}", final.BaseName)
-					assert.Contains(t, args, "NODE_IMAGE")
+					assert.Equal(t, "${BACKEND_BASE_IMAGE}", final.BaseName)
+					assert.Contains(t, args, ArgBackendBase)
 				case CodeAsData:
 					assert.Equal(t, "/codeasdata/", fromContext[0].DestPath, "the documented path")
+					assert.Equal(t, "${CODE_AS_DATA_BASE_IMAGE}", final.BaseName)
 					assert.NotEmpty(t, lastUser(final))
 				}
 			})
@@ -249,36 +264,23 @@ func TestParsePinned(t *testing.T) {
 	assert.ErrorContains(t, err, "not pinned by digest")
 }
 
-func TestCodeAsDataRepositoryFollowsTheBuild(t *testing.T) {
+func TestTheCodeAsDataImageFollowsTheBuild(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		built bool
-		repo  string
 		kinds []Kind
-		want  string
 	}{
-		{"built and named", true, "team/cad", []Kind{Frontend, Backend, CodeAsData}, ""},
-		{"neither", false, "", []Kind{Frontend, Backend}, ""},
-		{"built but not named", true, "", nil, "--code-as-data-repository: required, since the build has code as data"},
-		{"named but not built: a CI passes it always and lets --code-as-data decide", false, "team/cad", []Kind{Frontend, Backend}, ""},
+		{"built: three images", true, []Kind{Frontend, Backend, CodeAsData}},
+		{"not built: two, with the same --repository", false, []Kind{Frontend, Backend}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := PublishRequest{
-				Registry: "r.example.com", Repositories: map[Kind]string{Frontend: "team/front", Backend: "team/api"}, Tags: []string{"1"},
-				HasCodeAsData: tc.built, CodeAsDataRepository: tc.repo,
-			}
-			targets, err := req.Targets()
-			if tc.want != "" {
-				assert.ErrorContains(t, err, tc.want)
-				return
-			}
+			targets, err := PublishRequest{Repository: "r.example.com/team/{kind}", Tags: []string{"1"}, HasCodeAsData: tc.built}.Targets()
 			require.NoError(t, err)
 			var kinds []Kind
 			for _, target := range targets {
 				kinds = append(kinds, target.Kind)
 			}
 			assert.Equal(t, tc.kinds, kinds)
-			assert.Len(t, req.Repositories, 2, "the caller's map is left as it was")
 		})
 	}
 }

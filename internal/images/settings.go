@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,58 +12,75 @@ import (
 
 	"github.com/distribution/reference"
 
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/imageref"
 )
 
-// Settings are a project's image settings, from the constructor.
-type Settings struct {
-	FrontendBaseImage string // the vendor's frontend base image at tag stable
-	WebUser           string // the web server's user, owner of the files
-	DocumentRoot      string // where the web server serves files from
-	NodeImage         string // the image the project is built in
-	BackendBaseImage  string // the backend's runtime; default derived from NodeImage
-}
+// The build arguments the module's own Dockerfiles (docker/) read, and the
+// project's may: each checked as what it is.
+const (
+	ArgFrontendBase   = "FRONTEND_BASE_IMAGE"     // the vendor's frontend base image at tag stable
+	ArgWebUser        = "WEB_USER"                // the web server's user, owner of the files
+	ArgDocumentRoot   = "DOCUMENT_ROOT"           // where the web server serves files from
+	ArgBackendBase    = "BACKEND_BASE_IMAGE"      // the backend's runtime; default derived from --node-image
+	ArgCodeAsDataBase = "CODE_AS_DATA_BASE_IMAGE" // the code-as-data image's base
+)
 
-// BuildArgs are the image's build arguments beyond SOURCES_PATH, checked:
-// base images must name one version (a tag, a digest, or both), the
-// document root an absolute path.
-func (s Settings) BuildArgs(k Kind) (map[string]string, error) {
-	args := map[string]string{}
+var argName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// BuildArgs are the build arguments every image gets: SOURCES_PATH exactly
+// as the interface says for kind, then the user's --build-arg NAME=VALUE,
+// checked (base images name one version: a tag, a digest or both; the
+// document root is an absolute folder), then BACKEND_BASE_IMAGE derived
+// from nodeImage when not given. All problems at once.
+func BuildArgs(k Kind, nodeImage string, user []string) ([][2]string, error) {
+	args := [][2]string{{"SOURCES_PATH", k.SourcesPath()}}
 	var errs []error
-	image := func(flag, name, value string) {
-		if value == "" {
-			return
+	given := map[string]bool{}
+	for i, a := range user {
+		name, value, ok := strings.Cut(a, "=")
+		flag := fmt.Sprintf("--build-arg[%d] %s", i, fielderr.Quote(a))
+		switch {
+		case !ok || !argName.MatchString(name):
+			errs = append(errs, fmt.Errorf("%s: want NAME=VALUE, e.g. %s=registry.example.com/vendor/frontend:stable", flag, ArgFrontendBase))
+			continue
+		case name == "SOURCES_PATH":
+			errs = append(errs, fmt.Errorf("%s: SOURCES_PATH is fixed by the interface (dist/web, dist/node, dist/codeAsData for the three images)", flag))
+			continue
+		case given[name]:
+			errs = append(errs, fmt.Errorf("%s: %s is given twice", flag, name))
+			continue
 		}
-		if err := imageref.ValidateDeployable(value); err != nil {
-			errs = append(errs, fmt.Errorf("%s %q: %w", flag, value, err))
-			return
+		given[name] = true
+		if err := checkArg(name, value); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", flag, err))
+			continue
 		}
-		args[name] = value
+		if name == ArgDocumentRoot {
+			value = path.Clean(value)
+		}
+		args = append(args, [2]string{name, value})
 	}
-	switch k {
-	case Frontend:
-		image("--frontend-base-image", "BASE_IMAGE", s.FrontendBaseImage)
-		if s.WebUser != "" {
-			if strings.ContainsAny(s.WebUser, " :\t\n") {
-				errs = append(errs, fmt.Errorf("--web-user %q: one user name or id, without a group (the group is root)", s.WebUser))
-			}
-			args["WEB_USER"] = s.WebUser
-		}
-		if s.DocumentRoot != "" {
-			if !path.IsAbs(s.DocumentRoot) || path.Clean(s.DocumentRoot) == "/" {
-				errs = append(errs, fmt.Errorf("--document-root %q: an absolute folder other than /", s.DocumentRoot))
-			}
-			args["DOCUMENT_ROOT"] = path.Clean(s.DocumentRoot)
-		}
-	case Backend:
-		base := s.BackendBaseImage
-		flag := "--backend-base-image"
-		if base == "" {
-			base, flag = BackendBase(s.NodeImage), "--node-image"
-		}
-		image(flag, "NODE_IMAGE", base)
+	if !given[ArgBackendBase] {
+		args = append(args, [2]string{ArgBackendBase, BackendBase(nodeImage)})
 	}
 	return args, errors.Join(errs...)
+}
+
+func checkArg(name, value string) error {
+	switch name {
+	case ArgFrontendBase, ArgBackendBase, ArgCodeAsDataBase:
+		return imageref.ValidateDeployable(value)
+	case ArgWebUser:
+		if value == "" || strings.ContainsAny(value, " :\t\n") {
+			return errors.New("one user name or id, without a group (the group is root)")
+		}
+	case ArgDocumentRoot:
+		if !path.IsAbs(value) || path.Clean(value) == "/" {
+			return errors.New("an absolute folder other than /")
+		}
+	}
+	return nil
 }
 
 // BackendBase is the backend's runtime for a project built in nodeImage:

@@ -25,32 +25,28 @@ func TestBackendBaseKeepsTheBuildImagesCLibrary(t *testing.T) {
 	}
 }
 
-func TestSettingsBecomeBuildArgs(t *testing.T) {
+func TestBuildArgsAreCheckedAsWhatTheyAre(t *testing.T) {
 	const pinned = "vendor.example.com/frontend:stable@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-	s := Settings{FrontendBaseImage: pinned, WebUser: "www-data", DocumentRoot: "/var/www/html/", NodeImage: "node:24"}
-	args, err := s.BuildArgs(Frontend)
+	args, err := BuildArgs(Frontend, "node:24", []string{"FRONTEND_BASE_IMAGE=" + pinned, "WEB_USER=www-data", "DOCUMENT_ROOT=/var/www/html/", "NPM_TOKEN_FILE=x"})
 	require.NoError(t, err)
-	assert.Equal(t, map[string]string{"BASE_IMAGE": pinned, "WEB_USER": "www-data", "DOCUMENT_ROOT": "/var/www/html"}, args, "a base image pinned by digest is accepted")
+	assert.Equal(t, [][2]string{{"SOURCES_PATH", "dist/web"}, {"FRONTEND_BASE_IMAGE", pinned}, {"WEB_USER", "www-data"},
+		{"DOCUMENT_ROOT", "/var/www/html"}, {"NPM_TOKEN_FILE", "x"}, {"BACKEND_BASE_IMAGE", "node:24-slim"}}, args,
+		"a base image pinned by digest is accepted; an argument of the project's own Dockerfiles passes as it is")
 
-	args, err = s.BuildArgs(Backend)
+	args, err = BuildArgs(Backend, "node:24", []string{"BACKEND_BASE_IMAGE=gcr.io/distroless/nodejs24-debian12:nonroot"})
 	require.NoError(t, err)
-	assert.Equal(t, map[string]string{"NODE_IMAGE": "node:24-slim"}, args)
+	assert.Equal(t, [][2]string{{"SOURCES_PATH", "dist/node"}, {"BACKEND_BASE_IMAGE", "gcr.io/distroless/nodejs24-debian12:nonroot"}}, args,
+		"a given backend base replaces the derived one")
 
-	args, err = Settings{NodeImage: "node:24", BackendBaseImage: "gcr.io/distroless/nodejs24-debian12:nonroot"}.BuildArgs(Backend)
-	require.NoError(t, err)
-	assert.Equal(t, "gcr.io/distroless/nodejs24-debian12:nonroot", args["NODE_IMAGE"])
-
-	args, err = Settings{}.BuildArgs(CodeAsData)
-	require.NoError(t, err)
-	assert.Empty(t, args)
-
-	_, err = Settings{FrontendBaseImage: "Vendor/Frontend", WebUser: "nginx:nginx", DocumentRoot: "html"}.BuildArgs(Frontend)
+	_, err = BuildArgs(Frontend, "node:24", []string{"FRONTEND_BASE_IMAGE=Vendor/Frontend", "WEB_USER=nginx:nginx", "DOCUMENT_ROOT=html",
+		"BACKEND_BASE_IMAGE=node", "SOURCES_PATH=src", "no-equals", "WEB_USER=again"})
 	require.Error(t, err)
-	for _, want := range []string{`--frontend-base-image "Vendor/Frontend"`, `--web-user "nginx:nginx"`, `--document-root "html": an absolute folder`} {
+	for _, want := range []string{`--build-arg[0] "FRONTEND_BASE_IMAGE=Vendor/Frontend"`, `--build-arg[1] "WEB_USER=nginx:nginx": one user name or id`,
+		`--build-arg[2] "DOCUMENT_ROOT=html": an absolute folder`, `--build-arg[3] "BACKEND_BASE_IMAGE=node": the reference has neither a tag nor a digest`,
+		`--build-arg[4] "SOURCES_PATH=src": SOURCES_PATH is fixed by the interface`, `--build-arg[5] "no-equals": want NAME=VALUE`,
+		`--build-arg[6] "WEB_USER=again": WEB_USER is given twice`} {
 		assert.Contains(t, err.Error(), want)
 	}
-	_, err = Settings{BackendBaseImage: "node"}.BuildArgs(Backend)
-	assert.ErrorContains(t, err, `--backend-base-image "node": the reference has neither a tag nor a digest`)
 }
 
 func TestParseCreated(t *testing.T) {

@@ -5,6 +5,7 @@
 package nodebuild
 
 import (
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -177,10 +178,10 @@ func CodeAsDataCommand(cli string, bricks bool, extra []string) ([]string, error
 // CheckCLI refuses a missing platform CLI with the way to set it.
 func CheckCLI(cli string) error {
 	if strings.TrimSpace(cli) == "" {
-		return errors.New("no platform CLI set: pass the package npx runs for buildCodeAsData and snapshot, e.g. `dagger call --platform-cli <package>[@version] …` (examples/app uses its stand-in, platform-cli-standin)")
+		return errors.New("--toolkit: required: the platform toolkit's npm package that npx runs for buildCodeAsData and snapshot, e.g. --toolkit <package>[@version] (examples/app uses its stand-in, platform-cli-standin)")
 	}
 	if strings.ContainsAny(cli, " \t\n") || strings.HasPrefix(cli, "-") {
-		return fmt.Errorf("platform CLI %q: want one npm package name, optionally with @version", cli)
+		return fmt.Errorf("--toolkit %s: want one npm package name, optionally with @version", fielderr.Quote(cli))
 	}
 	return nil
 }
@@ -198,16 +199,45 @@ func SnapshotCommand(cli, config, defaultConfig string) ([]string, error) {
 	return cmd, nil
 }
 
-// CheckCodeAsDataFlags refuses code-as-data options on a build that does not
-// build the code as data, rather than ignore them.
-func CheckCodeAsDataFlags(codeAsData, bricks bool, args []string) error {
-	switch {
-	case codeAsData:
-		return nil
-	case bricks:
-		return errors.New("--bricks needs --code-as-data: it says how the code as data is built")
-	case len(args) > 0:
-		return fmt.Errorf("--code-as-data-arg %q needs --code-as-data: it is passed to buildCodeAsData", args[0])
+// CodeAsDataStep is the build step of --code-as-data: none (or empty)
+// builds none, project is `npx <toolkit> buildCodeAsData`, bricks adds
+// --bricks; the user's arguments come last. Arguments without a code-as-data
+// build are refused rather than ignored. A nil command means no step.
+func CodeAsDataStep(kind, toolkit string, args []string) ([]string, error) {
+	switch kind {
+	case "", "none":
+		if len(args) > 0 {
+			return nil, fmt.Errorf("--code-as-data-arg %s needs --code-as-data project or bricks: it is passed to buildCodeAsData", fielderr.Quote(args[0]))
+		}
+		return nil, nil
+	case "project", "bricks":
+		return CodeAsDataCommand(toolkit, kind == "bricks", args)
 	}
-	return nil
+	return nil, fmt.Errorf("--code-as-data %s: choose none, project or bricks", fielderr.Quote(kind))
+}
+
+// CheckedInstall is the install command run after a check of the image's
+// Node.js, in the same exec: no exec of its own runs before the install
+// (a separate `node --version` cost 1.8 s on a cold engine, run on its own).
+// An old Node.js exits 3 with the reason on stderr.
+func CheckedInstall(image string, files []string) []string {
+	script := fmt.Sprintf(`v=$(node -p process.versions.node) || { echo "lowcode-pipeline: node image $0: no node command" >&2; exit 3; }
+if [ "${v%%%%.*}" -lt %d ]; then
+  echo "lowcode-pipeline: node image $0 has Node.js v$v: the platform needs %d or above (the reference uses node:24); set --node-image" >&2
+  exit 3
+fi
+exec "$@"`, MinNodeMajor, MinNodeMajor)
+	return append([]string{"sh", "-c", script, image}, InstallCommand(files)...)
+}
+
+// CheckedBuild runs a build step and, in the same exec, fails it when it
+// exited 0 but left dir missing or empty, naming the step. The step stays
+// lazy: nothing runs until its output is used.
+func CheckedBuild(cmd []string, dir string) []string {
+	const script = `"$@" || exit $?
+if [ ! -d "./$0" ] || [ -z "$(ls -A "./$0")" ]; then
+  echo "lowcode-pipeline: $* exited 0 but left $0 missing or empty: the step must write its output there" >&2
+  exit 4
+fi`
+	return append([]string{"sh", "-c", script, dir}, cmd...)
 }

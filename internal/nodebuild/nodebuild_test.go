@@ -97,7 +97,7 @@ func TestCommandLines(t *testing.T) {
 	assert.Equal(t, []string{"npx", "--yes", "cli", "buildCodeAsData", "--bricks", "--verbose"}, cmd)
 
 	_, err = CodeAsDataCommand("", false, nil)
-	assert.ErrorContains(t, err, "no platform CLI set: pass the package npx runs")
+	assert.ErrorContains(t, err, "--toolkit: required: the platform toolkit's npm package")
 	_, err = CodeAsDataCommand("cli --evil", false, nil)
 	assert.ErrorContains(t, err, "want one npm package name")
 }
@@ -177,29 +177,31 @@ func TestSnapshotCommand(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"npx", "--yes", "cli", "snapshot", "--config", "config/snap.json"}, cmd)
 	_, err = SnapshotCommand("", "x", "x")
-	assert.ErrorContains(t, err, "no platform CLI set")
+	assert.ErrorContains(t, err, "--toolkit: required")
 }
 
-func TestCheckCodeAsDataFlags(t *testing.T) {
+func TestCodeAsDataStepIsNoneProjectOrBricks(t *testing.T) {
 	for _, tc := range []struct {
-		name       string
-		codeAsData bool
-		bricks     bool
+		name, kind string
 		args       []string
-		want       string
+		want       []string
+		err        string
 	}{
-		{"a plain build", false, false, nil, ""},
-		{"code as data with every option", true, true, []string{"--x"}, ""},
-		{"bricks without code as data", false, true, nil, "--bricks needs --code-as-data"},
-		{"an argument without code as data", false, false, []string{"--verbose"}, `--code-as-data-arg "--verbose" needs --code-as-data`},
+		{"none by default", "", nil, nil, ""},
+		{"none said", "none", nil, nil, ""},
+		{"a project", "project", []string{"--x"}, []string{"npx", "--yes", "cli", "buildCodeAsData", "--x"}, ""},
+		{"bricks", "bricks", nil, []string{"npx", "--yes", "cli", "buildCodeAsData", "--bricks"}, ""},
+		{"an argument without code as data", "none", []string{"--verbose"}, nil, `--code-as-data-arg "--verbose" needs --code-as-data project or bricks`},
+		{"an unknown kind", "library", nil, nil, `--code-as-data "library": choose none, project or bricks`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CheckCodeAsDataFlags(tc.codeAsData, tc.bricks, tc.args)
-			if tc.want == "" {
-				assert.NoError(t, err)
+			cmd, err := CodeAsDataStep(tc.kind, "cli", tc.args)
+			if tc.err != "" {
+				assert.ErrorContains(t, err, tc.err)
 				return
 			}
-			assert.ErrorContains(t, err, tc.want)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, cmd)
 		})
 	}
 }

@@ -13,8 +13,8 @@ import (
 	"strings"
 )
 
-// Reference is one pushed image under one tag.
-type Reference struct {
+// PushedImage is one pushed image under one tag.
+type PushedImage struct {
 	Ref        string `json:"ref"`
 	Repository string `json:"repository"`
 	Tag        string `json:"tag"`
@@ -23,9 +23,9 @@ type Reference struct {
 
 // Release is the images a publish pushed.
 type Release struct {
-	Frontend   []Reference `json:"frontend"`
-	Backend    []Reference `json:"backend"`
-	CodeAsData []Reference `json:"codeAsData"`
+	Frontend   []PushedImage `json:"frontend"`
+	Backend    []PushedImage `json:"backend"`
+	CodeAsData []PushedImage `json:"codeAsData"`
 	Signed     bool        `json:"signed"`
 	Sboms      []string    `json:"sboms,omitempty"` // file names in the sboms directory
 }
@@ -35,7 +35,7 @@ func (r Release) Text() string {
 	var b strings.Builder
 	for _, group := range []struct {
 		kind string
-		refs []Reference
+		refs []PushedImage
 	}{{"frontend", r.Frontend}, {"backend", r.Backend}, {"codeasdata", r.CodeAsData}} {
 		for i, ref := range group.refs {
 			label := ""
@@ -59,28 +59,22 @@ func (r Release) Text() string {
 
 // Receipt is one deployment request.
 type Receipt struct {
-	Status        int      `json:"status"`
-	Message       string   `json:"message"`
-	Url           string   `json:"url"`
-	PayloadSha256 string   `json:"payloadSha256"`
-	Images        []string `json:"images"`
-	SentAt        string   `json:"sentAt"`
-	DurationMs    int      `json:"durationMs"`
-	Attempts      int      `json:"attempts"`
-	Warnings      []string `json:"warnings"`
-	DryRun        bool     `json:"dryRun"`
-	Request       string   `json:"request"`
+	Status          int      `json:"status"`
+	Message         string   `json:"message"`
+	Url             string   `json:"url"`
+	PayloadSha256   string   `json:"payloadSha256"`
+	Images          []string `json:"images"`
+	SentAt          string   `json:"sentAt"`
+	DurationMs      int      `json:"durationMs"`
+	ConnectAttempts int      `json:"connectAttempts"`
+	Warnings        []string `json:"warnings"`
 }
 
 // Text says what was sent where and what came back, the warnings last.
 func (r Receipt) Text() string {
 	var b strings.Builder
-	if r.DryRun {
-		fmt.Fprintf(&b, "dry run: nothing was sent to %s\n", r.Url)
-	} else {
-		fmt.Fprintf(&b, "deployed: %d %s\n", r.Status, r.Message)
-		fmt.Fprintf(&b, "webhook:  %s\n", r.Url)
-	}
+	fmt.Fprintf(&b, "deployed: %d %s\n", r.Status, r.Message)
+	fmt.Fprintf(&b, "webhook:  %s\n", r.Url)
 	fmt.Fprintf(&b, "payload:  sha256 %s\n", r.PayloadSha256)
 	if len(r.Images) == 0 {
 		b.WriteString("images:   none\n")
@@ -92,14 +86,9 @@ func (r Receipt) Text() string {
 		}
 		fmt.Fprintf(&b, "%-9s %s\n", label, im)
 	}
-	if !r.DryRun {
-		fmt.Fprintf(&b, "sent at %s in %d ms, %s\n", r.SentAt, r.DurationMs, plural(r.Attempts, "connection attempt"))
-	}
+	fmt.Fprintf(&b, "sent at %s in %d ms, %s\n", r.SentAt, r.DurationMs, plural(r.ConnectAttempts, "connection attempt"))
 	for _, w := range r.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", w)
-	}
-	if r.DryRun {
-		b.WriteString("request:\n" + r.Request + "\n")
 	}
 	return b.String()
 }
@@ -111,8 +100,8 @@ type SnapshotEntry struct {
 	Branch    string `json:"branch"`
 	Outcome   string `json:"outcome"`
 	Changed   bool   `json:"changed"`
-	Commit    string `json:"commit"`
-	Attempts  int    `json:"attempts"`
+	Commit       string `json:"commit"`
+	PushAttempts int    `json:"pushAttempts"`
 }
 
 // SnapshotReport is what snapshot-push did.
@@ -157,20 +146,58 @@ type Plan struct {
 	Warnings []string      `json:"warnings"`
 }
 
-// Build is what a build produced.
+// Build is what a build makes. Its outputs are built when first used
+// (exported, or made into images), concurrently off one install.
 type Build struct {
-	Outputs       []string `json:"outputs"` // dist/web, dist/node[, dist/codeAsData]
+	Outputs       []string `json:"-"` // dist/web (npm run build:draw), …
 	HasCodeAsData bool     `json:"hasCodeAsData"`
 	DrawVersion   string   `json:"drawVersion"`
 }
 
 // Text names the outputs and the design-tool version.
 func (b Build) Text() string {
-	s := "built " + strings.Join(b.Outputs, ", ") + "\n"
+	s := "outputs: " + strings.Join(b.Outputs, ", ") + "\n"
 	if b.DrawVersion != "" {
 		s += "draw_version " + b.DrawVersion + "\n"
 	}
 	return s
+}
+
+// SnapshotDir is one entry's outputDir as the toolkit wrote it.
+type SnapshotDir struct {
+	Name      string `json:"name"`
+	OutputDir string `json:"outputDir"`
+	Files     int    `json:"files"`
+	Pushed    bool   `json:"pushed"` // it has a git section: push commits it
+}
+
+// Snapshot is what the toolkit's snapshot wrote.
+type Snapshot struct {
+	Entries []SnapshotDir `json:"entries"`
+}
+
+// Text is one line an entry.
+func (s Snapshot) Text() string {
+	var b strings.Builder
+	for i, e := range s.Entries {
+		fmt.Fprintf(&b, "[%d] %s: %s, %s", i, e.Name, e.OutputDir, plural(e.Files, "file"))
+		if e.Pushed {
+			b.WriteString(" (git section: push commits it)")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// Delivery is a whole run: the images pushed and the deployment sent.
+type Delivery struct {
+	Release Release `json:"release"`
+	Receipt Receipt `json:"receipt"`
+}
+
+// Text is the release, then the receipt.
+func (d Delivery) Text() string {
+	return d.Release.Text() + d.Receipt.Text()
 }
 
 // JSON is v as indented JSON, ending in a line feed, for a terminal as much

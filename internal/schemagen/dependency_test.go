@@ -158,8 +158,8 @@ func TestDependencyIntrospectionMarksWhatTheModuleOwns(t *testing.T) {
 	assert.Subset(t, nodes, objects, "every object is a Node")
 
 	expected := map[string]string{}
-	for _, f := range got["Query"].Fields {
-		if f.Name == "lowcodePipeline" {
+	for _, f := range got["LowcodePipeline"].Fields {
+		if f.Name == "build" {
 			for _, a := range f.Args {
 				expected[a.Name] = a.Directives.arg("expectedType", "name")
 			}

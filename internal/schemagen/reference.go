@@ -16,13 +16,18 @@ func (m *Module) Reference() (string, error) {
 		return "", err
 	}
 	var b strings.Builder
-	b.WriteString("#### Constructor options\n\n`dagger call [OPTION …] FUNCTION …`; every option may be left out.\n\n| option | meaning |\n|---|---|\n")
-	for _, p := range m.ctor.Type.Params.List {
-		doc := m.comment[m.files[m.ctor]][m.fset.Position(p.Pos()).Line-1]
-		fmt.Fprintf(&b, "| `%s` | %s |\n", m.flag(p, doc, false), cell(text(doc)+defaultNote(doc)))
+	if m.ctor != nil {
+		b.WriteString("#### Constructor options\n\n`dagger call [OPTION …] FUNCTION …`; every option may be left out.\n\n| option | meaning |\n|---|---|\n")
+		for _, p := range m.ctor.Type.Params.List {
+			doc := m.comment[m.files[m.ctor]][m.fset.Position(p.Pos()).Line-1]
+			fmt.Fprintf(&b, "| `%s` | %s |\n", m.flag(p, doc, false), cell(text(doc)+defaultNote(doc)))
+		}
 	}
 	for _, name := range m.order {
-		fmt.Fprintf(&b, "\n#### `%s`\n\n%s\n", name, firstParagraph(m.docs[name]))
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "#### `%s`\n\n%s\n", name, firstParagraph(m.docs[name]))
 		m.fieldTable(&b, name)
 		if len(m.methods[name]) == 0 {
 			continue

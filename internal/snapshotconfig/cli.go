@@ -2,6 +2,7 @@ package snapshotconfig
 
 import (
 	"bytes"
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -84,9 +85,10 @@ done`, "collect", dest}
 // Collected is where CollectCommand put entry i's outputDir.
 func Collected(dest string, i int) string { return path.Join(dest, strconv.Itoa(i)) }
 
-// CheckWritten reads CollectCommand's output and fails, naming each entry,
-// when the platform CLI left an outputDir without a file.
-func CheckWritten(entries []Entry, counts string, allowEmpty bool) error {
+// CheckWritten reads CollectCommand's output, each entry's file count, and
+// fails, naming each entry, when the platform CLI left an outputDir without
+// a file.
+func CheckWritten(entries []Entry, counts string, allowEmpty bool) ([]int, error) {
 	written := map[int]int{}
 	for _, line := range strings.Split(strings.TrimSpace(counts), "\n") {
 		i, n, ok := strings.Cut(line, "\t")
@@ -99,8 +101,12 @@ func CheckWritten(entries []Entry, counts string, allowEmpty bool) error {
 			written[index] = c
 		}
 	}
+	out := make([]int, len(entries))
+	for i := range entries {
+		out[i] = written[i]
+	}
 	if allowEmpty {
-		return nil
+		return out, nil
 	}
 	var errs []error
 	for i, e := range entries {
@@ -109,36 +115,52 @@ func CheckWritten(entries []Entry, counts string, allowEmpty bool) error {
 				e.Index, e.Snapshooter.Name, e.Snapshooter.OutputDir))
 		}
 	}
-	return errors.Join(errs...)
+	return out, errors.Join(errs...)
 }
 
 // envName is what a shell accepts as an environment variable name.
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// PushFlags are snapshot-push's flags that have rules of their own.
+// PushFlags are push's flags that have rules of their own.
 type PushFlags struct {
-	MaxAttempts      int
-	MaxDeleteRatio   float64
-	PlatformTokenEnv string
-	Timeout          string
+	PushAttempts   int
+	MaxDeleteRatio float64
+	Timeout        string
+	Author         string // "Name <email>"
 }
 
-// Check refuses each bad flag, naming it, all at once.
-func (f PushFlags) Check() error {
+// DefaultAuthor is who commits a snapshot unless --author says otherwise.
+const DefaultAuthor = "lowcode-pipeline <lowcode-pipeline@users.noreply.invalid>"
+
+// Check refuses each bad flag, naming it, all at once, and returns the
+// author's name and e-mail.
+func (f PushFlags) Check() (name, email string, err error) {
 	var errs []error
-	if f.MaxAttempts < 1 {
-		errs = append(errs, fmt.Errorf("--max-attempts %d: must be at least 1", f.MaxAttempts))
+	if f.PushAttempts < 1 {
+		errs = append(errs, fmt.Errorf("--push-attempts %d: must be at least 1 (it counts the first push)", f.PushAttempts))
 	}
 	if !(f.MaxDeleteRatio > 0 && f.MaxDeleteRatio <= 1) {
 		errs = append(errs, fmt.Errorf("--max-delete-ratio %g: must be above 0 and at most 1 (1 lets any deletion through)", f.MaxDeleteRatio))
 	}
-	if err := CheckEnvName("--platform-token-env", f.PlatformTokenEnv); err != nil {
-		errs = append(errs, err)
-	}
 	if _, err := durationflag.Parse("--timeout", f.Timeout); err != nil {
 		errs = append(errs, err)
 	}
-	return errors.Join(errs...)
+	name, email, err = ParseAuthor(f.Author)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return name, email, errors.Join(errs...)
+}
+
+var author = regexp.MustCompile(`^([^<>\x00-\x1f]+?) <([^<>\s@]+@[^<>\s@]+)>$`)
+
+// ParseAuthor reads --author "Name <email>", as git writes an author.
+func ParseAuthor(s string) (name, email string, err error) {
+	m := author.FindStringSubmatch(s)
+	if m == nil {
+		return "", "", fmt.Errorf("--author %s: want \"Name <email>\", e.g. %q", fielderr.Quote(s), DefaultAuthor)
+	}
+	return m[1], m[2], nil
 }
 
 // CheckEnvName refuses what cannot be an environment variable's name.

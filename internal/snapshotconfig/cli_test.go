@@ -102,35 +102,59 @@ func TestCollectCommandCopiesWhatTheCLIWroteAndCounts(t *testing.T) {
 	assert.FileExists(t, filepath.Join(Collected(dest, 0), "00000000000000000001/a.patch.json"), "entry 0 copied to a fresh folder")
 	assert.DirExists(t, Collected(dest, 1), "an empty outputDir still gets its folder")
 
-	err = CheckWritten(entries, string(out), false)
+	counts, err := CheckWritten(entries, string(out), false)
 	require.Error(t, err)
+	assert.Equal(t, []int{1, 0}, counts)
 	assert.Contains(t, err.Error(), `[1] "local": the platform CLI wrote no file into codeasdata/local`)
 	assert.NotContains(t, err.Error(), "orders")
-	assert.NoError(t, CheckWritten(entries, string(out), true), "--allow-empty")
-	assert.Error(t, CheckWritten(entries, "", false), "no output: nothing was written")
+	_, err = CheckWritten(entries, string(out), true)
+	assert.NoError(t, err, "--allow-empty")
+	_, err = CheckWritten(entries, "", false)
+	assert.Error(t, err, "no output: nothing was written")
 }
 
 func TestPushFlagsAreChecked(t *testing.T) {
-	good := PushFlags{MaxAttempts: 5, MaxDeleteRatio: 0.5, PlatformTokenEnv: "PLATFORM_TOKEN", Timeout: "10m"}
-	assert.NoError(t, good.Check())
+	good := PushFlags{PushAttempts: 5, MaxDeleteRatio: 0.5, Timeout: "10m", Author: DefaultAuthor}
+	name, email, err := good.Check()
+	require.NoError(t, err)
+	assert.Equal(t, "lowcode-pipeline", name)
+	assert.Equal(t, "lowcode-pipeline@users.noreply.invalid", email)
 	for _, tc := range []struct {
 		name string
 		edit func(*PushFlags)
 		want string
 	}{
-		{"no attempt", func(f *PushFlags) { f.MaxAttempts = 0 }, "--max-attempts 0: must be at least 1"},
+		{"no attempt", func(f *PushFlags) { f.PushAttempts = 0 }, "--push-attempts 0: must be at least 1 (it counts the first push)"},
 		{"a ratio of 0", func(f *PushFlags) { f.MaxDeleteRatio = 0 }, "--max-delete-ratio 0: must be above 0 and at most 1"},
 		{"a ratio above 1", func(f *PushFlags) { f.MaxDeleteRatio = 1.5 }, "--max-delete-ratio 1.5"},
-		{"an empty variable name", func(f *PushFlags) { f.PlatformTokenEnv = "" }, `--platform-token-env "": not an environment variable name`},
-		{"a variable name with a dash", func(f *PushFlags) { f.PlatformTokenEnv = "PLATFORM-TOKEN" }, `--platform-token-env "PLATFORM-TOKEN"`},
 		{"a bad time limit", func(f *PushFlags) { f.Timeout = "soon" }, `--timeout "soon": use a positive Go duration`},
+		{"an author without an e-mail", func(f *PushFlags) { f.Author = "Release Bot" }, `--author "Release Bot": want "Name <email>"`},
+		{"an author with a line feed", func(f *PushFlags) { f.Author = "Bot\nEvil <bot@example.com>" }, `--author "Bot\nEvil <bot@example.com>"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := good
 			tc.edit(&f)
-			assert.ErrorContains(t, f.Check(), tc.want)
+			_, _, err := f.Check()
+			assert.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+func FuzzParseAuthor(f *testing.F) {
+	f.Add(DefaultAuthor)
+	f.Add("a <b@c>")
+	f.Add("<x@y>")
+	f.Fuzz(func(t *testing.T, s string) {
+		name, email, err := ParseAuthor(s)
+		if err != nil {
+			assert.Less(t, len(err.Error()), 400, "the error stays small")
+			return
+		}
+		assert.NotEmpty(t, name)
+		assert.Contains(t, email, "@")
+		assert.NotContains(t, name+email, "\n", "no line feed reaches a commit header")
+		assert.NotContains(t, name+email, "<")
+	})
 }
 
 func TestOutputDirsCannotHideFromGitOrTheTerminal(t *testing.T) {

@@ -43,10 +43,10 @@ type Config struct {
 	// ConnectTimeout bounds connecting (TCP and TLS); Timeout bounds the whole
 	// call, response included.
 	ConnectTimeout, Timeout time.Duration
-	// ConnectRetries is how many more times a failure to connect at all is
-	// tried, waiting RetryBackoff, then twice as long each time; zero or
-	// negative means none (the module's --connect-retries defaults to 3).
-	ConnectRetries int
+	// ConnectAttempts is how many times, the first included, a failure to
+	// connect at all is tried, waiting RetryBackoff, then twice as long each
+	// time; zero means one (the module's --connect-attempts defaults to 4).
+	ConnectAttempts int
 	RetryBackoff   time.Duration
 	// MaxErrorBody is how much of an error response body is kept.
 	MaxErrorBody int
@@ -115,7 +115,10 @@ func Prepare(cfg Config) (*Prepared, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	cfg.ConnectRetries = max(cfg.ConnectRetries, 0)
+	if cfg.ConnectAttempts < 0 {
+		return nil, fmt.Errorf("--connect-attempts %d: at least 1 (it counts the first try)", cfg.ConnectAttempts)
+	}
+	cfg.ConnectAttempts = max(cfg.ConnectAttempts, 1)
 	if cfg.RetryBackoff <= 0 {
 		cfg.RetryBackoff = DefaultRetryBackoff
 	}
@@ -131,9 +134,9 @@ func Prepare(cfg Config) (*Prepared, error) {
 // RedactedURL is the address as it may be printed.
 func (p *Prepared) RedactedURL() string { return p.redacted }
 
-// DryRun shows the request Send would make, with the token masked.
-func (p *Prepared) DryRun(body []byte) string {
-	return fmt.Sprintf("POST %s\nAuthorization: Bearer ***\nContent-Type: application/json\n\n%s\n(dry run: nothing sent; payload sha256 %s)\n",
+// Request shows the request Send would make, with the token masked.
+func (p *Prepared) Request(body []byte) string {
+	return fmt.Sprintf("POST %s\nAuthorization: Bearer ***\nContent-Type: application/json\n\n%s\n(not sent; payload sha256 %s)\n",
 		p.redacted, bytes.TrimRight(body, "\n"), Digest(body))
 }
 
@@ -168,10 +171,10 @@ func (p *Prepared) Send(ctx context.Context, body []byte) (*Receipt, error) {
 			return rec, err
 		}
 		failure := p.describe(ctx, err, connected)
-		if connected || attempt > p.cfg.ConnectRetries || !retryable(err) || ctx.Err() != nil {
+		if connected || attempt >= p.cfg.ConnectAttempts || !retryable(err) || ctx.Err() != nil {
 			return nil, &Error{Sent: connected, msg: failure}
 		}
-		p.cfg.Logf("could not connect to %s (attempt %d of %d): %s; retrying in %s", p.redacted, attempt, p.cfg.ConnectRetries+1, failure, backoff)
+		p.cfg.Logf("could not connect to %s (attempt %d of %d): %s; retrying in %s", p.redacted, attempt, p.cfg.ConnectAttempts, failure, backoff)
 		select {
 		case <-time.After(backoff):
 		case <-ctx.Done():

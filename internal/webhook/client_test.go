@@ -218,7 +218,7 @@ func closedPort(t *testing.T) string {
 func TestConnectionRefusedIsRetriedThenFails(t *testing.T) {
 	leaks := &leaktest.Recorder{}
 	addr := closedPort(t)
-	_, err := send(t, Config{URL: "https://" + addr + "/hook?token=" + token, ConnectRetries: 2}, leaks)
+	_, err := send(t, Config{URL: "https://" + addr + "/hook?token=" + token, ConnectAttempts: 3}, leaks)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "could not connect to https://"+addr+"/hook")
 	assert.Contains(t, err.Error(), "connection refused")
@@ -255,7 +255,7 @@ func TestAServerThatComesUpDuringRetriesGetsExactlyOneRequest(t *testing.T) {
 		srv.Listener = l
 		srv.Start()
 	}()
-	rec, err := send(t, Config{URL: "http://" + addr + "/", AllowHTTP: true, ConnectRetries: 8, RetryBackoff: 40 * time.Millisecond}, leaks)
+	rec, err := send(t, Config{URL: "http://" + addr + "/", AllowHTTP: true, ConnectAttempts: 9, RetryBackoff: 40 * time.Millisecond}, leaks)
 	require.NoError(t, err)
 	assert.Greater(t, rec.ConnectAttempts, 1)
 	assert.EqualValues(t, 1, n.Load())
@@ -271,7 +271,7 @@ func TestADroppedConnectionAfterSendingIsNotRetried(t *testing.T) {
 		}
 		conn.Close() // hang up without answering
 	})
-	_, err := send(t, Config{URL: "http://" + l.Addr().String() + "/", AllowHTTP: true, ConnectRetries: 3}, leaks)
+	_, err := send(t, Config{URL: "http://" + l.Addr().String() + "/", AllowHTTP: true, ConnectAttempts: 4}, leaks)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "failed after the request was sent")
 	var we *Error
@@ -289,7 +289,7 @@ func TestAStalledTLSHandshakeHitsTheConnectLimitAndNoRequestArrives(t *testing.T
 		conns.Add(1)
 		go func() { time.Sleep(2 * time.Second); conn.Close() }() // never speaks TLS
 	})
-	_, err := send(t, Config{URL: "https://" + l.Addr().String() + "/", ConnectTimeout: 100 * time.Millisecond, ConnectRetries: 1}, leaks)
+	_, err := send(t, Config{URL: "https://" + l.Addr().String() + "/", ConnectTimeout: 100 * time.Millisecond, ConnectAttempts: 2}, leaks)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "within the connect time limit of 100ms")
 	assert.EqualValues(t, 2, conns.Load(), "a handshake that never completed is retried")
@@ -299,7 +299,7 @@ func TestAStalledTLSHandshakeHitsTheConnectLimitAndNoRequestArrives(t *testing.T
 func TestAnUntrustedCertificateFailsAtOnce(t *testing.T) {
 	leaks := &leaktest.Recorder{}
 	srv, n := counting(t, func(w http.ResponseWriter, r *http.Request) {})
-	_, err := send(t, Config{URL: srv.URL, ConnectRetries: 3}, leaks)
+	_, err := send(t, Config{URL: srv.URL, ConnectAttempts: 4}, leaks)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "certificate")
 	assert.Zero(t, n.Load())
@@ -348,11 +348,11 @@ func TestPrepareRefusesUnsafeAddresses(t *testing.T) {
 	assert.NoError(t, err, "http is allowed when asked for")
 }
 
-func TestDryRunMasksTheToken(t *testing.T) {
+func TestRequestMasksTheToken(t *testing.T) {
 	p, err := Prepare(Config{URL: "https://hooks.example.com/acme/prod?sig=" + token, Token: token})
 	require.NoError(t, err)
-	out := p.DryRun(body)
+	out := p.Request(body)
 	assert.Contains(t, out, "POST https://hooks.example.com/acme/prod\nAuthorization: Bearer ***\nContent-Type: application/json\n\n"+string(body))
-	assert.Contains(t, out, "nothing sent")
+	assert.Contains(t, out, "(not sent; payload sha256 ")
 	assert.NotContains(t, out, token)
 }

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+
+	"dagger/lowcode-pipeline/internal/dagger"
+	"dagger/lowcode-pipeline/internal/results"
+)
+
+// Delivery is one run of the pipeline: the build, the images pushed, the payload sent and the webhook's receipt
+type Delivery struct {
+	// The images pushed and the deployment's receipt, for a person
+	Summary string
+	// The release and the receipt as JSON, for a script
+	Json string
+	// The build
+	Build *Build
+	// The images pushed, pinned by digest
+	Release *Release
+	// The payload sent
+	Payload *Payload
+	// The webhook's answer
+	Receipt *Receipt
+}
+
+// Build, publish and deploy in one call: the platform's reference pipeline as one module call, for CI
+//
+// The same steps as `build … publish … payload … deploy`, composed inside
+// the module: every module call costs about 1.5 s before it does anything,
+// and this is one. Its flags are those steps' flags (see each step's help);
+// it is the one function that takes more than eight, because Dagger has no
+// argument objects and a CI run should pay for one call. The payload starts
+// from --payload (deploy rules and modes kept in the repository) or the
+// reference default, with this run's images pinned by digest. One POST;
+// never sent twice.
+//
+// +cache="never"
+func (m *LowcodePipeline) Deliver(
+	ctx context.Context,
+	// Project to build: a package.json with build:draw and build:node scripts (from another directory or module: pass it, e.g. --source .)
+	// +defaultPath="/"
+	// +ignore=["node_modules", "dist", ".git"]
+	source *dagger.Directory,
+	// The platform toolkit's npm package (with optional @version) that npx runs for buildCodeAsData; needed with --code-as-data
+	// +optional
+	toolkit string,
+	// Design-tool package whose installed version labels the images (draw_version); needed to make images
+	// +optional
+	drawPackage string,
+	// Build the code as data too: project, or bricks (a library of bricks); none by default
+	// +optional
+	codeAsData CodeAsDataKind,
+	// Further argument for buildCodeAsData, passed as it is (repeatable; needs --code-as-data)
+	// +optional
+	codeAsDataArg []string,
+	// Build argument of the images' Dockerfiles, NAME=VALUE (repeatable): FRONTEND_BASE_IMAGE, WEB_USER, DOCUMENT_ROOT, BACKEND_BASE_IMAGE, CODE_AS_DATA_BASE_IMAGE, or one of your Dockerfiles' own
+	// +optional
+	buildArg []string,
+	// Node.js image the builds run in (Node.js 20 or above)
+	// +optional
+	// +default="node:24"
+	nodeImage string,
+	// .npmrc for private registries (the platform's packages usually come from one); mounted as a secret, never in a layer
+	// +optional
+	npmrc *dagger.Secret,
+	// Where the images go, {kind} standing for frontend, backend and codeasdata, e.g. registry.example.com/team/app-{kind}
+	repository string,
+	// Tag to push each image under (repeatable; the first is the one the payload carries)
+	tag []string,
+	// Platform of a multi-platform image (repeatable): linux/amd64, linux/arm64 (default: the engine's)
+	// +optional
+	platform []dagger.Platform,
+	// Registry user name
+	// +optional
+	registryUsername string,
+	// Registry password or token
+	// +optional
+	registryPassword *dagger.Secret,
+	// A registry running as a Dagger service (tests, demos): the repository's registry is reached there, over plain http
+	// +optional
+	registryService *dagger.Service,
+	// Creation time of the images, which every time in them is clamped to: the commit time, RFC 3339 or Unix seconds ($SOURCE_DATE_EPOCH); default the Unix epoch, never the clock
+	// +optional
+	created string,
+	// Image label KEY=VALUE (repeatable), e.g. org.opencontainers.image.revision=$GIT_SHA; a URL is shown without credentials or query
+	// +optional
+	label []string,
+	// Payload JSON file to start from instead of the reference default
+	// +optional
+	payload *dagger.File,
+	// Webhook address from the vendor, e.g. https://<client_host>/<project>/<instance>
+	webhookUrl string,
+	// Webhook token, e.g. env://WEBHOOK_TOKEN
+	webhookToken *dagger.Secret,
+	// CA certificate (PEM) that signs a self-hosted webhook's certificate; trusted by this call only, instead of the system's
+	// +optional
+	webhookCaCert *dagger.File,
+	// Allow an http:// address (a local receiver); the token would travel unencrypted
+	// +optional
+	allowHttp bool,
+) (*Delivery, error) {
+	// Everything that can be checked without building is checked first.
+	if _, err := prepareWebhook(deployRequest{url: webhookUrl, token: "checked-later", allowHTTP: allowHttp}); err != nil {
+		return nil, err
+	}
+	b, err := m.Build(ctx, source, toolkit, drawPackage, codeAsData, codeAsDataArg, buildArg, nodeImage, npmrc)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := b.Publish(ctx, repository, tag, platform, registryUsername, registryPassword, registryService, created, label)
+	if err != nil {
+		return nil, err
+	}
+	p, err := rel.Payload(ctx, payload)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := p.Deploy(ctx, webhookUrl, webhookToken, allowHttp, "", "", defaultConnectAttempts, webhookCaCert)
+	if err != nil {
+		return nil, err
+	}
+	doc := results.Delivery{
+		Release: results.Release{Frontend: imageDocs(rel.Frontend), Backend: imageDocs(rel.Backend), CodeAsData: imageDocs(rel.CodeAsData), Signed: rel.Signed},
+		Receipt: rec.document(),
+	}
+	return &Delivery{Summary: doc.Text(), Json: results.JSON(doc), Build: b, Release: rel, Payload: p, Receipt: rec}, nil
+}

@@ -1,0 +1,82 @@
+package nodebuild
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeNode puts a `node` that reports version on PATH, and an `npm` that
+// records it ran.
+func fakeNode(t *testing.T, version string) (dir, ran string) {
+	t.Helper()
+	dir = t.TempDir()
+	ran = filepath.Join(dir, "npm-ran")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "node"), []byte("#!/bin/sh\necho "+version+"\n"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "npm"), []byte("#!/bin/sh\necho \"$@\" > "+ran+"\n"), 0o755))
+	return dir, ran
+}
+
+func TestCheckedInstallChecksNodeThenInstallsInOneExec(t *testing.T) {
+	for _, tc := range []struct {
+		name, version string
+		wantCode      int
+		wantErr       string
+	}{
+		{"Node.js 24 installs", "24.1.0", 0, ""},
+		{"Node.js 20 is the oldest allowed", "20.0.0", 0, ""},
+		{"Node.js 18 is refused before npm runs", "18.20.4", 3, "lowcode-pipeline: node image node:18 has Node.js v18.20.4: the platform needs 20 or above"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin, ran := fakeNode(t, tc.version)
+			cmd := CheckedInstall("node:18", []string{"package.json", "package-lock.json"})
+			run := exec.Command(cmd[0], cmd[1:]...)
+			run.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+			out, err := run.CombinedOutput()
+			if tc.wantCode == 0 {
+				require.NoError(t, err, string(out))
+				got, err := os.ReadFile(ran)
+				require.NoError(t, err)
+				assert.Equal(t, "ci --no-audit --no-fund\n", string(got), "npm ci with the lock file")
+				return
+			}
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit)
+			assert.Equal(t, tc.wantCode, exit.ExitCode())
+			assert.Contains(t, string(out), tc.wantErr)
+			assert.NoFileExists(t, ran, "npm never ran")
+		})
+	}
+}
+
+func TestCheckedBuildFailsAStepThatWroteNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name, script string
+		wantCode     int
+		wantErr      string
+	}{
+		{"a step that writes its output", "mkdir -p dist/web && echo x > dist/web/index.html", 0, ""},
+		{"a step that writes nothing", "true", 4, "lowcode-pipeline: sh -c true exited 0 but left dist/web missing or empty"},
+		{"a step that leaves the folder empty", "mkdir -p dist/web", 4, "left dist/web missing or empty"},
+		{"a failing step keeps its own exit code", "echo broken >&2; exit 2", 2, "broken"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := CheckedBuild([]string{"sh", "-c", tc.script}, WebDir)
+			run := exec.Command(cmd[0], cmd[1:]...)
+			run.Dir = t.TempDir()
+			out, err := run.CombinedOutput()
+			if tc.wantCode == 0 {
+				assert.NoError(t, err, string(out))
+				return
+			}
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit)
+			assert.Equal(t, tc.wantCode, exit.ExitCode())
+			assert.Contains(t, string(out), tc.wantErr)
+		})
+	}
+}
