@@ -26,8 +26,8 @@ type Release struct {
 	Frontend   []PushedImage `json:"frontend"`
 	Backend    []PushedImage `json:"backend"`
 	CodeAsData []PushedImage `json:"codeAsData"`
-	Signed     bool        `json:"signed"`
-	Sboms      []string    `json:"sboms,omitempty"` // file names in the sboms directory
+	Signed     bool          `json:"signed"`
+	Sboms      []string      `json:"sboms,omitempty"` // file names in the sboms directory
 }
 
 // Text lists each image's references, one a line.
@@ -95,11 +95,11 @@ func (r Receipt) Text() string {
 
 // SnapshotEntry is what snapshot-push did for one entry.
 type SnapshotEntry struct {
-	Name      string `json:"name"`
-	OutputDir string `json:"outputDir"`
-	Branch    string `json:"branch"`
-	Outcome   string `json:"outcome"`
-	Changed   bool   `json:"changed"`
+	Name         string `json:"name"`
+	OutputDir    string `json:"outputDir"`
+	Branch       string `json:"branch"`
+	Outcome      string `json:"outcome"`
+	Changed      bool   `json:"changed"`
 	Commit       string `json:"commit"`
 	PushAttempts int    `json:"pushAttempts"`
 }

@@ -47,7 +47,7 @@ type Config struct {
 	// connect at all is tried, waiting RetryBackoff, then twice as long each
 	// time; zero means one (the module's --connect-attempts defaults to 4).
 	ConnectAttempts int
-	RetryBackoff   time.Duration
+	RetryBackoff    time.Duration
 	// MaxErrorBody is how much of an error response body is kept.
 	MaxErrorBody int
 	// Logf receives progress lines; they never hold the token.
