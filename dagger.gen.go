@@ -252,6 +252,7 @@ func (r Snapshot) MarshalJSON() ([]byte, error) {
 		Summary    string
 		Json       string
 		Changes    *dagger.Changeset
+		Entries    []*SnapshotOutput
 		Collected  *dagger.Container
 		Config     *dagger.File
 		ConfigPath string
@@ -260,6 +261,7 @@ func (r Snapshot) MarshalJSON() ([]byte, error) {
 	concrete.Summary = r.Summary
 	concrete.Json = r.Json
 	concrete.Changes = r.Changes
+	concrete.Entries = r.Entries
 	concrete.Collected = r.Collected
 	concrete.Config = r.Config
 	concrete.ConfigPath = r.ConfigPath
@@ -272,6 +274,7 @@ func (r *Snapshot) UnmarshalJSON(bs []byte) error {
 		Summary    string
 		Json       string
 		Changes    *dagger.Changeset
+		Entries    []*SnapshotOutput
 		Collected  *dagger.Container
 		Config     *dagger.File
 		ConfigPath string
@@ -284,6 +287,7 @@ func (r *Snapshot) UnmarshalJSON(bs []byte) error {
 	r.Summary = concrete.Summary
 	r.Json = concrete.Json
 	r.Changes = concrete.Changes
+	r.Entries = concrete.Entries
 	r.Collected = concrete.Collected
 	r.Config = concrete.Config
 	r.ConfigPath = concrete.ConfigPath
@@ -518,6 +522,38 @@ func (r *ApprovalMode) UnmarshalJSON(bs []byte) error {
 	default:
 		return fmt.Errorf("invalid enum value %q", s)
 	}
+	return nil
+}
+
+func (r SnapshotOutput) MarshalJSON() ([]byte, error) {
+	var concrete struct {
+		Name      string
+		OutputDir string
+		Files     int
+		Pushed    bool
+	}
+	concrete.Name = r.Name
+	concrete.OutputDir = r.OutputDir
+	concrete.Files = r.Files
+	concrete.Pushed = r.Pushed
+	return json.Marshal(&concrete)
+}
+
+func (r *SnapshotOutput) UnmarshalJSON(bs []byte) error {
+	var concrete struct {
+		Name      string
+		OutputDir string
+		Files     int
+		Pushed    bool
+	}
+	err := json.Unmarshal(bs, &concrete)
+	if err != nil {
+		return err
+	}
+	r.Name = concrete.Name
+	r.OutputDir = concrete.OutputDir
+	r.Files = concrete.Files
+	r.Pushed = concrete.Pushed
 	return nil
 }
 

@@ -27,6 +27,8 @@ type Snapshot struct {
 	Json string
 	// The changes to the project's outputDirs: export --path . applies additions, changes and deletions there and touches nothing else
 	Changes *dagger.Changeset
+	// Each entry of the configuration, in its order
+	Entries []*SnapshotOutput
 
 	// +private
 	Collected *dagger.Container
@@ -36,6 +38,18 @@ type Snapshot struct {
 	ConfigPath string
 	// +private
 	AllowEmpty bool
+}
+
+// SnapshotOutput is one entry's outputDir as the toolkit wrote it
+type SnapshotOutput struct {
+	// snapshooter.name
+	Name string
+	// snapshooter.outputDir
+	OutputDir string
+	// How many files the toolkit wrote there
+	Files int
+	// Whether the entry has a git section, which push commits
+	Pushed bool
 }
 
 // SnapshotReport is what push did for each entry with a git section
@@ -128,13 +142,16 @@ func (m *LowcodePipeline) Snapshot(
 	}
 	after := source
 	var doc results.Snapshot
+	snap := &Snapshot{Collected: collected, Config: source.File(config), ConfigPath: config, AllowEmpty: allowEmpty}
 	for i, e := range entries {
 		dir := e.Snapshooter.OutputDir
 		after = after.WithoutDirectory(dir).WithDirectory(dir, collected.Directory(snapshotconfig.Collected(snapshotsAt, i)))
-		doc.Entries = append(doc.Entries, results.SnapshotDir{Name: e.Snapshooter.Name, OutputDir: dir, Files: counts[i], Pushed: e.Git != nil})
+		out := results.SnapshotDir{Name: e.Snapshooter.Name, OutputDir: dir, Files: counts[i], Pushed: e.Git != nil}
+		doc.Entries = append(doc.Entries, out)
+		snap.Entries = append(snap.Entries, &SnapshotOutput{Name: out.Name, OutputDir: out.OutputDir, Files: out.Files, Pushed: out.Pushed})
 	}
-	return &Snapshot{Summary: doc.Text(), Json: results.JSON(doc), Changes: after.Changes(source),
-		Collected: collected, Config: source.File(config), ConfigPath: config, AllowEmpty: allowEmpty}, nil
+	snap.Summary, snap.Json, snap.Changes = doc.Text(), results.JSON(doc), after.Changes(source)
+	return snap, nil
 }
 
 // Commit and push each entry that has a git section, only when its outputDir changed

@@ -1,19 +1,24 @@
 package ciexamples
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"github.com/mattn/go-shellwords"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 	"gopkg.in/yaml.v3"
+
+	"dagger/lowcode-pipeline/internal/schemagen"
 )
 
 // apiSchema is the module's API and examples/go's, as the engine serves them.
@@ -98,6 +103,9 @@ func walkStrings(n *yaml.Node, each func(string), param func(name, value string)
 			if n.Content[i].Value == "description" { // prose
 				n.Content[i+1].Tag = "!!prose"
 			}
+			if n.Content[i].Value == "call" && n.Content[i+1].Kind == yaml.ScalarNode { // dagger-for-github's call:
+				param("call", n.Content[i+1].Value)
+			}
 			switch n.Content[i].Value {
 			case "name":
 				name = n.Content[i+1].Value
@@ -150,6 +158,15 @@ func commandsIn(t *testing.T, where, text string) []command {
 // constructor's flags, then each function and its flags. It returns the
 // type of the last step.
 func resultType(s *ast.Schema, words []string) (*ast.Type, error) {
+	typ, _, err := walk(s, nil, words)
+	return typ, err
+}
+
+// walk is resultType, counting the module calls: each function of functions
+// ("Type.field") is one, a field none, and a constructor one when the module
+// has one.
+func walk(s *ast.Schema, functions map[string]bool, words []string) (*ast.Type, int, error) {
+	calls := 0
 	constructor := "lowcodePipeline"
 	i := 0
 	for i < len(words) && strings.HasPrefix(words[i], "-") && !isModuleFlag(words[i]) {
@@ -163,7 +180,10 @@ func resultType(s *ast.Schema, words []string) (*ast.Type, error) {
 	}
 	field := s.Query.Fields.ForName(constructor)
 	if field == nil {
-		return nil, fmt.Errorf("no constructor %s", constructor)
+		return nil, 0, fmt.Errorf("no constructor %s", constructor)
+	}
+	if len(field.Arguments) > 0 {
+		calls++ // a constructor of its own: a module call on every dagger call
 	}
 	typ := field.Type
 	args := field.Arguments
@@ -174,7 +194,7 @@ func resultType(s *ast.Schema, words []string) (*ast.Type, error) {
 			name, _, hasValue := strings.Cut(strings.TrimPrefix(w, "--"), "=")
 			arg := args.ForName(camel(name))
 			if arg == nil {
-				return nil, fmt.Errorf("%s is not a flag of the step before it", w)
+				return nil, 0, fmt.Errorf("%s is not a flag of the step before it", w)
 			}
 			if !hasValue && arg.Type.Name() != "Boolean" {
 				i++ // its value
@@ -183,15 +203,18 @@ func resultType(s *ast.Schema, words []string) (*ast.Type, error) {
 		}
 		def := s.Types[typ.Name()]
 		if def == nil || def.Kind != ast.Object {
-			return nil, fmt.Errorf("%q follows a %s, which has no functions", w, typ.String())
+			return nil, 0, fmt.Errorf("%q follows a %s, which has no functions", w, typ.String())
 		}
 		f := def.Fields.ForName(camel(w))
 		if f == nil {
-			return nil, fmt.Errorf("%s has no function or field %q", typ.Name(), w)
+			return nil, 0, fmt.Errorf("%s has no function or field %q", typ.Name(), w)
+		}
+		if functions[def.Name+"."+f.Name] {
+			calls++
 		}
 		typ, args = f.Type, f.Arguments
 	}
-	return typ, nil
+	return typ, calls, nil
 }
 
 // isModuleFlag: the CLI's own flags come first; a module flag is any other.
@@ -251,12 +274,13 @@ func TestTheWalkFindsTheLastStepsType(t *testing.T) {
 		printable bool
 	}{
 		{[]string{"demo"}, "String!", true},
-		{[]string{"-m", "x", "--source", ".", "payload", "--from", "p.json", "deploy", "--webhook-url", "u", "--webhook-token", "env://T", "--allow-http"},
+		{[]string{"-m", "x", "payload", "--from", "p.json", "deploy", "--webhook-url", "u", "--webhook-token", "env://T", "--allow-http"},
 			"LowcodePipelineReceipt!", false},
 		{[]string{"payload", "deploy", "--webhook-url", "u", "--webhook-token", "env://T", "summary"}, "String!", true},
-		{[]string{"build", "--code-as-data", "publish", "--registry", "r", "--frontend-repository", "f", "--backend-repository", "b", "--tag", "1", "json"},
+		{[]string{"build", "--code-as-data", "project", "publish", "--repository", "r/{kind}", "--tag", "1", "json"}, "String!", true},
+		{[]string{"deliver", "--source", ".", "--repository", "r/{kind}", "--tag", "1", "--webhook-url", "u", "--webhook-token", "env://T", "--allow-http", "summary"},
 			"String!", true},
-		{[]string{"-m", "examples/go", "plan", "--backend-image", "r/api:1", "--deploy-rule", "a -> b", "--backend", "api"}, "String!", true},
+		{[]string{"-m", "examples/go", "plan", "--backend-ref", "r/api:1", "--deploy-rule", "a -> b", "--backend", "api"}, "String!", true},
 	} {
 		typ, err := resultType(s, tc.words)
 		require.NoError(t, err, tc.words)
@@ -265,4 +289,167 @@ func TestTheWalkFindsTheLastStepsType(t *testing.T) {
 	}
 	_, err := resultType(s, []string{"build", "--no-such-flag", "x"})
 	assert.ErrorContains(t, err, "--no-such-flag is not a flag")
+}
+
+// moduleFunctions are both modules' functions, "Type.field".
+func moduleFunctions(t *testing.T) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	for name, dir := range map[string]string{"lowcode-pipeline": "../..", "lowcode-pipeline-example": "../../examples/go"} {
+		m, err := schemagen.Load(name, dir)
+		require.NoError(t, err)
+		_, err = m.Schema()
+		require.NoError(t, err)
+		for f := range m.Functions() {
+			out[f] = true
+		}
+	}
+	return out
+}
+
+// The call budget (README, "Why one call"): every module call costs about
+// 1.5 s on a real engine (tests/engine-facts.md, fact 2), so a CI run's
+// delivery is one call and its snapshot two.
+func TestEveryCIRunKeepsToTheCallBudget(t *testing.T) {
+	s, functions := apiSchema(t), moduleFunctions(t)
+	budget := map[string]int{"deliver": 1, "snapshot": 2}
+	counted := map[string]int{}
+	for _, c := range documentedCommands(t) {
+		if c.where == "README.md" || c.where == "app/README.md" || c.where == "../README.md" {
+			continue
+		}
+		_, calls, err := walk(s, functions, c.words)
+		require.NoError(t, err, c.words)
+		job := ""
+		for _, w := range c.words {
+			if _, ok := budget[w]; ok {
+				job = w
+				break
+			}
+		}
+		require.NotEmpty(t, job, "%s: a CI command is a delivery or a snapshot: %v", c.where, c.words)
+		assert.LessOrEqual(t, calls, budget[job], "%s: the %s job makes %d module calls: %v", c.where, job, calls, c.words)
+		counted[c.where+" "+job]++
+	}
+	for _, e := range examples {
+		assert.Equal(t, 1, counted[e.file+" deliver"], "%s has one delivery command", e.file)
+		assert.Equal(t, 1, counted[e.file+" snapshot"], "%s has one snapshot command", e.file)
+	}
+}
+
+// The counting is what catches a chain of steps.
+func TestTheWalkCountsModuleCalls(t *testing.T) {
+	s, functions := apiSchema(t), moduleFunctions(t)
+	for _, tc := range []struct {
+		words []string
+		calls int
+	}{
+		{[]string{"deliver", "--repository", "r/{kind}", "--tag", "1", "--webhook-url", "u", "--webhook-token", "env://T", "summary"}, 1},
+		{[]string{"deliver", "--repository", "r/{kind}", "--tag", "1", "--webhook-url", "u", "--webhook-token", "env://T", "receipt", "status"}, 1},
+		{[]string{"build", "publish", "--repository", "r/{kind}", "--tag", "1", "payload", "deploy", "--webhook-url", "u", "--webhook-token", "env://T", "summary"}, 4},
+		{[]string{"snapshot", "--toolkit", "t", "push", "summary"}, 2},
+		{[]string{"-m", "examples/go", "plan", "--backend-ref", "r/api:1", "--deploy-rule", "a -> b", "--backend", "api"}, 1},
+	} {
+		_, calls, err := walk(s, functions, tc.words)
+		require.NoError(t, err, tc.words)
+		assert.Equal(t, tc.calls, calls, tc.words)
+	}
+}
+
+// deliver takes the steps' flags: each of its flags says exactly what the
+// same flag of the step it is passed to says, so the copies cannot drift.
+func TestDeliverTakesTheStepsFlagsAsTheySayThem(t *testing.T) {
+	s := apiSchema(t)
+	deliver := s.Types["LowcodePipeline"].Fields.ForName("deliver")
+	require.NotNil(t, deliver)
+	steps := []*ast.FieldDefinition{
+		s.Types["LowcodePipeline"].Fields.ForName("build"),
+		s.Types["LowcodePipelineBuild"].Fields.ForName("publish"),
+		s.Types["LowcodePipelinePayload"].Fields.ForName("deploy"),
+	}
+	renamed := map[string]string{"payload": "from"} // deliver --payload is the payload step's --from
+	from := s.Types["LowcodePipelineRelease"].Fields.ForName("payload").Arguments.ForName("from")
+	for _, a := range deliver.Arguments {
+		var same *ast.ArgumentDefinition
+		for _, step := range steps {
+			if same = step.Arguments.ForName(a.Name); same != nil {
+				break
+			}
+		}
+		if renamed[a.Name] != "" {
+			same = from
+		}
+		if !assert.NotNil(t, same, "deliver --%s is no step's flag", a.Name) {
+			continue
+		}
+		assert.Equal(t, same.Description, a.Description, "deliver --%s says what the step says", a.Name)
+		assert.Equal(t, same.Type.String(), a.Type.String(), "deliver --%s has the step's type", a.Name)
+		assert.Equal(t, same.DefaultValue.String(), a.DefaultValue.String(), "deliver --%s has the step's default", a.Name)
+	}
+	assert.Greater(t, len(deliver.Arguments), 8, "deliver is the documented exception to the eight-flag rule")
+}
+
+// No function takes more than eight flags but deliver (README, "Why one call").
+func TestNoFunctionTakesMoreThanEightFlags(t *testing.T) {
+	s := apiSchema(t)
+	for name, def := range s.Types {
+		if !strings.HasPrefix(name, "LowcodePipeline") || strings.HasPrefix(name, "LowcodePipelineExample") || def.Kind != ast.Object {
+			continue
+		}
+		for _, f := range def.Fields {
+			if name == "LowcodePipeline" && f.Name == "deliver" {
+				continue
+			}
+			assert.LessOrEqual(t, len(f.Arguments), 8, "%s.%s takes %d flags", name, f.Name, len(f.Arguments))
+		}
+	}
+}
+
+// Loading the module uploads what it needs and not the rest (its tests,
+// their data, the docs): dagger.json's include list, whose patterns here are
+// all exclusions of a folder ("x/", "**/x/") or of files ("**/*_test.go", a
+// name). Every file the module reads at run time stays.
+func TestLoadingTheModuleUploadsWhatItNeeds(t *testing.T) {
+	var cfg struct {
+		Include []string `json:"include"`
+	}
+	data, err := os.ReadFile("../../dagger.json")
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &cfg))
+	excluded := func(path string) bool {
+		for _, p := range cfg.Include {
+			pattern, ok := strings.CutPrefix(p, "!")
+			require.True(t, ok, "only exclusions: %s", p)
+			if strings.HasSuffix(pattern, "/") {
+				pattern += "**"
+			}
+			if m, err := doublestar.Match(pattern, path); err == nil && m {
+				return true
+			}
+			if m, err := doublestar.Match(pattern, filepath.Base(path)); err == nil && m && !strings.Contains(pattern, "/") {
+				return true
+			}
+		}
+		return false
+	}
+	out, err := exec.Command("git", "-C", "../..", "ls-files").Output()
+	require.NoError(t, err)
+	var size int64
+	for _, f := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if excluded(f) {
+			continue
+		}
+		info, err := os.Stat(filepath.Join("../..", f))
+		require.NoError(t, err)
+		size += info.Size()
+	}
+	for _, needed := range []string{"main.go", "go.mod", "go.sum", "internal/ocipublish/publish.go", "cmd/oci-publish/main.go",
+		"docker/frontend.Dockerfile", "examples/app/package.json", "examples/app/package-lock.json", "dagger.json"} {
+		assert.False(t, excluded(needed), "%s is needed at run time", needed)
+	}
+	for _, left := range []string{"tests/main.go", "internal/rules/testdata/node-verdicts.json", "internal/images/images_test.go", "README.md"} {
+		assert.True(t, excluded(left), "%s is not needed at run time", left)
+	}
+	assert.Less(t, size, int64(2<<20), "a load uploads %d bytes", size)
+	t.Logf("a load uploads %d bytes of tracked files", size)
 }

@@ -29,13 +29,13 @@ type example struct {
 }
 
 var examples = []example{
-	{"github-actions.yml", true, "github.ref == 'refs/heads/main'", "concurrency:", "schedule:", "inputs.code_as_data"},
-	{"gitlab-ci.yml", true, "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH", "resource_group: production", `$CI_PIPELINE_SOURCE == "schedule"`, `--code-as-data="$CODE_AS_DATA"`},
-	{"Jenkinsfile", false, "branch 'main'", "disableConcurrentBuilds()", "cron('H 2 * * *')", `--code-as-data="$CODE_AS_DATA"`},
-	{"azure-pipelines.yml", true, "eq(variables['Build.SourceBranch'], 'refs/heads/main')", "lockBehavior: sequential", "schedules:", "parameters.codeAsData"},
-	{"circleci-config.yml", true, "only: main", "serial-group:", "schedule:", "pipeline.parameters.code-as-data"},
-	{"bitbucket-pipelines.yml", true, "  branches:\n    main:", "deployment: production", "snapshot:", "CODE_AS_DATA"},
-	{"tekton.yml", true, `values: ["main"]`, "concurrencyPolicy: Forbid", `schedule: "0 2 * * *"`, "params.code-as-data"},
+	{"github-actions.yml", true, "github.ref == 'refs/heads/main'", "concurrency:", "schedule:", "--code-as-data ${{ inputs.code_as_data && 'project' || 'none' }}"},
+	{"gitlab-ci.yml", true, "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH", "resource_group: production", `$CI_PIPELINE_SOURCE == "schedule"`, `--code-as-data "$CODE_AS_DATA"`},
+	{"Jenkinsfile", false, "branch 'main'", "disableConcurrentBuilds()", "cron('H 2 * * *')", `--code-as-data "$CODE_AS_DATA"`},
+	{"azure-pipelines.yml", true, "eq(variables['Build.SourceBranch'], 'refs/heads/main')", "lockBehavior: sequential", "schedules:", "--code-as-data ${{ parameters.codeAsData }}"},
+	{"circleci-config.yml", true, "only: main", "serial-group:", "schedule:", "--code-as-data << pipeline.parameters.code-as-data >>"},
+	{"bitbucket-pipelines.yml", true, "  branches:\n    main:", "deployment: production", "snapshot:", `--code-as-data "${CODE_AS_DATA:-none}"`},
+	{"tekton.yml", true, `values: ["main"]`, "concurrencyPolicy: Forbid", `schedule: "0 2 * * *"`, "--code-as-data $(params.code-as-data)"},
 }
 
 func read(t *testing.T, name string) string {
@@ -125,7 +125,6 @@ func TestExamplesKeepTheRules(t *testing.T) {
 	mod, err := schemagen.Load("lowcode-pipeline", "../..")
 	require.NoError(t, err)
 	flags := mod.Flags()
-	flags["--code-as-data"] = true // build's switch, spelled --code-as-data=$X
 
 	for _, e := range examples {
 		t.Run(e.file, func(t *testing.T) {
@@ -146,8 +145,8 @@ func TestExamplesKeepTheRules(t *testing.T) {
 				"a scheduled snapshot": e.scheduled, "the code-as-data switch": e.codeAsDataFlag} {
 				assert.Contains(t, text, snippet, rule)
 			}
-			assert.Contains(t, text, "snapshot-push", "the snapshot job")
-			assert.Regexp(t, `(?s)build .*publish .*payload\s.*deploy --webhook-url`, text, "the delivery chain")
+			assert.Regexp(t, `(?s)snapshot --source \..*push --git-token`, text, "the snapshot job")
+			assert.Regexp(t, `(?s)deliver --source \..*--webhook-url`, text, "the delivery, one call")
 			for _, m := range flagRE.FindAllStringSubmatch(stripCIFlags(text), -1) {
 				assert.True(t, flags[m[1]], "%s is a flag of the module", m[1])
 			}

@@ -43,6 +43,9 @@ func keysMatch(t *testing.T, s *ast.Schema, typeName string, doc any, path strin
 		if s.Types[inner].Kind != ast.Object {
 			continue
 		}
+		if v == nil { // an empty list or object: null in JSON
+			continue
+		}
 		items, isList := v.([]any)
 		if !isList {
 			items = []any{v}
@@ -55,13 +58,15 @@ func keysMatch(t *testing.T, s *ast.Schema, typeName string, doc any, path strin
 
 func TestEveryResultsJSONUsesTheAPIsFieldNames(t *testing.T) {
 	s := schema(t)
-	ref := Reference{Ref: "r/a:1@sha256:00", Repository: "r/a", Tag: "1", Digest: "sha256:00"}
+	ref := PushedImage{Ref: "r/a:1@sha256:00", Repository: "r/a", Tag: "1", Digest: "sha256:00"}
 	for _, tc := range []struct {
 		graphqlType string
 		value       any
 	}{
 		{"LowcodePipelineReceipt", Receipt{Status: 200, Images: []string{"r/a:1"}, Warnings: []string{"w"}}},
-		{"LowcodePipelineRelease", Release{Frontend: []Reference{ref}, Backend: []Reference{ref}, CodeAsData: []Reference{ref}}},
+		{"LowcodePipelineSnapshot", Snapshot{Entries: []SnapshotDir{{Name: "n", OutputDir: "d", Files: 2}}}},
+		{"LowcodePipelineDelivery", Delivery{Release: Release{Frontend: []PushedImage{ref}}, Receipt: Receipt{Status: 200}}},
+		{"LowcodePipelineRelease", Release{Frontend: []PushedImage{ref}, Backend: []PushedImage{ref}, CodeAsData: []PushedImage{ref}}},
 		{"LowcodePipelineSnapshotReport", SnapshotReport{Entries: []SnapshotEntry{{Name: "n", Commit: "c"}}}},
 		{"LowcodePipelinePlan", Plan{Images: []PlanImage{{Image: "i"}}, Backends: []PlanBackend{{Name: "api"}}, Warnings: []string{"w"}}},
 		{"LowcodePipelineBuild", Build{HasCodeAsData: true, DrawVersion: "1"}},
@@ -85,16 +90,14 @@ func TestTextSaysWhatAPersonNeeds(t *testing.T) {
 		not  []string
 	}{
 		{"a delivered receipt", Receipt{Status: 200, Message: "success", Url: "https://hooks.example.com/acme/prod", PayloadSha256: "ab12",
-			Images: []string{"r/front:1@sha256:01", "r/api:1@sha256:02"}, SentAt: "2026-11-26T05:00:00Z", DurationMs: 42, Attempts: 1}.Text(),
+			Images: []string{"r/front:1@sha256:01", "r/api:1@sha256:02"}, SentAt: "2026-11-26T05:00:00Z", DurationMs: 42, ConnectAttempts: 1}.Text(),
 			[]string{"deployed: 200 success", "webhook:  https://hooks.example.com/acme/prod", "sha256 ab12", "images:   r/front:1@sha256:01",
 				"          r/api:1@sha256:02", "in 42 ms, 1 connection attempt"}, []string{"dry run"}},
 		{"a 200 whose message is not success shows it and the warning", Receipt{Status: 200, Message: "deployment rejected: quota exceeded",
-			Warnings: []string{`the answer's message is "deployment rejected: quota exceeded", not "success"`}, Attempts: 2}.Text(),
+			Warnings: []string{`the answer's message is "deployment rejected: quota exceeded", not "success"`}, ConnectAttempts: 2}.Text(),
 			[]string{"deployed: 200 deployment rejected: quota exceeded", "warning: the answer's message", "2 connection attempts"}, nil},
-		{"a dry run", Receipt{DryRun: true, Url: "https://hooks.example.com/a", Request: "POST /a HTTP/1.1\nAuthorization: Bearer ***"}.Text(),
-			[]string{"dry run: nothing was sent to https://hooks.example.com/a", "Authorization: Bearer ***"}, []string{"deployed:"}},
-		{"a release", Release{Frontend: []Reference{{Ref: "r/front:1@sha256:01"}, {Ref: "r/front:latest@sha256:01"}},
-			Backend: []Reference{{Ref: "r/api:1@sha256:02"}}, Signed: true, Sboms: []string{"frontend.spdx.json"}}.Text(),
+		{"a release", Release{Frontend: []PushedImage{{Ref: "r/front:1@sha256:01"}, {Ref: "r/front:latest@sha256:01"}},
+			Backend: []PushedImage{{Ref: "r/api:1@sha256:02"}}, Signed: true, Sboms: []string{"frontend.spdx.json"}}.Text(),
 			[]string{"frontend    r/front:1@sha256:01\n            r/front:latest@sha256:01\nbackend     r/api:1@sha256:02\n", "signed with cosign", "SBOMs: frontend.spdx.json"},
 			[]string{"codeasdata"}},
 		{"an empty release", Release{}.Text(), []string{"no image was published"}, nil},
@@ -103,7 +106,13 @@ func TestTextSaysWhatAPersonNeeds(t *testing.T) {
 			{Name: "Local", OutputDir: "codeasdata/local", Branch: "dev", Outcome: "not attempted"}}}.Text(),
 			[]string{"[0] Orders: codeasdata/orders → main: pushed (0123456789ab)\n", "[1] Local: codeasdata/local → dev: not attempted\n"}, nil},
 		{"a build", Build{Outputs: []string{"dist/web", "dist/node"}, DrawVersion: "2.14.0"}.Text(),
-			[]string{"built dist/web, dist/node", "draw_version 2.14.0"}, nil},
+			[]string{"outputs: dist/web, dist/node", "draw_version 2.14.0"}, nil},
+		{"a snapshot", Snapshot{Entries: []SnapshotDir{{Name: "Orders", OutputDir: "codeasdata/orders", Files: 2, Pushed: true},
+			{Name: "Local", OutputDir: "codeasdata/local", Files: 1}}}.Text(),
+			[]string{"[0] Orders: codeasdata/orders, 2 files (git section: push commits it)\n", "[1] Local: codeasdata/local, 1 file\n"}, nil},
+		{"a delivery: the release, then the receipt", Delivery{Release: Release{Frontend: []PushedImage{{Ref: "r/front:1@sha256:01"}}},
+			Receipt: Receipt{Status: 200, Message: "success", ConnectAttempts: 1}}.Text(),
+			[]string{"frontend    r/front:1@sha256:01\ndeployed: 200 success\n"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, w := range tc.want {

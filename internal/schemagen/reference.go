@@ -177,3 +177,16 @@ func (m *Module) Flags() map[string]bool {
 	}
 	return flags
 }
+
+// Functions are the module's functions as the engine serves them, each
+// "Type.field" (LowcodePipelineBuild.publish): calling one is a module call,
+// while reading a field of an object is not.
+func (m *Module) Functions() map[string]bool {
+	out := map[string]bool{}
+	for recv, fns := range m.methods {
+		for _, fn := range fns {
+			out[m.typeName(recv)+"."+lowerFirst(fn.Name.Name)] = true
+		}
+	}
+	return out
+}

@@ -47,6 +47,9 @@ type LowcodePipelineSnapshotEntryID string // lowcode-pipeline (../../:0:0)
 type LowcodePipelineSnapshotID string // lowcode-pipeline (../../:0:0)
 
 // A unique identifier for an object.
+type LowcodePipelineSnapshotOutputID string // lowcode-pipeline (../../:0:0)
+
+// A unique identifier for an object.
 type LowcodePipelineSnapshotReportID string // lowcode-pipeline (../../:0:0)
 
 // Retrieve the binding value, as type LowcodePipeline
@@ -153,6 +156,15 @@ func (r *Binding) AsLowcodePipelineSnapshotEntry() *LowcodePipelineSnapshotEntry
 	q := r.query.Select("asLowcodePipelineSnapshotEntry")
 
 	return &LowcodePipelineSnapshotEntry{
+		query: q,
+	}
+}
+
+// Retrieve the binding value, as type LowcodePipelineSnapshotOutput
+func (r *Binding) AsLowcodePipelineSnapshotOutput() *LowcodePipelineSnapshotOutput { // lowcode-pipeline (../../:0:0)
+	q := r.query.Select("asLowcodePipelineSnapshotOutput")
+
+	return &LowcodePipelineSnapshotOutput{
 		query: q,
 	}
 }
@@ -446,6 +458,30 @@ func (r *Env) WithLowcodePipelineSnapshotInput(name string, value *LowcodePipeli
 // Declare a desired LowcodePipelineSnapshot output to be assigned in the environment
 func (r *Env) WithLowcodePipelineSnapshotOutput(name string, description string) *Env { // lowcode-pipeline (../../:0:0)
 	q := r.query.Select("withLowcodePipelineSnapshotOutput")
+	q = q.Arg("name", name)
+	q = q.Arg("description", description)
+
+	return &Env{
+		query: q,
+	}
+}
+
+// Create or update a binding of type LowcodePipelineSnapshotOutput in the environment
+func (r *Env) WithLowcodePipelineSnapshotOutputInput(name string, value *LowcodePipelineSnapshotOutput, description string) *Env { // lowcode-pipeline (../../:0:0)
+	assertNotNil("value", value)
+	q := r.query.Select("withLowcodePipelineSnapshotOutputInput")
+	q = q.Arg("name", name)
+	q = q.Arg("value", value)
+	q = q.Arg("description", description)
+
+	return &Env{
+		query: q,
+	}
+}
+
+// Declare a desired LowcodePipelineSnapshotOutput output to be assigned in the environment
+func (r *Env) WithLowcodePipelineSnapshotOutputOutput(name string, description string) *Env { // lowcode-pipeline (../../:0:0)
+	q := r.query.Select("withLowcodePipelineSnapshotOutputOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
 
@@ -2761,6 +2797,39 @@ func (r *LowcodePipelineSnapshot) Changes() *Changeset { // lowcode-pipeline (..
 	}
 }
 
+// Each entry of the configuration, in its order
+func (r *LowcodePipelineSnapshot) Entries(ctx context.Context) ([]LowcodePipelineSnapshotOutput, error) { // lowcode-pipeline (../../:0:0)
+	q := r.query.Select("entries")
+
+	q = q.Select("id")
+
+	type entries struct {
+		Id ID
+	}
+
+	convert := func(fields []entries) []LowcodePipelineSnapshotOutput {
+		out := []LowcodePipelineSnapshotOutput{}
+
+		for i := range fields {
+			val := LowcodePipelineSnapshotOutput{id: &fields[i].Id}
+			val.query = selectNode(q.Root(), fields[i].Id, "LowcodePipelineSnapshotOutput")
+			out = append(out, val)
+		}
+
+		return out
+	}
+	var response []entries
+
+	q = q.Bind(&response)
+
+	err := q.Execute(ctx)
+	if err != nil {
+		return nil, err
+	}
+
+	return convert(response), nil
+}
+
 // A unique identifier for this LowcodePipelineSnapshot.
 func (r *LowcodePipelineSnapshot) ID(ctx context.Context) (ID, error) { // lowcode-pipeline (../../:0:0)
 	if r.id != nil {
@@ -3092,6 +3161,132 @@ func (r *LowcodePipelineSnapshotEntry) AsNode() Node {
 	}
 }
 
+// SnapshotOutput is one entry's outputDir as the toolkit wrote it
+type LowcodePipelineSnapshotOutput struct { // lowcode-pipeline (../../:0:0)
+	query *querybuilder.Selection
+
+	files     *int
+	id        *ID
+	name      *string
+	outputDir *string
+	pushed    *bool
+}
+
+func (r *LowcodePipelineSnapshotOutput) WithGraphQLQuery(q *querybuilder.Selection) *LowcodePipelineSnapshotOutput {
+	return &LowcodePipelineSnapshotOutput{
+		query: q,
+	}
+}
+
+// How many files the toolkit wrote there
+func (r *LowcodePipelineSnapshotOutput) Files(ctx context.Context) (int, error) { // lowcode-pipeline (../../:0:0)
+	if r.files != nil {
+		return *r.files, nil
+	}
+	q := r.query.Select("files")
+
+	var response int
+
+	q = q.Bind(&response)
+	return response, q.Execute(ctx)
+}
+
+// A unique identifier for this LowcodePipelineSnapshotOutput.
+func (r *LowcodePipelineSnapshotOutput) ID(ctx context.Context) (ID, error) { // lowcode-pipeline (../../:0:0)
+	if r.id != nil {
+		return *r.id, nil
+	}
+	q := r.query.Select("id")
+
+	var response ID
+
+	q = q.Bind(&response)
+	return response, q.Execute(ctx)
+}
+
+// XXX_GraphQLType is an internal function. It returns the native GraphQL type name
+func (r *LowcodePipelineSnapshotOutput) XXX_GraphQLType() string {
+	return "LowcodePipelineSnapshotOutput"
+}
+
+// XXX_GraphQLIDType is an internal function. It returns the native GraphQL type name for the ID of this object
+func (r *LowcodePipelineSnapshotOutput) XXX_GraphQLIDType() string {
+	return "ID"
+}
+
+// XXX_GraphQLID is an internal function. It returns the underlying type ID
+func (r *LowcodePipelineSnapshotOutput) XXX_GraphQLID(ctx context.Context) (string, error) {
+	id, err := r.ID(ctx)
+	if err != nil {
+		return "", err
+	}
+	return string(id), nil
+}
+
+func (r *LowcodePipelineSnapshotOutput) MarshalJSON() ([]byte, error) {
+	id, err := r.ID(marshalCtx)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(id)
+}
+func (r *LowcodePipelineSnapshotOutput) UnmarshalJSON(bs []byte) error {
+	var id string
+	err := json.Unmarshal(bs, &id)
+	if err != nil {
+		return err
+	}
+	*r = LowcodePipelineSnapshotOutput{query: selectNode(dag.query, id, "LowcodePipelineSnapshotOutput")}
+	return nil
+}
+
+// snapshooter.name
+func (r *LowcodePipelineSnapshotOutput) Name(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+	if r.name != nil {
+		return *r.name, nil
+	}
+	q := r.query.Select("name")
+
+	var response string
+
+	q = q.Bind(&response)
+	return response, q.Execute(ctx)
+}
+
+// snapshooter.outputDir
+func (r *LowcodePipelineSnapshotOutput) OutputDir(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+	if r.outputDir != nil {
+		return *r.outputDir, nil
+	}
+	q := r.query.Select("outputDir")
+
+	var response string
+
+	q = q.Bind(&response)
+	return response, q.Execute(ctx)
+}
+
+// Whether the entry has a git section, which push commits
+func (r *LowcodePipelineSnapshotOutput) Pushed(ctx context.Context) (bool, error) { // lowcode-pipeline (../../:0:0)
+	if r.pushed != nil {
+		return *r.pushed, nil
+	}
+	q := r.query.Select("pushed")
+
+	var response bool
+
+	q = q.Bind(&response)
+	return response, q.Execute(ctx)
+}
+
+// AsNode returns this LowcodePipelineSnapshotOutput as a Node.
+// This is a local type conversion — no GraphQL call.
+func (r *LowcodePipelineSnapshotOutput) AsNode() Node {
+	return &NodeClient{
+		query: r.query,
+	}
+}
+
 // SnapshotReport is what push did for each entry with a git section
 type LowcodePipelineSnapshotReport struct { // lowcode-pipeline (../../:0:0)
 	query *querybuilder.Selection
@@ -3327,6 +3522,15 @@ func (r *Query) LoadLowcodePipelineSnapshotFromID(id LowcodePipelineSnapshotID) 
 	q = q.Arg("id", id)
 
 	return &LowcodePipelineSnapshot{
+		query: q,
+	}
+}
+
+func (r *Query) LoadLowcodePipelineSnapshotOutputFromID(id LowcodePipelineSnapshotOutputID) *LowcodePipelineSnapshotOutput { // lowcode-pipeline (../../:0:0)
+	q := r.query.Select("loadLowcodePipelineSnapshotOutputFromID")
+	q = q.Arg("id", id)
+
+	return &LowcodePipelineSnapshotOutput{
 		query: q,
 	}
 }
