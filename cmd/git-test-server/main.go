@@ -14,7 +14,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"dagger/lowcode-pipeline/internal/gitserver"
+	"dagger/lowcode-pipeline/internal/testsupport/gitserver"
 )
 
 func main() {

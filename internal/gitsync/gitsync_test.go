@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"dagger/lowcode-pipeline/internal/gittest"
-	"dagger/lowcode-pipeline/internal/leaktest"
+	"dagger/lowcode-pipeline/internal/testsupport/gittest"
+	"dagger/lowcode-pipeline/internal/testsupport/leaktest"
 )
 
 const token = gittest.Token

@@ -2,26 +2,20 @@ package results
 
 import (
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"dagger/lowcode-pipeline/internal/devtools/schemagen"
 )
 
 // schema is the module's API as the engine serves it (tests/ keeps it).
 func schema(t *testing.T) *ast.Schema {
 	t.Helper()
-	var sources []*ast.Source
-	for _, name := range []string{"dagger-core.v0.21.8.graphql", "lowcode-pipeline.graphql"} {
-		data, err := os.ReadFile("../../tests/" + name)
-		require.NoError(t, err)
-		sources = append(sources, &ast.Source{Name: name, Input: string(data)})
-	}
-	s, err := gqlparser.LoadSchema(sources...)
+	s, err := schemagen.LoadSDL("../../tests", "dagger-core.v0.21.8.graphql", "lowcode-pipeline.graphql")
 	require.NoError(t, err)
 	return s
 }

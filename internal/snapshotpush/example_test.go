@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"dagger/lowcode-pipeline/internal/gittest"
+	"dagger/lowcode-pipeline/internal/testsupport/gittest"
 	"dagger/lowcode-pipeline/internal/snapshotconfig"
 )
 

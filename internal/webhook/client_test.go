@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"dagger/lowcode-pipeline/internal/leaktest"
+	"dagger/lowcode-pipeline/internal/testsupport/leaktest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"dagger/lowcode-pipeline/internal/leaktest"
+	"dagger/lowcode-pipeline/internal/testsupport/leaktest"
 	"dagger/lowcode-pipeline/internal/payload"
 )
 

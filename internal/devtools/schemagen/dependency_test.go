@@ -52,7 +52,7 @@ func dependencyIntrospection(t *testing.T) (core, deps []byte, m *Module) {
 	t.Helper()
 	core, err := os.ReadFile("testdata/introspection-v0.21.8.json")
 	require.NoError(t, err)
-	m, err = Load("lowcode-pipeline", "../..")
+	m, err = Load("lowcode-pipeline", "../../..")
 	require.NoError(t, err)
 	deps, err = m.DependencyIntrospection(core)
 	require.NoError(t, err)

@@ -16,10 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
-	"dagger/lowcode-pipeline/internal/schemagen"
+	"dagger/lowcode-pipeline/internal/devtools/schemagen"
 )
 
-const dir = "../../examples/ci"
+const dir = "../../../examples/ci"
 
 // example is one CI system's file and how it keeps each rule.
 type example struct {
@@ -119,10 +119,10 @@ func TestExamplesKeepTheRules(t *testing.T) {
 	var module struct {
 		EngineVersion string `json:"engineVersion"`
 	}
-	data, err := os.ReadFile("../../dagger.json")
+	data, err := os.ReadFile("../../../dagger.json")
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &module))
-	mod, err := schemagen.Load("lowcode-pipeline", "../..")
+	mod, err := schemagen.Load("lowcode-pipeline", "../../..")
 	require.NoError(t, err)
 	flags := mod.Flags()
 

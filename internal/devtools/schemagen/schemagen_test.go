@@ -74,8 +74,8 @@ func TestSchemaIsWhatTheEngineServedForTheSameSource(t *testing.T) {
 // the engine checks call too).
 func TestRepositorySDLFollowsTheSource(t *testing.T) {
 	for _, tc := range []struct{ name, dir, path string }{
-		{"lowcode-pipeline", "../..", "../../tests/lowcode-pipeline.graphql"},
-		{"lowcode-pipeline-example", "../../examples/go", "../../tests/lowcode-pipeline-example.graphql"},
+		{"lowcode-pipeline", "../../..", "../../../tests/lowcode-pipeline.graphql"},
+		{"lowcode-pipeline-example", "../../../examples/go", "../../../tests/lowcode-pipeline-example.graphql"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := Load(tc.name, tc.dir)
@@ -86,8 +86,8 @@ func TestRepositorySDLFollowsTheSource(t *testing.T) {
 				require.NoError(t, os.WriteFile(tc.path, sdl, 0o644))
 			}
 			committed, err := os.ReadFile(tc.path)
-			require.NoError(t, err, "generate it with UPDATE_SDL=1 go test ./internal/schemagen")
-			assert.Equal(t, string(committed), string(sdl), "the API changed: regenerate with UPDATE_SDL=1 go test ./internal/schemagen")
+			require.NoError(t, err, "generate it with UPDATE_SDL=1 go test ./internal/devtools/schemagen")
+			assert.Equal(t, string(committed), string(sdl), "the API changed: regenerate with UPDATE_SDL=1 go test ./internal/devtools/schemagen")
 		})
 	}
 }
@@ -99,7 +99,7 @@ func TestCoreSDLIsTheEnginesIntrospection(t *testing.T) {
 	require.NoError(t, err)
 	sdl, err := CoreSDL(data, CoreHeader)
 	require.NoError(t, err)
-	const path = "../../tests/dagger-core.v0.21.8.graphql"
+	const path = "../../../tests/dagger-core.v0.21.8.graphql"
 	if os.Getenv("UPDATE_SDL") != "" {
 		require.NoError(t, os.WriteFile(path, sdl, 0o644))
 	}
@@ -113,7 +113,7 @@ func TestCoreSDLIsTheEnginesIntrospection(t *testing.T) {
 func TestModuleAndCoreSDLLoadTogether(t *testing.T) {
 	var sources []*gql.Source
 	for _, name := range []string{"dagger-core.v0.21.8.graphql", "lowcode-pipeline.graphql", "lowcode-pipeline-example.graphql"} {
-		data, err := os.ReadFile("../../tests/" + name)
+		data, err := os.ReadFile("../../../tests/" + name)
 		require.NoError(t, err)
 		sources = append(sources, &gql.Source{Name: name, Input: string(data)})
 	}
@@ -127,7 +127,7 @@ func TestModuleAndCoreSDLLoadTogether(t *testing.T) {
 // The README's function reference is rendered from the doc comments: it
 // cannot drift from the code.
 func TestReadmeReferenceFollowsTheSource(t *testing.T) {
-	m, err := Load("lowcode-pipeline", "../..")
+	m, err := Load("lowcode-pipeline", "../../..")
 	require.NoError(t, err)
 	ref, err := m.Reference()
 	require.NoError(t, err)
@@ -137,7 +137,7 @@ func TestReadmeReferenceFollowsTheSource(t *testing.T) {
 // The README's "Use from another module" shows examples/go's source as it
 // is, so the code a reader copies is the code CI compiles.
 func TestReadmeShowsTheGoExample(t *testing.T) {
-	src, err := os.ReadFile("../../examples/go/main.go")
+	src, err := os.ReadFile("../../../examples/go/main.go")
 	require.NoError(t, err)
 	readmeBlock(t, "example-go", "```go\n"+string(src)+"```\n", "examples/go changed")
 }
@@ -147,7 +147,7 @@ func TestReadmeShowsTheGoExample(t *testing.T) {
 // with UPDATE_SDL=1.
 func readmeBlock(t *testing.T, name, content, why string) {
 	t.Helper()
-	const path = "../../README.md"
+	const path = "../../../README.md"
 	start, end := "<!-- "+name+": start -->\n", "<!-- "+name+": end -->"
 	readme, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -160,7 +160,7 @@ func readmeBlock(t *testing.T, name, content, why string) {
 		require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
 		readme = []byte(want)
 	}
-	assert.Equal(t, want, string(readme), "%s: regenerate with UPDATE_SDL=1 go test ./internal/schemagen", why)
+	assert.Equal(t, want, string(readme), "%s: regenerate with UPDATE_SDL=1 go test ./internal/devtools/schemagen", why)
 }
 
 func TestKebabSpellsFlagsAsTheCLIDoes(t *testing.T) {
@@ -177,8 +177,8 @@ func TestKebabSpellsFlagsAsTheCLIDoes(t *testing.T) {
 func TestSideEffectsAreNeverCached(t *testing.T) {
 	effects := map[string]bool{"Publish": true, "Deploy": true, "SnapshotPush": true, "Deliver": true, "Demo": true}
 	for _, tc := range []struct{ name, dir string }{
-		{"lowcode-pipeline", "../.."},
-		{"lowcode-pipeline-example", "../../examples/go"},
+		{"lowcode-pipeline", "../../.."},
+		{"lowcode-pipeline-example", "../../../examples/go"},
 	} {
 		m, err := Load(tc.name, tc.dir)
 		require.NoError(t, err)

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/vektah/gqlparser/v2"
 	gql "github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/formatter"
 	"github.com/vektah/gqlparser/v2/parser"
@@ -137,5 +140,20 @@ func argument(a ispArg) (*gql.ArgumentDefinition, error) {
 
 // CoreHeader opens the committed core SDL.
 const CoreHeader = "# The Dagger v0.21.8 core API as its engine presents it to a Go module (converted from\n" +
-	"# ../shared/dagger/introspection-v0.21.8.json by internal/schemagen, descriptions left out).\n" +
+	"# ../shared/dagger/introspection-v0.21.8.json by internal/devtools/schemagen, descriptions left out).\n" +
 	"# tests/ validates its queries against it together with lowcode-pipeline.graphql.\n\n"
+
+// LoadSDL reads the schema files kept in tests/ (the core API's, then the
+// modules') as one schema, as the engine serves them together; dir is the
+// tests folder.
+func LoadSDL(dir string, names ...string) (*gql.Schema, error) {
+	var sources []*gql.Source
+	for _, name := range names {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return nil, err
+		}
+		sources = append(sources, &gql.Source{Name: name, Input: string(data)})
+	}
+	return gqlparser.LoadSchema(sources...)
+}

@@ -18,7 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"dagger/lowcode-pipeline/internal/gitserver"
+	"dagger/lowcode-pipeline/internal/testsupport/gitserver"
 )
 
 // Token is the password the server demands (any user name).

@@ -2,7 +2,7 @@
 // depends on this one is generated from (see schemagen.DependencyIntrospection):
 // scripts/bindings generates examples/go from it to compile it in CI.
 //
-//	go run ./internal/schemagen/cmd/dependency-introspection -o deps.json
+//	go run ./internal/devtools/schemagen/cmd/dependency-introspection -o deps.json
 package main
 
 import (
@@ -10,13 +10,13 @@ import (
 	"fmt"
 	"os"
 
-	"dagger/lowcode-pipeline/internal/schemagen"
+	"dagger/lowcode-pipeline/internal/devtools/schemagen"
 )
 
 func main() {
 	dir := flag.String("module", ".", "directory of the module depended on")
 	name := flag.String("name", "lowcode-pipeline", "its name in dagger.json")
-	core := flag.String("core", "internal/schemagen/testdata/introspection-v0.21.8.json", "the core API's introspection")
+	core := flag.String("core", "internal/devtools/schemagen/testdata/introspection-v0.21.8.json", "the core API's introspection")
 	out := flag.String("o", "", "file to write (required)")
 	flag.Parse()
 	if err := run(*dir, *name, *core, *out); err != nil {

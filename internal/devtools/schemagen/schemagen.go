@@ -205,7 +205,7 @@ func (m *Module) SDL() ([]byte, error) {
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# The GraphQL schema a Dagger v0.21.8 engine serves for the %s module, generated from its Go\n"+
-		"# source by internal/schemagen (UPDATE_SDL=1 go test ./internal/schemagen rewrites it). The engine\n"+
+		"# source by internal/devtools/schemagen (UPDATE_SDL=1 go test ./internal/devtools/schemagen rewrites it). The engine\n"+
 		"# checks' queries in tests/ are validated against it together with the core API.\n\n", m.Name)
 	formatter.NewFormatter(&b, formatter.WithIndent("  ")).FormatSchemaDocument(doc)
 	return b.Bytes(), nil

@@ -14,23 +14,16 @@ import (
 	"github.com/mattn/go-shellwords"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 	"gopkg.in/yaml.v3"
 
-	"dagger/lowcode-pipeline/internal/schemagen"
+	"dagger/lowcode-pipeline/internal/devtools/schemagen"
 )
 
 // apiSchema is the module's API and examples/go's, as the engine serves them.
 func apiSchema(t *testing.T) *ast.Schema {
 	t.Helper()
-	var sources []*ast.Source
-	for _, name := range []string{"dagger-core.v0.21.8.graphql", "lowcode-pipeline.graphql", "lowcode-pipeline-example.graphql"} {
-		data, err := os.ReadFile("../../tests/" + name)
-		require.NoError(t, err)
-		sources = append(sources, &ast.Source{Name: name, Input: string(data)})
-	}
-	s, err := gqlparser.LoadSchema(sources...)
+	s, err := schemagen.LoadSDL("../../../tests", "dagger-core.v0.21.8.graphql", "lowcode-pipeline.graphql", "lowcode-pipeline-example.graphql")
 	require.NoError(t, err)
 	return s
 }
@@ -57,7 +50,7 @@ var fencedBlock = regexp.MustCompile("(?s)```[a-z]*\n(.*?)```")
 func documentedCommands(t *testing.T) []command {
 	t.Helper()
 	var out []command
-	for _, readme := range []string{"../../README.md", "../../examples/app/README.md"} {
+	for _, readme := range []string{"../../../README.md", "../../../examples/app/README.md"} {
 		data, err := os.ReadFile(readme)
 		require.NoError(t, err)
 		for _, block := range fencedBlock.FindAllStringSubmatch(string(data), -1) {
@@ -295,7 +288,7 @@ func TestTheWalkFindsTheLastStepsType(t *testing.T) {
 func moduleFunctions(t *testing.T) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
-	for name, dir := range map[string]string{"lowcode-pipeline": "../..", "lowcode-pipeline-example": "../../examples/go"} {
+	for name, dir := range map[string]string{"lowcode-pipeline": "../../..", "lowcode-pipeline-example": "../../../examples/go"} {
 		m, err := schemagen.Load(name, dir)
 		require.NoError(t, err)
 		_, err = m.Schema()
@@ -413,7 +406,7 @@ func TestLoadingTheModuleUploadsWhatItNeeds(t *testing.T) {
 	var cfg struct {
 		Include []string `json:"include"`
 	}
-	data, err := os.ReadFile("../../dagger.json")
+	data, err := os.ReadFile("../../../dagger.json")
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &cfg))
 	excluded := func(path string) bool {
@@ -432,14 +425,14 @@ func TestLoadingTheModuleUploadsWhatItNeeds(t *testing.T) {
 		}
 		return false
 	}
-	out, err := exec.Command("git", "-C", "../..", "ls-files").Output()
+	out, err := exec.Command("git", "-C", "../../..", "ls-files").Output()
 	require.NoError(t, err)
 	var size int64
 	for _, f := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		if excluded(f) {
 			continue
 		}
-		info, err := os.Stat(filepath.Join("../..", f))
+		info, err := os.Stat(filepath.Join("../../..", f))
 		require.NoError(t, err)
 		size += info.Size()
 	}
