@@ -330,8 +330,8 @@ func (r Release) MarshalJSON() ([]byte, error) {
 		Frontend         []*PushedImage
 		Backend          []*PushedImage
 		CodeAsData       []*PushedImage
-		Sboms            *dagger.Directory
 		Signed           bool
+		Images           []*dagger.Container
 		Registry         string
 		RegistryUsername string
 		RegistryPassword *dagger.Secret
@@ -342,8 +342,8 @@ func (r Release) MarshalJSON() ([]byte, error) {
 	concrete.Frontend = r.Frontend
 	concrete.Backend = r.Backend
 	concrete.CodeAsData = r.CodeAsData
-	concrete.Sboms = r.Sboms
 	concrete.Signed = r.Signed
+	concrete.Images = r.Images
 	concrete.Registry = r.Registry
 	concrete.RegistryUsername = r.RegistryUsername
 	concrete.RegistryPassword = r.RegistryPassword
@@ -358,8 +358,8 @@ func (r *Release) UnmarshalJSON(bs []byte) error {
 		Frontend         []*PushedImage
 		Backend          []*PushedImage
 		CodeAsData       []*PushedImage
-		Sboms            *dagger.Directory
 		Signed           bool
+		Images           []*dagger.Container
 		Registry         string
 		RegistryUsername string
 		RegistryPassword *dagger.Secret
@@ -374,8 +374,8 @@ func (r *Release) UnmarshalJSON(bs []byte) error {
 	r.Frontend = concrete.Frontend
 	r.Backend = concrete.Backend
 	r.CodeAsData = concrete.CodeAsData
-	r.Sboms = concrete.Sboms
 	r.Signed = concrete.Signed
+	r.Images = concrete.Images
 	r.Registry = concrete.Registry
 	r.RegistryUsername = concrete.RegistryUsername
 	r.RegistryPassword = concrete.RegistryPassword
@@ -1551,6 +1551,27 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				}
 			}
 			return (*Release).Payload(&parent, ctx, from)
+		case "Sboms":
+			var parent Release
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			var syftImage string
+			if inputArgs["syftImage"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["syftImage"]), &syftImage)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg syftImage", err))
+				}
+			}
+			var toolsFromSource bool
+			if inputArgs["toolsFromSource"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["toolsFromSource"]), &toolsFromSource)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg toolsFromSource", err))
+				}
+			}
+			return (*Release).Sboms(&parent, syftImage, toolsFromSource)
 		case "Sign":
 			var parent Release
 			err = json.Unmarshal(parentJSON, &parent)
@@ -1578,7 +1599,28 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg attestSbom", err))
 				}
 			}
-			return (*Release).Sign(&parent, ctx, cosignKey, cosignPassword, attestSbom)
+			var cosignImage string
+			if inputArgs["cosignImage"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["cosignImage"]), &cosignImage)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg cosignImage", err))
+				}
+			}
+			var syftImage string
+			if inputArgs["syftImage"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["syftImage"]), &syftImage)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg syftImage", err))
+				}
+			}
+			var toolsFromSource bool
+			if inputArgs["toolsFromSource"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["toolsFromSource"]), &toolsFromSource)
+				if err != nil {
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg toolsFromSource", err))
+				}
+			}
+			return (*Release).Sign(&parent, ctx, cosignKey, cosignPassword, attestSbom, cosignImage, syftImage, toolsFromSource)
 		default:
 			return nil, fmt.Errorf("unknown function %s", fnName)
 		}

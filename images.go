@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"dagger/lowcode-pipeline/internal/dagger"
+	"dagger/lowcode-pipeline/internal/fielderr"
+	"dagger/lowcode-pipeline/internal/imageref"
 	"dagger/lowcode-pipeline/internal/images"
 	"dagger/lowcode-pipeline/internal/ocipublish"
 	"dagger/lowcode-pipeline/internal/results"
@@ -29,10 +32,11 @@ type Release struct {
 	Backend []*PushedImage
 	// The code-as-data image, one reference per tag; empty when the build has no code as data
 	CodeAsData []*PushedImage
-	// SPDX JSON SBOM of each image (frontend.spdx.json, backend.spdx.json, codeasdata.spdx.json), made by syft when first read
-	Sboms *dagger.Directory
 	// Whether each pushed digest was signed with cosign (sign)
 	Signed bool
+
+	// +private
+	Images []*dagger.Container // the pushed images (the first platform's), in images.Kinds order, nil when not pushed
 
 	// +private
 	Registry string
@@ -147,13 +151,13 @@ func (b *Build) Publish(
 		}
 	}
 	rel := &Release{Registry: targets[0].Registry(), RegistryUsername: registryUsername, RegistryPassword: registryPassword,
-		RegistryService: registryService, Sboms: dag.Directory()}
+		RegistryService: registryService, Images: make([]*dagger.Container, len(images.Kinds))}
 	pushed := map[images.Kind][]*PushedImage{}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	for _, target := range targets {
 		variants := recipes[target.Kind].variants(platforms)
-		rel.Sboms = rel.Sboms.WithFile(supplychain.SBOMName(string(target.Kind)), sbomOf(variants[0]))
+		rel.Images[slices.Index(images.Kinds, target.Kind)] = variants[0]
 		g.Go(func() error {
 			refs, err := rel.push(gctx, target, variants, ocipublish.Epoch(epoch), platforms)
 			mu.Lock()
@@ -170,6 +174,29 @@ func (b *Build) Publish(
 	return rel, nil
 }
 
+// The SPDX JSON SBOM of each pushed image (frontend.spdx.json, backend.spdx.json, codeasdata.spdx.json), by syft
+func (r *Release) Sboms(
+	// syft's published image, whose /syft is used (pin it by digest: name:tag@sha256:…)
+	// +optional
+	// +default="docker.io/anchore/syft:v1.57.1"
+	syftImage string,
+	// Build syft from its Go module at the same version instead (slow on an empty engine cache)
+	// +optional
+	toolsFromSource bool,
+) (*dagger.Directory, error) {
+	syft, err := tool("--syft-image", syftImage, supplychain.SyftBinary, supplychain.Syft, toolsFromSource)
+	if err != nil {
+		return nil, err
+	}
+	out := dag.Directory()
+	for i, kind := range images.Kinds {
+		if r.Images[i] != nil {
+			out = out.WithFile(supplychain.SBOMName(string(kind)), sbomOf(syft, r.Images[i]))
+		}
+	}
+	return out, nil
+}
+
 // Sign each pushed digest with cosign, and attest its SBOM with --attest-sbom; verify with cosign verify --key cosign.pub
 //
 // +cache="never"
@@ -183,7 +210,28 @@ func (r *Release) Sign(
 	// Attest each image's SPDX SBOM (syft) on its digest too
 	// +optional
 	attestSbom bool,
+	// cosign's published image, whose /ko-app/cosign is used (pin it by digest: name:tag@sha256:…)
+	// +optional
+	// +default="gcr.io/projectsigstore/cosign:v2.6.5"
+	cosignImage string,
+	// syft's published image, for --attest-sbom
+	// +optional
+	// +default="docker.io/anchore/syft:v1.57.1"
+	syftImage string,
+	// Build cosign (and syft) from their Go modules at the same versions instead (slow on an empty engine cache)
+	// +optional
+	toolsFromSource bool,
 ) (*Release, error) {
+	cosign, err := tool("--cosign-image", cosignImage, supplychain.CosignBinary, supplychain.Cosign, toolsFromSource)
+	if err != nil {
+		return nil, err
+	}
+	var sboms *dagger.Directory
+	if attestSbom {
+		if sboms, err = r.Sboms(syftImage, toolsFromSource); err != nil {
+			return nil, err
+		}
+	}
 	signed := *r
 	g, gctx := errgroup.WithContext(ctx)
 	for kind, refs := range map[images.Kind][]*PushedImage{images.Frontend: r.Frontend, images.Backend: r.Backend, images.CodeAsData: r.CodeAsData} {
@@ -191,11 +239,11 @@ func (r *Release) Sign(
 			continue
 		}
 		var sbom *dagger.File
-		if attestSbom {
-			sbom = r.Sboms.File(supplychain.SBOMName(string(kind)))
+		if sboms != nil {
+			sbom = sboms.File(supplychain.SBOMName(string(kind)))
 		}
 		g.Go(func() error {
-			return r.sign(gctx, refs[0].Repository+"@"+refs[0].Digest, sbom, cosignKey, cosignPassword)
+			return r.sign(gctx, cosign, refs[0].Repository+"@"+refs[0].Digest, sbom, cosignKey, cosignPassword)
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -204,6 +252,18 @@ func (r *Release) Sign(
 	signed.Signed = true
 	signed.render()
 	return &signed, nil
+}
+
+// tool is a supply-chain tool's binary: copied out of its published image
+// (a download), or built from its Go module.
+func tool(flag, image, binary, pkg string, fromSource bool) (*dagger.File, error) {
+	if fromSource {
+		return goTool(pkg), nil
+	}
+	if err := imageref.ValidateDeployable(image); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", flag, fielderr.Quote(image), err)
+	}
+	return dag.Container().From(image).File(binary), nil
 }
 
 // render sets the release's summary and JSON from its fields.
@@ -266,11 +326,11 @@ func (r *Release) push(ctx context.Context, target images.Target, variants []*da
 }
 
 // sign signs a pushed digest with cosign, and attests its SBOM when given.
-func (r *Release) sign(ctx context.Context, ref string, sbomFile *dagger.File, key, password *dagger.Secret) error {
+func (r *Release) sign(ctx context.Context, cosign *dagger.File, ref string, sbomFile *dagger.File, key, password *dagger.Secret) error {
 	s := supplychain.Signing{Ref: ref, Registry: r.Registry}
 	ctr := dag.Container().From(runtimeImage).
 		WithExec([]string{"apk", "add", "--no-cache", "socat", "ca-certificates"}).
-		WithFile("/usr/local/bin/cosign", goTool(supplychain.Cosign)).
+		WithFile("/usr/local/bin/cosign", cosign).
 		WithMountedSecret(supplychain.KeyPath, key)
 	if password != nil {
 		ctr = ctr.WithSecretVariable(supplychain.PasswordEnv, password)
@@ -301,9 +361,9 @@ func (r *Release) sign(ctx context.Context, ref string, sbomFile *dagger.File, k
 }
 
 // sbomOf is the SPDX JSON SBOM of one image, by syft; lazy.
-func sbomOf(image *dagger.Container) *dagger.File {
+func sbomOf(syft *dagger.File, image *dagger.Container) *dagger.File {
 	return dag.Container().From(runtimeImage).
-		WithFile("/usr/local/bin/syft", goTool(supplychain.Syft)).
+		WithFile("/usr/local/bin/syft", syft).
 		WithMountedFile("/image.tar", image.AsTarball()).
 		WithExec(supplychain.SBOMCommand("/image.tar", "/sbom.spdx.json")).
 		File("/sbom.spdx.json")

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"dagger/lowcode-pipeline/internal/testsupport/gittest"
 	"dagger/lowcode-pipeline/internal/snapshotpush"
+	"dagger/lowcode-pipeline/internal/testsupport/gittest"
 )
 
 func batchFile(t *testing.T, b snapshotpush.Batch) string {

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"dagger/lowcode-pipeline/internal/testsupport/gittest"
 	"dagger/lowcode-pipeline/internal/snapshotconfig"
+	"dagger/lowcode-pipeline/internal/testsupport/gittest"
 )
 
 // These tests run examples/app's stand-in platform CLI with this machine's

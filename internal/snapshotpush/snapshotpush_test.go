@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"dagger/lowcode-pipeline/internal/snapshotconfig"
 	"dagger/lowcode-pipeline/internal/testsupport/gittest"
 	"dagger/lowcode-pipeline/internal/testsupport/leaktest"
-	"dagger/lowcode-pipeline/internal/snapshotconfig"
 )
 
 func snapshot(t *testing.T, files ...string) string {

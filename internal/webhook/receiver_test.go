@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"dagger/lowcode-pipeline/internal/testsupport/leaktest"
 	"dagger/lowcode-pipeline/internal/payload"
+	"dagger/lowcode-pipeline/internal/testsupport/leaktest"
 )
 
 func newReceiver(t *testing.T) (*Receiver, *httptest.Server, *leaktest.Recorder) {

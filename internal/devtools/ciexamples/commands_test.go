@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"dagger/lowcode-pipeline/internal/devtools/schemagen"
+	"dagger/lowcode-pipeline/internal/supplychain"
 )
 
 // apiSchema is the module's API and examples/go's, as the engine serves them.
@@ -445,4 +447,22 @@ func TestLoadingTheModuleUploadsWhatItNeeds(t *testing.T) {
 	}
 	assert.Less(t, size, int64(2<<20), "a load uploads %d bytes", size)
 	t.Logf("a load uploads %d bytes of tracked files", size)
+}
+
+// The supply-chain tools' default images are the versions supplychain pins,
+// and the from-source build is of the same versions.
+func TestToolImagesAreThePinnedVersions(t *testing.T) {
+	s := apiSchema(t)
+	release := s.Types["LowcodePipelineRelease"]
+	for _, tc := range []struct{ fn, arg, image, pkg string }{
+		{"sboms", "syftImage", supplychain.SyftImage, supplychain.Syft},
+		{"sign", "syftImage", supplychain.SyftImage, supplychain.Syft},
+		{"sign", "cosignImage", supplychain.CosignImage, supplychain.Cosign},
+	} {
+		arg := release.Fields.ForName(tc.fn).Arguments.ForName(tc.arg)
+		require.NotNil(t, arg, "%s --%s", tc.fn, tc.arg)
+		assert.Equal(t, strconv.Quote(tc.image), arg.DefaultValue.String(), "%s --%s defaults to the pinned image", tc.fn, tc.arg)
+		_, version, _ := strings.Cut(tc.pkg, "@")
+		assert.True(t, strings.HasSuffix(tc.image, ":"+version), "%s is the version built from source, %s", tc.image, version)
+	}
 }

@@ -2701,9 +2701,29 @@ func (r *LowcodePipelineRelease) Payload(opts ...LowcodePipelineReleasePayloadOp
 	}
 }
 
-// SPDX JSON SBOM of each image (frontend.spdx.json, backend.spdx.json, codeasdata.spdx.json), made by syft when first read
-func (r *LowcodePipelineRelease) Sboms() *Directory { // lowcode-pipeline (../../:0:0)
+// LowcodePipelineReleaseSbomsOpts contains options for LowcodePipelineRelease.Sboms
+type LowcodePipelineReleaseSbomsOpts struct {
+	// syft's published image, whose /syft is used (pin it by digest: name:tag@sha256:…)
+	//
+	// Default: "docker.io/anchore/syft:v1.57.1"
+	SyftImage string // lowcode-pipeline (../../:0:0)
+	// Build syft from its Go module at the same version instead (slow on an empty engine cache)
+	ToolsFromSource bool // lowcode-pipeline (../../:0:0)
+}
+
+// The SPDX JSON SBOM of each pushed image (frontend.spdx.json, backend.spdx.json, codeasdata.spdx.json), by syft
+func (r *LowcodePipelineRelease) Sboms(opts ...LowcodePipelineReleaseSbomsOpts) *Directory { // lowcode-pipeline (../../:0:0)
 	q := r.query.Select("sboms")
+	for i := len(opts) - 1; i >= 0; i-- {
+		// `syftImage` optional argument
+		if !querybuilder.IsZeroValue(opts[i].SyftImage) {
+			q = q.Arg("syftImage", opts[i].SyftImage)
+		}
+		// `toolsFromSource` optional argument
+		if !querybuilder.IsZeroValue(opts[i].ToolsFromSource) {
+			q = q.Arg("toolsFromSource", opts[i].ToolsFromSource)
+		}
+	}
 
 	return &Directory{
 		query: q,
@@ -2716,6 +2736,16 @@ type LowcodePipelineReleaseSignOpts struct {
 	CosignPassword *Secret // lowcode-pipeline (../../:0:0)
 	// Attest each image's SPDX SBOM (syft) on its digest too
 	AttestSbom bool // lowcode-pipeline (../../:0:0)
+	// cosign's published image, whose /ko-app/cosign is used (pin it by digest: name:tag@sha256:…)
+	//
+	// Default: "gcr.io/projectsigstore/cosign:v2.6.5"
+	CosignImage string // lowcode-pipeline (../../:0:0)
+	// syft's published image, for --attest-sbom
+	//
+	// Default: "docker.io/anchore/syft:v1.57.1"
+	SyftImage string // lowcode-pipeline (../../:0:0)
+	// Build cosign (and syft) from their Go modules at the same versions instead (slow on an empty engine cache)
+	ToolsFromSource bool // lowcode-pipeline (../../:0:0)
 }
 
 // Sign each pushed digest with cosign, and attest its SBOM with --attest-sbom; verify with cosign verify --key cosign.pub
@@ -2730,6 +2760,18 @@ func (r *LowcodePipelineRelease) Sign(cosignKey *Secret, opts ...LowcodePipeline
 		// `attestSbom` optional argument
 		if !querybuilder.IsZeroValue(opts[i].AttestSbom) {
 			q = q.Arg("attestSbom", opts[i].AttestSbom)
+		}
+		// `cosignImage` optional argument
+		if !querybuilder.IsZeroValue(opts[i].CosignImage) {
+			q = q.Arg("cosignImage", opts[i].CosignImage)
+		}
+		// `syftImage` optional argument
+		if !querybuilder.IsZeroValue(opts[i].SyftImage) {
+			q = q.Arg("syftImage", opts[i].SyftImage)
+		}
+		// `toolsFromSource` optional argument
+		if !querybuilder.IsZeroValue(opts[i].ToolsFromSource) {
+			q = q.Arg("toolsFromSource", opts[i].ToolsFromSource)
 		}
 	}
 	q = q.Arg("cosignKey", cosignKey)
