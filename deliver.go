@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"slices"
+	"sync"
 
 	"dagger/lowcode-pipeline/internal/dagger"
+	"dagger/lowcode-pipeline/internal/images"
 	"dagger/lowcode-pipeline/internal/results"
 )
 
@@ -103,6 +106,9 @@ func (m *LowcodePipeline) Deliver(
 	if _, err := prepareWebhook(deployRequest{url: webhookUrl, token: "checked-later", allowHTTP: allowHttp}); err != nil {
 		return nil, err
 	}
+	// The base images do not depend on the install: pull them while it runs.
+	pulled := pullBaseImages(ctx, source, buildArg, nodeImage)
+	defer pulled()
 	b, err := m.Build(ctx, source, toolkit, drawPackage, codeAsData, codeAsDataArg, buildArg, nodeImage, npmrc)
 	if err != nil {
 		return nil, err
@@ -124,4 +130,35 @@ func (m *LowcodePipeline) Deliver(
 		Receipt: rec.document(),
 	}
 	return &Delivery{Summary: doc.Text(), Json: results.JSON(doc), Build: b, Release: rel, Payload: p, Receipt: rec}, nil
+}
+
+// pullBaseImages starts pulling, for the engine's platform, the images the
+// three Dockerfiles start from, and returns a function that waits for the
+// pulls. A pull that fails is left to the image build to report.
+func pullBaseImages(ctx context.Context, source *dagger.Directory, buildArg []string, nodeImage string) (wait func()) {
+	if nodeImage == "" {
+		nodeImage = defaultImage
+	}
+	var refs []string
+	for _, kind := range images.Kinds {
+		args, err := images.BuildArgs(kind, nodeImage, buildArg)
+		if err != nil {
+			return func() {}
+		}
+		text, err := dockerfileOf(ctx, source, kind).Contents(ctx)
+		if err != nil {
+			continue
+		}
+		bases, _ := images.BaseImages([]byte(text), args)
+		for _, b := range bases {
+			if !slices.Contains(refs, b) {
+				refs = append(refs, b)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for _, ref := range refs {
+		wg.Go(func() { _, _ = dag.Container().From(ref).Sync(ctx) })
+	}
+	return wg.Wait
 }

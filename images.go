@@ -402,15 +402,21 @@ func (b *Build) recipe(ctx context.Context, kind images.Kind, labels [][2]string
 	if err != nil {
 		return nil, err
 	}
-	r := &recipe{kind: kind, labels: labels, dockerfile: b.Source.File(kind.Dockerfile()),
+	r := &recipe{kind: kind, labels: labels, dockerfile: dockerfileOf(ctx, b.Source, kind),
 		dist: map[images.Kind]*dagger.Directory{images.Frontend: b.Frontend, images.Backend: b.Backend, images.CodeAsData: b.CodeAsData}[kind]}
-	if ok, err := b.Source.Exists(ctx, kind.Dockerfile()); err != nil || !ok {
-		r.dockerfile = dag.CurrentModule().Source().File(kind.Dockerfile())
-	}
 	for _, a := range args {
 		r.args = append(r.args, dagger.BuildArg{Name: a[0], Value: a[1]})
 	}
 	return r, nil
+}
+
+// dockerfileOf is the project's docker/<kind>.Dockerfile, or this module's
+// copy when the project has none.
+func dockerfileOf(ctx context.Context, source *dagger.Directory, kind images.Kind) *dagger.File {
+	if ok, err := source.Exists(ctx, kind.Dockerfile()); err == nil && ok {
+		return source.File(kind.Dockerfile())
+	}
+	return dag.CurrentModule().Source().File(kind.Dockerfile())
 }
 
 // build is the image for one platform ("" for the engine's).

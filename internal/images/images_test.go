@@ -284,3 +284,33 @@ func TestTheCodeAsDataImageFollowsTheBuild(t *testing.T) {
 		})
 	}
 }
+
+func TestBaseImagesAreWhatTheStagesStartFrom(t *testing.T) {
+	front, err := os.ReadFile("../../docker/frontend.Dockerfile")
+	require.NoError(t, err)
+	got, err := BaseImages(front, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"busybox:stable", "nginx:stable"}, got, "the defaults of the module's own Dockerfile")
+
+	got, err = BaseImages(front, [][2]string{{"FRONTEND_BASE_IMAGE", "vendor.example.com/frontend:stable"}, {"SOURCES_PATH", "dist/web"}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"busybox:stable", "vendor.example.com/frontend:stable"}, got, "a build argument replaces its default")
+
+	for _, tc := range []struct {
+		name, dockerfile string
+		want             []string
+	}{
+		{"a later stage on an earlier one", "FROM node:24 AS build\nRUN true\nFROM build\nFROM BUILD AS again\n", []string{"node:24"}},
+		{"scratch", "FROM golang:1.26 AS b\nFROM scratch\nCOPY --from=b /x /x\n", []string{"golang:1.26"}},
+		{"an argument without a value", "ARG BASE\nFROM ${BASE}\n", nil},
+		{"the same base twice", "FROM alpine:3.22\nFROM alpine:3.22\n", []string{"alpine:3.22"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := BaseImages([]byte(tc.dockerfile), nil)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+	_, err = BaseImages([]byte("FROM\n"), nil)
+	assert.ErrorContains(t, err, "read the Dockerfile")
+}

@@ -1,0 +1,57 @@
+package images
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/moby/buildkit/frontend/dockerfile/instructions"
+	"github.com/moby/buildkit/frontend/dockerfile/parser"
+	"github.com/moby/buildkit/frontend/dockerfile/shell"
+)
+
+// BaseImages are the images a Dockerfile's stages start from, with its
+// global ARG defaults and the given build arguments applied, each once, in
+// order; a stage built on an earlier stage, scratch, and a base that still
+// names an unset argument are left out. The module pulls them while the
+// project installs, so the image builds need not wait for them.
+func BaseImages(dockerfile []byte, args [][2]string) ([]string, error) {
+	res, err := parser.Parse(bytes.NewReader(dockerfile))
+	if err != nil {
+		return nil, fmt.Errorf("read the Dockerfile: %w", err)
+	}
+	stages, metaArgs, err := instructions.Parse(res.AST, nil)
+	if err != nil {
+		return nil, fmt.Errorf("read the Dockerfile: %w", err)
+	}
+	given := map[string]string{}
+	for _, a := range args {
+		given[a[0]] = a[1]
+	}
+	var env []string
+	for _, m := range metaArgs {
+		for _, kv := range m.Args {
+			if v, ok := given[kv.Key]; ok {
+				env = append(env, kv.Key+"="+v)
+			} else if kv.Value != nil {
+				env = append(env, kv.Key+"="+*kv.Value)
+			}
+		}
+	}
+	lex := shell.NewLex(res.EscapeToken)
+	var out []string
+	var names []string
+	for _, s := range stages {
+		base, _, err := lex.ProcessWord(s.BaseName, shell.EnvsFromSlice(env))
+		switch {
+		case err != nil, base == "", base == "scratch", strings.Contains(base, "$"), slices.Contains(names, strings.ToLower(base)):
+		case !slices.Contains(out, base):
+			out = append(out, base)
+		}
+		if s.Name != "" {
+			names = append(names, strings.ToLower(s.Name))
+		}
+	}
+	return out, nil
+}
