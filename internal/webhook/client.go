@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/redact"
 )
 
@@ -86,6 +87,7 @@ type Prepared struct {
 	cfg      Config
 	url      *url.URL
 	redacted string
+	scrubber *scrubber
 }
 
 // Prepare checks the address and fills in defaults.
@@ -128,7 +130,7 @@ func Prepare(cfg Config) (*Prepared, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	return &Prepared{cfg: cfg, url: u, redacted: redacted}, nil
+	return &Prepared{cfg: cfg, url: u, redacted: redacted, scrubber: newScrubber(cfg.Token)}, nil
 }
 
 // RedactedURL is the address as it may be printed.
@@ -223,7 +225,7 @@ func (p *Prepared) client() *http.Client {
 func (p *Prepared) readResponse(resp *http.Response, rec *Receipt) error {
 	status := fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 	if resp.StatusCode == http.StatusOK {
-		data, err := io.ReadAll(io.LimitReader(resp.Body, int64(p.cfg.MaxErrorBody)+1))
+		data, err := p.readBody(resp)
 		if err != nil {
 			rec.Warnings = append(rec.Warnings, "HTTP 200, but the response body could not be read: "+p.scrub(err.Error()))
 			return nil
@@ -235,14 +237,14 @@ func (p *Prepared) readResponse(resp *http.Response, rec *Receipt) error {
 		case err != nil || answer.Message == nil:
 			rec.Warnings = append(rec.Warnings, fmt.Sprintf("HTTP 200, but the body is not the expected {\"message\": …} JSON: %s", p.excerpt(data)))
 		case *answer.Message != "success":
-			rec.Message = *answer.Message
-			rec.Warnings = append(rec.Warnings, fmt.Sprintf("HTTP 200 with message %q instead of \"success\"", *answer.Message))
+			rec.Message = fielderr.Cut(p.scrub(*answer.Message), 500)
+			rec.Warnings = append(rec.Warnings, fmt.Sprintf("HTTP 200 with message %q instead of \"success\"", rec.Message))
 		default:
 			rec.Message = *answer.Message
 		}
 		return nil
 	}
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, int64(p.cfg.MaxErrorBody)+1))
+	data, _ := p.readBody(resp)
 	body := p.excerpt(data)
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		return &Error{Status: resp.StatusCode, Body: body, Sent: true, msg: fmt.Sprintf(
@@ -253,20 +255,27 @@ func (p *Prepared) readResponse(resp *http.Response, rec *Receipt) error {
 }
 
 // excerpt shows a response body within MaxErrorBody, marked when cut, with
-// the token scrubbed in case the server echoes request headers.
+// the token scrubbed in case the server echoes request headers: scrubbed
+// first, then cut, so no piece of a token echoed across the cut is kept.
 func (p *Prepared) excerpt(data []byte) string {
 	if len(data) == 0 {
 		return "(empty)"
 	}
-	s := string(data)
-	if len(data) > p.cfg.MaxErrorBody {
-		s = string(data[:p.cfg.MaxErrorBody]) + fmt.Sprintf("… [truncated after %d bytes]", p.cfg.MaxErrorBody)
+	s := p.scrub(string(data))
+	if len(s) > p.cfg.MaxErrorBody {
+		s = strings.ToValidUTF8(s[:p.cfg.MaxErrorBody], "") + fmt.Sprintf("… [truncated after %d bytes]", p.cfg.MaxErrorBody)
 	}
-	return p.scrub(s)
+	return s
+}
+
+// readBody reads what excerpt shows: MaxErrorBody and enough beyond it that
+// a token echoed across the cut, in its longest spelling, is read whole.
+func (p *Prepared) readBody(resp *http.Response) ([]byte, error) {
+	return io.ReadAll(io.LimitReader(resp.Body, int64(p.cfg.MaxErrorBody+8*len(p.cfg.Token)+64)))
 }
 
 func (p *Prepared) scrub(s string) string {
-	return strings.ReplaceAll(s, p.cfg.Token, "***")
+	return p.scrubber.scrub(s)
 }
 
 // describe turns a transport error into a message that says which limit or

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"bufio"
+	"encoding/base64"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -355,4 +357,51 @@ func TestRequestMasksTheToken(t *testing.T) {
 	assert.Contains(t, out, "POST https://hooks.example.com/acme/prod\nAuthorization: Bearer ***\nContent-Type: application/json\n\n"+string(body))
 	assert.Contains(t, out, "(not sent; payload sha256 ")
 	assert.NotContains(t, out, token)
+}
+
+func TestNoPieceOfTheTokenSurvivesInAnEchoedBody(t *testing.T) {
+	const tok = "s3cr3t-t0k3n/with<odd>chars+=="
+	bearerB64 := base64.StdEncoding.EncodeToString([]byte("Bearer " + tok))
+	escaped, _ := json.Marshal(tok) // Go escapes <, > as \u003c, \u003e
+	for _, tc := range []struct{ name, body string }{
+		{"across the 8 KiB cut", strings.Repeat("x", DefaultMaxErrorBody-10) + tok + strings.Repeat("y", 100)},
+		{"JSON-escaped by Go", `{"echo":` + string(escaped) + `}`},
+		{"with escaped slashes and dashes", `{"echo":"s3cr3t\u002dt0k3n\/with\u003codd\u003echars+=="}`},
+		{"upper-case JSON escapes", `{"echo":"s3cr3t\u002Dt0k3n\/with\u003Codd\u003Echars+=="}`},
+		{"percent-encoded", `echo=` + url.QueryEscape(tok)},
+		{"percent-encoded in lower case", `echo=s3cr3t-t0k3n%2fwith%3codd%3echars%2b%3d%3d`},
+		{"base64 of the Authorization header", `{"auth":"` + bearerB64 + `"}`},
+		{"base64 inside a longer blob", `{"blob":"` + base64.StdEncoding.EncodeToString([]byte("xyAuthorization: Bearer "+tok+"\r\nHost: x")) + `"}`},
+		{"URL-safe base64", `{"blob":"` + base64.URLEncoding.EncodeToString([]byte("Bearer "+tok)) + `"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusBadGateway)
+				io.WriteString(w, tc.body)
+			}))
+			defer srv.Close()
+			p, err := Prepare(Config{URL: srv.URL, Token: tok, AllowHTTP: true})
+			require.NoError(t, err)
+			_, err = p.Send(context.Background(), body)
+			require.Error(t, err)
+			msg := err.Error()
+			for _, piece := range []string{"s3cr3t", "t0k3n", "odd", bearerB64[8:20]} {
+				assert.NotContains(t, msg, piece, "no piece of the token")
+			}
+			assert.Less(t, len(msg), DefaultMaxErrorBody+400, "the body stays cut")
+		})
+	}
+}
+
+func TestA200WhoseMessageEchoesTheTokenKeepsNone(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"message":"rejected: `+r.Header.Get("Authorization")+`"}`)
+	}))
+	defer srv.Close()
+	p, err := Prepare(Config{URL: srv.URL, Token: token, AllowHTTP: true})
+	require.NoError(t, err)
+	rec, err := p.Send(context.Background(), body)
+	require.NoError(t, err, "200 is success, as the interface says")
+	assert.Equal(t, "rejected: Bearer ***", rec.Message)
+	assert.NotContains(t, strings.Join(rec.Warnings, " "), token)
 }
