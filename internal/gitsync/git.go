@@ -3,6 +3,7 @@ package gitsync
 import (
 	"bytes"
 	"context"
+	"dagger/lowcode-pipeline/internal/redact"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -31,7 +32,7 @@ func newGit(o Options) (*git, error) {
 	case u.User != nil:
 		return nil, errors.New("repository address carries credentials: pass the token separately")
 	case u.Scheme != "https" && !(u.Scheme == "http" && o.AllowHTTP):
-		return nil, fmt.Errorf("repository %s: must be https", o.RemoteURL)
+		return nil, fmt.Errorf("repository %s: must be https", redact.String(o.RemoteURL))
 	case o.Branch == "", o.OutputDir == "", o.Snapshot == "":
 		return nil, errors.New("branch, outputDir and snapshot folder are required")
 	}
@@ -111,7 +112,7 @@ func (g *git) scrub(s string) string {
 	for _, secret := range g.secrets {
 		s = strings.ReplaceAll(s, secret, "***")
 	}
-	return s
+	return redact.URLsIn(s)
 }
 
 // checkout prepares dir on the tip of o.Branch, creating the branch when it
@@ -125,7 +126,7 @@ func (g *git) checkout(ctx context.Context, dir string, o Options) error {
 	}
 	out, err := g.run(ctx, dir, "ls-remote", "--symref", "origin")
 	if err != nil {
-		return fmt.Errorf("read the branches of %s: %w%s", o.RemoteURL, err, authHint(err))
+		return fmt.Errorf("read the branches of %s: %w%s", redact.String(o.RemoteURL), err, authHint(err))
 	}
 	heads, defaultBranch := parseLsRemote(out)
 	from := o.Branch
@@ -143,7 +144,7 @@ func (g *git) checkout(ctx context.Context, dir string, o Options) error {
 		return err
 	}
 	if _, err := g.run(ctx, dir, "fetch", "--quiet", "--depth", "1", "--no-tags", "origin", "refs/heads/"+from); err != nil {
-		return fmt.Errorf("fetch branch %q of %s: %w%s", from, o.RemoteURL, err, authHint(err))
+		return fmt.Errorf("fetch branch %q of %s: %w%s", from, redact.String(o.RemoteURL), err, authHint(err))
 	}
 	_, err = g.run(ctx, dir, "checkout", "--quiet", "-B", o.Branch, "FETCH_HEAD")
 	return err

@@ -176,3 +176,13 @@ func TestOptionsAreCheckedBeforeAnyGitCall(t *testing.T) {
 		})
 	}
 }
+
+func TestARemotesQueryNeverShowsInAnError(t *testing.T) {
+	o := Options{RemoteURL: "https://127.0.0.1:1/code.git?private_token=glpat-SECRET-0815", Branch: "main", OutputDir: "o",
+		Snapshot: snapshotDir(t, map[string]string{"a.json": "{}"}), Message: "m", Token: token, MaxDeleteRatio: 1,
+		WorkDir: filepath.Join(t.TempDir(), "clone")}
+	_, err := Sync(context.Background(), o)
+	require.Error(t, err, "nothing listens on port 1")
+	assert.NotContains(t, err.Error(), "glpat-SECRET-0815")
+	assert.Contains(t, err.Error(), "https://127.0.0.1:1/code.git")
+}

@@ -6,6 +6,7 @@ package redact
 
 import (
 	"net/url"
+	"regexp"
 	"strings"
 )
 
@@ -14,11 +15,28 @@ import (
 // and the result is a placeholder, since its secret part cannot be found.
 func URL(raw string) (shown string, ok bool) {
 	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" || u.Host == "" || u.Opaque != "" {
+	if err != nil || u.Scheme == "" || u.Host == "" || u.Opaque != "" || Ambiguous(raw) {
 		return Unparsable, false
 	}
 	clean := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}
 	return clean.String(), true
+}
+
+// Ambiguous reports an "@" after the authority (in the path, query or
+// fragment): https://user:12/SECRET@host/repo reads as host "user" to Go
+// but as credentials "user:12/SECRET" to other parsers, and
+// https://ab?SECRET@host likewise. No part of such an address can be told
+// safe to show, and none is a usable remote.
+func Ambiguous(raw string) bool {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return false
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		return false
+	}
+	return strings.Contains(rest[end:], "@")
 }
 
 // Unparsable stands in for an address that could not be shown safely.
@@ -33,4 +51,12 @@ func String(raw string) string {
 // Quote is String in double quotes, for messages that quote values.
 func Quote(raw string) string {
 	return `"` + strings.ReplaceAll(String(raw), `"`, `\"`) + `"`
+}
+
+var addressIn = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s'"<>]+`)
+
+// URLsIn shows every address in a text (a tool's output, an error) as URL
+// shows it: what git prints of a remote keeps its query (private_token=…).
+func URLsIn(text string) string {
+	return addressIn.ReplaceAllStringFunc(text, String)
 }

@@ -61,3 +61,27 @@ func FuzzURL(f *testing.F) {
 		}
 	})
 }
+
+func TestAnAtAfterTheHostMakesAnAddressUnshowable(t *testing.T) {
+	for _, raw := range []string{
+		"https://user:12/SECRET@host/repo",
+		"https://ab?SECRET@host",
+		"https://host/path#frag@x",
+	} {
+		shown, ok := URL(raw)
+		assert.False(t, ok, raw)
+		assert.Equal(t, Unparsable, shown)
+		assert.True(t, Ambiguous(raw))
+	}
+	assert.False(t, Ambiguous("https://tok@host/repo.git"), "user-info before the host is where a token goes")
+	assert.False(t, Ambiguous("https://host"))
+}
+
+func TestURLsInATextAreShownWithoutSecrets(t *testing.T) {
+	text := "fatal: unable to access 'https://git.example.com/code.git/?private_token=glpat-SECRET': 403\n" +
+		"remote: see https://u:SECRET@git.example.com/x and plain text"
+	got := URLsIn(text)
+	assert.NotContains(t, got, "SECRET")
+	assert.Contains(t, got, "'https://git.example.com/code.git/'")
+	assert.Contains(t, got, "see https://git.example.com/x and plain text")
+}

@@ -294,8 +294,10 @@ func checkRepo(raw string) error {
 		return fmt.Errorf("%s: must be an https address (https://<repository_url>.git)", shown)
 	case u.Host == "":
 		return fmt.Errorf("%s: has no host", shown)
-	case u.RawQuery != "" || u.Fragment != "":
+	case u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(raw, "?#"):
 		return fmt.Errorf("%s: must not have a query or fragment", shown)
+	case redact.Ambiguous(raw):
+		return fmt.Errorf("%s: has an @ after the host, which other tools read as credentials: put a token only as https://<token>@host/… (or pass --git-token)", shown)
 	}
 	return nil
 }

@@ -222,3 +222,12 @@ func TestPushedKeepsTheEntriesWithGit(t *testing.T) {
 	_, err = Pushed(entries[:1])
 	assert.ErrorIs(t, err, ErrNoGit)
 }
+
+func TestARepoWithAnAtAfterTheHostIsRefused(t *testing.T) {
+	for _, repo := range []string{"https://user:12/SECRET@host/repo.git", "https://ab?SECRET@host/x.git"} {
+		_, err := Parse([]byte(`[{"snapshooter":{"name":"a","rootTags":["00000000000000000001"],"outputDir":"cad"},
+			"git":{"repo":"` + repo + `","branch":"main","commitMessage":"m"}}]`))
+		require.Error(t, err, repo)
+		assert.NotContains(t, err.Error(), "SECRET")
+	}
+}
