@@ -60,7 +60,8 @@ func newGit(o Options) (*git, error) {
 		// GIT_SSL_CAINFO outranks http.sslCAInfo: set both, so an inherited one cannot win.
 		env = append(slices.DeleteFunc(env, func(e string) bool { return strings.HasPrefix(e, "GIT_SSL_CAINFO=") }), "GIT_SSL_CAINFO="+o.CACert)
 	}
-	g.env = append(env, "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
+	// GIT_LITERAL_PATHSPECS: an outputDir is a path, never a pathspec (":(top)x", "*").
+	g.env = append(env, "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_LITERAL_PATHSPECS=1",
 		"GIT_CONFIG_COUNT="+strconv.Itoa(len(config)))
 	for i, kv := range config {
 		g.env = append(g.env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, kv[0]), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, kv[1]))

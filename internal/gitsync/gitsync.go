@@ -315,22 +315,29 @@ func replace(dir, outputDir, snapshot string) error {
 	})
 }
 
-// insideRepo refuses an output folder that a symbolic link in the clone
-// would send outside it.
+// insideRepo refuses an outputDir any of whose existing components, in the
+// branch checked out, is a symbolic link: even one that stays inside the
+// repository (meta -> .git) would let the snapshot write where git reads
+// its own files (.git/hooks), before git add could refuse anything.
 func insideRepo(dir, target string) error {
-	root, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return err
+	rel, err := filepath.Rel(dir, target)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("outputDir %s is not inside the repository", filepath.ToSlash(rel))
 	}
-	for p := filepath.Dir(target); ; p = filepath.Dir(p) {
-		if resolved, err := filepath.EvalSymlinks(p); err == nil {
-			if resolved != root && !strings.HasPrefix(resolved, root+string(filepath.Separator)) {
-				return fmt.Errorf("outputDir %s leaves the repository through a symbolic link", target)
-			}
+	p := dir
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		p = filepath.Join(p, part)
+		info, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
-		if p == dir || p == filepath.Dir(p) {
-			return nil
+		if err != nil {
+			return err
+		}
+		if info.Mode()&fs.ModeSymlink != 0 {
+			rp, _ := filepath.Rel(dir, p)
+			return fmt.Errorf("outputDir %s crosses the symbolic link %s on the branch; nothing was written", filepath.ToSlash(rel), filepath.ToSlash(rp))
 		}
 	}
+	return nil
 }

@@ -3,6 +3,7 @@ package gitsync
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -158,4 +159,37 @@ func TestParseLsRemote(t *testing.T) {
 
 	_, def = parseLsRemote("abc\trefs/heads/only\n")
 	assert.Equal(t, "only", def, "without a symbolic HEAD, any branch")
+}
+
+// pushSymlink commits a symbolic link name -> target to the remote's main.
+func pushSymlink(t *testing.T, r *gittest.Remote, name, target string) {
+	t.Helper()
+	co := r.Checkout(t)
+	require.NoError(t, os.Symlink(target, filepath.Join(co, name)))
+	gittest.Git(t, co, "add", name)
+	gittest.Git(t, co, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "link")
+	gittest.Git(t, co, "push", "-q", "origin", "main")
+}
+
+func TestAnOutputDirThroughASymlinkIsRefusedBeforeAnythingIsWritten(t *testing.T) {
+	r, l := gittest.NewRemote(t), &leaktest.Recorder{}
+	pushSymlink(t, r, "meta", ".git")
+	pushes := r.Pushes.Load()
+	o := opts(r, t, snapshotDir(t, map[string]string{"pre-push": "#!/bin/sh\necho owned\n"}), l)
+	o.OutputDir = "meta/hooks"
+	_, err := Sync(context.Background(), o)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "outputDir meta/hooks crosses the symbolic link meta on the branch; nothing was written")
+	assert.NoFileExists(t, filepath.Join(o.WorkDir, ".git/hooks/pre-push"), "no hook was written into the clone")
+	assert.Equal(t, pushes, r.Pushes.Load())
+}
+
+func TestAnOutputDirIsAPathNeverAPathspec(t *testing.T) {
+	r, l := gittest.NewRemote(t), &leaktest.Recorder{}
+	o := opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}"}), l)
+	o.OutputDir = ":(top)codeasdata/main"
+	res, err := Sync(context.Background(), o)
+	require.NoError(t, err)
+	assert.True(t, res.Changed, "the snapshot was committed, not dropped as a pathspec that matched nothing")
+	assert.FileExists(t, filepath.Join(r.Checkout(t), ":(top)codeasdata/main/a.patch.json"))
 }

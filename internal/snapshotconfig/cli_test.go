@@ -161,12 +161,41 @@ func TestOutputDirsCannotHideFromGitOrTheTerminal(t *testing.T) {
 	for _, tc := range []struct{ dir, want string }{
 		{"codeasdata/a\x00b", "NUL, line feed or carriage return"},
 		{"codeasdata/a\nb", "NUL, line feed or carriage return"},
-		{"code/.GIT/objects", "must not be inside .git (in any letter case"},
+		{"code/.GIT/objects", "must not be inside .git, in any spelling"},
 		{".Git", "must not be inside .git"},
+		{".g\u200cit/hooks", "must not be inside .git"},
+		{"\uff0egit/hooks", "must not be inside .git"},
+		{".gıt/hooks", "must not be inside .git"},
+		{"GIT~1/hooks", "must not be inside .git"},
+		{"git~12", "must not be inside .git"},
+		{".git./hooks", "must not be inside .git"},
+		{".git /hooks", "must not be inside .git"},
+		{"\ufeff.git", "must not be inside .git"},
+		{":(top)codeasdata/main", `must not start with ":"`},
+		{"*", "must not hold * ? [ or ]"},
+		{"codeasdata/[ab]", "must not hold * ? [ or ]"},
+		{"-delete", `may start with "-"`},
+		{"codeasdata/--exec", `may start with "-"`},
+		{"codeasdata/\ufffd", "holds U+FFFD"},
 	} {
 		assert.ErrorContains(t, checkOutputDir(tc.dir), tc.want, "%q", tc.dir)
 	}
-	assert.NoError(t, checkOutputDir("codeasdata/.github-like/gitx"))
+	for _, ok := range []string{"codeasdata/.github-like/gitx", "codeasdata/git", "gits/x", "codeasdata/a-b", ".gitignore-like"} {
+		assert.NoError(t, checkOutputDir(ok), ok)
+	}
+}
+
+func TestInvalidUTF8InAnOutputDirIsRefusedNotReplaced(t *testing.T) {
+	_, err := Parse([]byte("[{\"snapshooter\":{\"name\":\"a\",\"rootTags\":[\"00000000000000000001\"],\"outputDir\":\"cad\xff\"}}]"))
+	assert.ErrorContains(t, err, "[0].snapshooter.outputDir")
+	assert.ErrorContains(t, err, "U+FFFD")
+}
+
+func TestANulInTheCommitMessageIsRefusedWhenTheFileIsRead(t *testing.T) {
+	_, err := Parse([]byte(`[{"snapshooter":{"name":"a","rootTags":["00000000000000000001"],"outputDir":"cad"},
+		"git":{"repo":"https://git.example.com/r.git","branch":"main","commitMessage":"snap\u0000shot"}}]`))
+	assert.ErrorContains(t, err, "[0].git.commitMessage")
+	assert.ErrorContains(t, err, "must not contain a NUL")
 }
 
 func TestOverlapsAreFoundInOnePass(t *testing.T) {

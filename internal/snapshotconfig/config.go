@@ -11,6 +11,10 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 
 	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/jsontree"
@@ -213,6 +217,14 @@ func checkOutputDir(dir string) error {
 	switch {
 	case strings.ContainsAny(dir, "\x00\n\r"):
 		return fmt.Errorf("must not contain a NUL, line feed or carriage return")
+	case strings.ContainsRune(dir, utf8.RuneError):
+		return fmt.Errorf("holds U+FFFD, which is what invalid UTF-8 in the file becomes: write the folder's name in UTF-8")
+	case strings.HasPrefix(dir, ":"):
+		return fmt.Errorf("must not start with \":\" (git would read it as pathspec magic)")
+	case strings.ContainsAny(dir, "*?[]"):
+		return fmt.Errorf("must not hold * ? [ or ] (a folder, not a pattern)")
+	case slices.ContainsFunc(strings.Split(clean, "/"), func(c string) bool { return strings.HasPrefix(c, "-") }):
+		return fmt.Errorf("no folder in it may start with \"-\" (commands would read it as an option)")
 	case strings.Contains(dir, `\`):
 		return fmt.Errorf("use forward slashes")
 	case path.IsAbs(dir):
@@ -221,10 +233,32 @@ func checkOutputDir(dir string) error {
 		return fmt.Errorf("must be a folder inside the repository, not the repository itself (the snapshot replaces the folder's contents)")
 	case clean == ".." || strings.HasPrefix(clean, "../"):
 		return fmt.Errorf("must stay inside the repository (no ..)")
-	case slices.ContainsFunc(strings.Split(clean, "/"), func(c string) bool { return strings.EqualFold(c, ".git") }):
-		return fmt.Errorf("must not be inside .git (in any letter case: some file systems ignore it)")
+	case slices.ContainsFunc(strings.Split(clean, "/"), readsAsGit):
+		return fmt.Errorf("must not be inside .git, in any spelling a file system may read as .git (letter case, ignorable characters, full-width or dotless letters, trailing dots or spaces, GIT~1)")
 	}
 	return nil
+}
+
+// readsAsGit: a folder name that git, or a case- or Unicode-folding file
+// system (HFS+ ignores zero-width characters; Windows drops trailing dots
+// and spaces and answers to 8.3 names), may take for .git.
+func readsAsGit(name string) bool {
+	var b strings.Builder
+	for _, r := range norm.NFKC.String(name) {
+		switch {
+		case unicode.Is(unicode.Cf, r): // zero-width and other format characters
+		case r == 'ı' || r == 'İ':
+			b.WriteRune('i')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	n := strings.TrimRight(b.String(), ". ")
+	if strings.EqualFold(n, ".git") {
+		return true
+	}
+	short := strings.ToUpper(n)
+	return strings.HasPrefix(short, "GIT~") && len(short) > 4 && strings.Trim(short[4:], "0123456789") == ""
 }
 
 // checkOutputDirs refuses two entries writing the same folder, or one inside
@@ -281,6 +315,9 @@ func gitSection(errs *fielderr.List, p string, v any) *Git {
 		}
 	}
 	g.CommitMessage = str(errs, obj, p, "commitMessage", "the commit message template ({date} and {folder} are replaced)")
+	if strings.ContainsRune(g.CommitMessage, 0) {
+		errs.Addf(p+".commitMessage", "%s: must not contain a NUL (git cannot pass it)", fielderr.Quote(g.CommitMessage))
+	}
 	return g
 }
 

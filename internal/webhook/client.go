@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/redact"
@@ -110,6 +111,8 @@ func Prepare(cfg Config) (*Prepared, error) {
 		return nil, errors.New("webhook token is empty: the call needs Authorization: Bearer <token>")
 	case strings.ContainsAny(cfg.Token, "\r\n"):
 		return nil, errors.New("webhook token contains a line break: check the secret's value (a trailing newline from a file?)")
+	case strings.ContainsFunc(cfg.Token, func(r rune) bool { return r < 0x20 || r == 0x7f }) || !utf8.ValidString(cfg.Token):
+		return nil, errors.New("--webhook-token contains a control character (a NUL?) or invalid UTF-8, which no HTTP header can carry: check the secret's value; nothing was sent")
 	}
 	if cfg.ConnectTimeout <= 0 {
 		cfg.ConnectTimeout = DefaultConnectTimeout

@@ -405,3 +405,16 @@ func TestA200WhoseMessageEchoesTheTokenKeepsNone(t *testing.T) {
 	assert.Equal(t, "rejected: Bearer ***", rec.Message)
 	assert.NotContains(t, strings.Join(rec.Warnings, " "), token)
 }
+
+func TestATokenNoHeaderCanCarryIsRefusedBeforeAnyAttempt(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { n.Add(1) }))
+	defer srv.Close()
+	for _, tok := range []string{"tok\x00en", "tok\x7fen", "tok\x1ben", "tok\xffen"} {
+		_, err := Prepare(Config{URL: srv.URL, Token: tok, AllowHTTP: true, ConnectAttempts: 4})
+		require.Error(t, err, "%q", tok)
+		assert.Contains(t, err.Error(), "--webhook-token contains a control character")
+		assert.NotContains(t, err.Error(), tok)
+	}
+	assert.Zero(t, n.Load())
+}
