@@ -101,7 +101,7 @@ func (m *LowcodePipeline) Build(
 	if _, err := images.BuildArgs(images.Frontend, nodeImage, buildArg); err != nil {
 		return nil, err
 	}
-	deps, installed, err := install(ctx, source, nodeImage, npmrc, nodebuild.DrawScript, nodebuild.NodeScript)
+	deps, installed, err := install(ctx, source, nodeImage, npmrc, "", nodebuild.DrawScript, nodebuild.NodeScript)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func (m *LowcodePipeline) Install(
 	// +optional
 	npmrc *dagger.Secret,
 ) (*dagger.Container, error) {
-	_, installed, err := install(ctx, source, nodeImage, npmrc)
+	_, installed, err := install(ctx, source, nodeImage, npmrc, "")
 	return installed, err
 }
 
@@ -164,7 +164,10 @@ func drawVersion(ctx context.Context, deps *dagger.Container, pkg string) (strin
 
 // install returns the dependencies alone and the installed project, after
 // checking package.json's scripts when required is not empty.
-func install(ctx context.Context, source *dagger.Directory, nodeImage string, npmrc *dagger.Secret, required ...string) (deps, installed *dagger.Container, err error) {
+//
+// Every snapshot configuration is scrubbed in the project the containers
+// see: the default one and config, when given (snapshot's --config).
+func install(ctx context.Context, source *dagger.Directory, nodeImage string, npmrc *dagger.Secret, config string, required ...string) (deps, installed *dagger.Container, err error) {
 	data, err := source.File(nodebuild.ManifestFile).Contents(ctx)
 	if err != nil {
 		return nil, nil, errors.New("no package.json at the root of the source directory: pass the project with --source")
@@ -199,7 +202,7 @@ func install(ctx context.Context, source *dagger.Directory, nodeImage string, np
 		WithDirectory(appDir, manifestOnly).
 		WithWorkdir(appDir).
 		WithExec(nodebuild.CheckedInstall(nodeImage, root))
-	project, err := scrubbed(ctx, source)
+	project, err := scrubbed(ctx, source, config)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -207,19 +210,28 @@ func install(ctx context.Context, source *dagger.Directory, nodeImage string, np
 }
 
 // scrubbed is the source as every npm and toolkit container sees it: a token
-// kept in the snapshot configuration's git.repo is removed (the file is
-// otherwise byte for byte the project's), so it reaches the git step only.
-func scrubbed(ctx context.Context, source *dagger.Directory) (*dagger.Directory, error) {
-	ok, err := source.Exists(ctx, snapshotconfig.DefaultPath)
-	if err != nil || !ok {
-		return source, err
+// kept in a snapshot configuration's git.repo is removed (the file is
+// otherwise the project's), so it reaches the git step only.
+func scrubbed(ctx context.Context, source *dagger.Directory, config string) (*dagger.Directory, error) {
+	paths := []string{snapshotconfig.DefaultPath}
+	if config != "" && config != snapshotconfig.DefaultPath {
+		paths = append(paths, config)
 	}
-	data, err := source.File(snapshotconfig.DefaultPath).Contents(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if clean := snapshotconfig.ScrubCredentials([]byte(data)); string(clean) != data {
-		return source.WithNewFile(snapshotconfig.DefaultPath, string(clean)), nil
+	for _, p := range paths {
+		ok, err := source.Exists(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		data, err := source.File(p).Contents(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if clean := snapshotconfig.ScrubCredentials([]byte(data)); string(clean) != data {
+			source = source.WithNewFile(p, string(clean))
+		}
 	}
 	return source, nil
 }

@@ -393,7 +393,7 @@ func (r *snapshotRun) snapshot(ctx context.Context, entries []snapshotconfig.Ent
 	if err != nil {
 		return nil, nil, err
 	}
-	_, installed, err := install(ctx, r.source, r.nodeImage, r.npmrc)
+	_, installed, err := install(ctx, r.source, r.nodeImage, r.npmrc, r.config)
 	if err != nil {
 		return nil, nil, err
 	}

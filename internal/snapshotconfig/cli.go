@@ -3,6 +3,7 @@ package snapshotconfig
 import (
 	"bytes"
 	"dagger/lowcode-pipeline/internal/fielderr"
+	"dagger/lowcode-pipeline/internal/redact"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,13 +52,83 @@ func ForCLI(entries []Entry, platformGit bool, username, token string) ([]byte, 
 
 // credentials matches the user-info of an http(s) address in JSON text,
 // slashes escaped or not.
-var credentials = regexp.MustCompile(`(?i)(https?:(?:\\?/){2})[^/\\"\s@]*@`)
-
-// ScrubCredentials removes the user-info of every http(s) address in a
+// ScrubCredentials removes what is secret from every address in a
 // configuration file's text and leaves every other byte as it is: the copy
-// of the project that npm and the platform CLI see carries no git token.
+// of the project that npm and the toolkit see carries no git token. It
+// scrubs what a JSON parser reads, not the bytes: each string literal is
+// decoded (so \u0040 is an @ and \u0068ttps a scheme), and one holding an
+// address with user-info, a query or an @ past its host is written back as
+// redact shows it (user-info and query dropped; an ambiguous one not shown
+// at all). A password with a raw @ (https://user:p@ss@host) loses all of it.
 func ScrubCredentials(data []byte) []byte {
-	return credentials.ReplaceAll(data, []byte("$1"))
+	var out []byte
+	last := 0
+	for i := 0; i < len(data); i++ {
+		if data[i] != '"' {
+			continue
+		}
+		end := literalEnd(data, i)
+		if end < 0 {
+			break
+		}
+		var value string
+		switch err := json.Unmarshal(data[i:end], &value); {
+		case err != nil: // not valid JSON (a raw control character?): scrub its bytes
+			if scrubbed := rawCredentials.ReplaceAll(data[i:end], []byte("$1")); !bytes.Equal(scrubbed, data[i:end]) {
+				out = append(append(out, data[last:i]...), scrubbed...)
+				last = end
+			}
+		case holdsSecret(value):
+			out = append(append(out, data[last:i]...), quoteJSON(redact.String(value))...)
+			last = end
+		}
+		i = end - 1
+	}
+	if out != nil {
+		data = append(out, data[last:]...)
+	}
+	// What no literal holds (a file that is not JSON) is scrubbed as bytes.
+	return rawCredentials.ReplaceAll(data, []byte("$1"))
+}
+
+// rawCredentials is the user-info of an address in bytes that do not
+// decode: up to the last @ before the host's end.
+var rawCredentials = regexp.MustCompile(`(?i)(https?:(?:\\?/){2})[^/\\"]*@`)
+
+// quoteJSON is s as a JSON string literal, < and > as they are.
+func quoteJSON(s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// literalEnd is the offset just past the JSON string literal that starts at
+// data[start] (a quote), or -1 when it is not closed.
+func literalEnd(data []byte, start int) int {
+	for j := start + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// holdsSecret: an address with user-info or a query, or an ambiguous one.
+func holdsSecret(value string) bool {
+	lower := strings.ToLower(value)
+	if !strings.Contains(lower, "://") {
+		return false
+	}
+	if redact.Ambiguous(value) {
+		return true
+	}
+	u, err := url.Parse(strings.TrimSpace(value))
+	return err != nil || u.User != nil || u.RawQuery != "" || strings.Contains(value, "@")
 }
 
 // CollectCommand copies, after the snapshot, each entry's outputDir (relative

@@ -50,9 +50,14 @@ func TestScrubCredentialsLeavesEveryOtherByte(t *testing.T) {
 	for _, tc := range []struct{ name, in, want string }{
 		{"a token alone", `{"repo":"https://ghp_abc@git.example.com/r.git"}`, `{"repo":"https://git.example.com/r.git"}`},
 		{"user and token", `{"repo": "https://x-token-auth:T0K@bitbucket.org/t/r.git",  "branch":"main"}`, `{"repo": "https://bitbucket.org/t/r.git",  "branch":"main"}`},
-		{"escaped slashes", `{"repo":"https:\/\/tok@git.example.com\/r.git"}`, `{"repo":"https:\/\/git.example.com\/r.git"}`},
+		{"escaped slashes: the literal is written anew", `{"repo":"https:\/\/tok@git.example.com\/r.git"}`, `{"repo":"https://git.example.com/r.git"}`},
 		{"no credentials", withGit[:40], withGit[:40]},
-		{"an @ in a path is not user-info", `{"repo":"https://git.example.com/@team/r.git"}`, `{"repo":"https://git.example.com/@team/r.git"}`},
+		{"an escaped @, as the parser reads it", `{"repo":"https://tok\u0040git.example.com/r.git"}`, `{"repo":"https://git.example.com/r.git"}`},
+		{"an escaped scheme", `{"repo":"\u0068ttps://tok@git.example.com/r.git"}`, `{"repo":"https://git.example.com/r.git"}`},
+		{"a raw @ in the password: all of it goes", `{"repo":"https://user:p@ss@git.example.com/r.git"}`, `{"repo":"https://git.example.com/r.git"}`},
+		{"a query", `{"repo":"https://git.example.com/r.git?private_token=glpat-x"}`, `{"repo":"https://git.example.com/r.git"}`},
+		{"an @ past the host: not shown at all", `{"repo":"https://user:12/SECRET@host/repo"}`, `{"repo":"<address not shown: not a URL>"}`},
+		{"a plain address stays byte for byte", `{"repo":"https:\/\/git.example.com\/r.git"}`, `{"repo":"https:\/\/git.example.com\/r.git"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, string(ScrubCredentials([]byte(tc.in))))
