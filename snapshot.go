@@ -298,6 +298,17 @@ func (m *LowcodePipeline) ToolkitSnapshot(
 	if run.forCLI, err = snapshotconfig.ForCLI(entries, true, "", token); err != nil {
 		return nil, err
 	}
+	// The engine masks in an exec's output the secrets the exec holds: hand
+	// it each token the toolkit gets inside git.repo, in case it prints its
+	// remote (the configuration itself is one secret, the token a piece of it).
+	if gitToken != nil {
+		run.masked = append(run.masked, gitToken)
+	}
+	for i, e := range pushed {
+		if _, _, t := e.Git.Remote(); t != "" {
+			run.masked = append(run.masked, dag.SetSecret(fmt.Sprintf("lowcode-pipeline-git-token-%d", i), t))
+		}
+	}
 	if _, _, err := run.snapshot(ctx, entries); err != nil {
 		return nil, err
 	}
@@ -370,6 +381,7 @@ type snapshotRun struct {
 	allowEmpty bool
 	nodeImage  string
 	npmrc      *dagger.Secret
+	masked     []*dagger.Secret // secrets the toolkit may print, for the engine to mask
 }
 
 // read checks the flags and reads the configuration.
@@ -405,6 +417,9 @@ func (r *snapshotRun) snapshot(ctx context.Context, entries []snapshotconfig.Ent
 		dag.SetSecret("lowcode-pipeline-snapshot-config-"+hex.EncodeToString(sum[:8]), string(r.forCLI)))
 	if r.token != nil {
 		installed = installed.WithSecretVariable(r.tokenEnv, r.token)
+	}
+	for i, s := range r.masked {
+		installed = installed.WithSecretVariable(fmt.Sprintf("LOWCODE_PIPELINE_MASKED_%d", i), s)
 	}
 	// the platform's state moves: always re-run
 	collected := rerun(installed).WithExec(cmd).WithExec(snapshotconfig.CollectCommand(entries, snapshotsAt))
