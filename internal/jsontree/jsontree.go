@@ -6,6 +6,7 @@ package jsontree
 
 import (
 	"bytes"
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -90,7 +91,7 @@ func (p *parser) object() (any, error) {
 		key := tok.(string) // the decoder only yields string keys inside objects
 		p.path = append(p.path, key)
 		if _, dup := obj.Fields[key]; dup {
-			return nil, fmt.Errorf("%s: duplicate key %q (a second value would silently replace the first)", p.where(), key)
+			return nil, fmt.Errorf("%s: duplicate key %s (a second value would silently replace the first)", fielderr.Cut(p.where(), fielderr.MaxPath), fielderr.Quote(key))
 		}
 		v, err := p.value()
 		if err != nil {

@@ -71,3 +71,11 @@ func BenchmarkParseDeep(b *testing.B) {
 		}
 	}
 }
+
+func TestADuplicateHugeKeyGivesASmallError(t *testing.T) {
+	k := strings.Repeat("k", 1<<20)
+	_, err := Parse([]byte(`{"` + k + `":1,"` + k + `":2}`))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "duplicate key")
+	assert.Less(t, len(err.Error()), 1024, "a 1 MB key is not echoed twice (it gave 2 MB)")
+}

@@ -24,7 +24,14 @@ func ParseTemplate(data []byte) (*Payload, error) {
 	return parse(data, true)
 }
 
+// MaxSize caps a payload: a real one is a few kilobytes, and a webhook
+// gains nothing from a larger one that costs minutes to check.
+const MaxSize = 1 << 20
+
 func parse(data []byte, template bool) (*Payload, error) {
+	if len(data) > MaxSize {
+		return nil, fmt.Errorf("the payload has %d bytes: at most %d (1 MiB)", len(data), MaxSize)
+	}
 	tree, err := jsontree.Parse(data)
 	if err != nil {
 		return nil, err

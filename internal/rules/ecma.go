@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/dlclark/regexp2"
 
@@ -18,12 +20,21 @@ import (
 // DefaultMatchTimeout bounds one match so that no pattern can hang a run.
 const DefaultMatchTimeout = 250 * time.Millisecond
 
+// MaxPatternLength caps a deploy-rule pattern, in characters: real rules are
+// a few dozen; a long one costs compiling time, not expressiveness.
+const MaxPatternLength = 4096
+
 // Compile reads pattern as JavaScript's `new RegExp(pattern)` does (no
 // flags) and compiles the regexp2 pattern that matches the same UTF-16 code
 // units (see translate). timeout bounds every later match; zero means
-// DefaultMatchTimeout.
+// DefaultMatchTimeout. The translation of a pattern is kept (a few
+// thousand of them), so checking a payload and planning it compile each
+// pattern once.
 func Compile(pattern string, timeout time.Duration) (*Pattern, error) {
-	translated, err := translate(pattern)
+	if n := utf8.RuneCountInString(pattern); n > MaxPatternLength {
+		return nil, fmt.Errorf("%d characters: a pattern has at most %d", n, MaxPatternLength)
+	}
+	translated, err := translated(pattern)
 	if err != nil {
 		return nil, err
 	}
@@ -38,14 +49,55 @@ func Compile(pattern string, timeout time.Duration) (*Pattern, error) {
 	if timeout <= 0 {
 		timeout = DefaultMatchTimeout
 	}
-	re.MatchTimeout = timeout
-	return &Pattern{re: re, source: pattern}, nil
+	p := &Pattern{source: pattern, timeout: timeout}
+	p.engines.New = func() any {
+		re, _ := regexp2.Compile(translated, regexp2.ECMAScript) // compiled once above: no error
+		return re
+	}
+	p.engines.Put(re)
+	return p, nil
 }
 
 // Pattern is a compiled deploy-rule pattern.
 type Pattern struct {
-	re     *regexp2.Regexp
-	source string // as the rule wrote it
+	source  string        // as the rule wrote it
+	timeout time.Duration // of one match
+	// engines are compiled copies, one per concurrent match: a match's time
+	// limit is set on its copy (regexp2 reads it from the Regexp).
+	engines sync.Pool
+}
+
+// errPastPlan is a match stopped because the plan's time ran out.
+var errPastPlan = errors.New("stopped by the plan's time limit")
+
+// translations keeps the last patterns' translations.
+var translations = struct {
+	sync.Mutex
+	m map[string]translation
+}{m: map[string]translation{}}
+
+type translation struct {
+	text string
+	err  error
+}
+
+const maxTranslations = 4096
+
+func translated(pattern string) (string, error) {
+	translations.Lock()
+	t, ok := translations.m[pattern]
+	translations.Unlock()
+	if ok {
+		return t.text, t.err
+	}
+	text, err := translate(pattern)
+	translations.Lock()
+	if len(translations.m) >= maxTranslations {
+		clear(translations.m)
+	}
+	translations.m[pattern] = translation{text, err}
+	translations.Unlock()
+	return text, err
 }
 
 func isIdentifier(s string) bool {
@@ -71,7 +123,7 @@ func shorten(s string) string {
 // Match reports whether re finds a match anywhere in s, as RegExp.prototype.test
 // does. A match that runs past the pattern's time limit is an error naming it.
 func Match(p *Pattern, s string) (bool, error) {
-	return p.matchUnits(s, UTF16(s))
+	return p.matchUnits(s, UTF16(s), 0)
 }
 
 // UTF16 is s as JavaScript sees it: one rune per UTF-16 code unit.
@@ -84,10 +136,24 @@ func UTF16(s string) []rune {
 	return out
 }
 
-func (p *Pattern) matchUnits(s string, units []rune) (bool, error) {
-	ok, err := p.re.MatchRunes(units)
-	if err != nil {
-		return false, fmt.Errorf("pattern %s against %s ran past its time limit (%s): simplify the pattern", fielderr.Quote(p.source), fielderr.Quote(s), p.re.MatchTimeout)
+// matchUnits tests units within the pattern's time limit and left, when
+// left is positive (what remains of a plan's): a match stopped by left is
+// errPastPlan, for the plan to report.
+func (p *Pattern) matchUnits(s string, units []rune, left time.Duration) (bool, error) {
+	re := p.engines.Get().(*regexp2.Regexp)
+	defer p.engines.Put(re)
+	re.MatchTimeout = p.timeout
+	if left > 0 && left < p.timeout {
+		// regexp2 stops a match between its timeout plus one and plus two
+		// ticks of its clock (DefaultClockPeriod): ask for one tick less.
+		re.MatchTimeout = max(left-regexp2.DefaultClockPeriod, time.Millisecond)
+	}
+	ok, err := re.MatchRunes(units)
+	switch {
+	case err != nil && re.MatchTimeout < p.timeout:
+		return false, errPastPlan
+	case err != nil:
+		return false, fmt.Errorf("pattern %s against %s ran past its time limit (%s): simplify the pattern", fielderr.Quote(p.source), fielderr.Quote(s), p.timeout)
 	}
 	return ok, nil
 }
@@ -101,11 +167,11 @@ const RuleSeparator = "->"
 func ParseFlag(s string) (Rule, error) {
 	parts := strings.Split(s, RuleSeparator)
 	if len(parts) != 2 {
-		return Rule{}, fmt.Errorf("deploy rule %q: want exactly one %q between the source and target patterns, e.g. \"registry/app-.*:.* -> ^(?!backend-a$).*\", found %d", s, RuleSeparator, len(parts)-1)
+		return Rule{}, fmt.Errorf("deploy rule %s: want exactly one %q between the source and target patterns, e.g. \"registry/app-.*:.* -> ^(?!backend-a$).*\", found %d", fielderr.Quote(s), RuleSeparator, len(parts)-1)
 	}
 	r := Rule{Source: strings.TrimSpace(parts[0]), Target: strings.TrimSpace(parts[1])}
 	if r.Source == "" || r.Target == "" {
-		return Rule{}, fmt.Errorf("deploy rule %q: both the source (before %q) and the target (after it) must be non-empty; use .* to match everything", s, RuleSeparator)
+		return Rule{}, fmt.Errorf("deploy rule %s: both the source (before %q) and the target (after it) must be non-empty; use .* to match everything", fielderr.Quote(s), RuleSeparator)
 	}
 	return r, nil
 }

@@ -168,3 +168,41 @@ func TestParseFlagsChecksEveryRule(t *testing.T) {
 	_, err = ParseFlags("--deploy-rule", nil)
 	assert.EqualError(t, err, "--deploy-rule: give at least one rule, e.g. --deploy-rule '.* -> .*'")
 }
+
+func TestALongPatternIsRefusedBeforeItCostsCompiling(t *testing.T) {
+	start := time.Now()
+	_, err := Compile(strings.Repeat("(a)", 100_000), 0)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "300000 characters: a pattern has at most 4096")
+	assert.Less(t, time.Since(start), 5*time.Second, "refused, not compiled (it took 79 s)")
+	_, err = Compile(strings.Repeat("(a)", 1365), 0)
+	assert.NoError(t, err, "4095 characters compile")
+}
+
+func TestAPatternIsTranslatedOnceForTheCheckAndThePlan(t *testing.T) {
+	const p = `^registry\.example\.com/(?<team>[a-z]+)/api:`
+	_, err := Compile(p, 0)
+	require.NoError(t, err)
+	translations.Lock()
+	_, kept := translations.m[p]
+	translations.Unlock()
+	assert.True(t, kept, "the translation is kept for the next Compile of the same pattern")
+}
+
+func BenchmarkTranslateManyGroups(b *testing.B) {
+	p := strings.Repeat("(a)", 1365)
+	for b.Loop() {
+		if _, err := translate(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestHugeRulesGiveSmallErrors(t *testing.T) {
+	_, err := ParseFlag(strings.Repeat("a", 300_000))
+	require.Error(t, err)
+	assert.Less(t, len(err.Error()), 1024, "a 300 KB flag is not echoed whole")
+	_, err = Compile(`\k<`+strings.Repeat("b", 3000)+">(?<a>x)", 0)
+	require.Error(t, err)
+	assert.Less(t, len(err.Error()), 1024, "a long group name is cut")
+}

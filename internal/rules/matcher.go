@@ -68,9 +68,9 @@ type subject struct {
 
 func newSubject(s string) subject { return subject{s: s, units: UTF16(s), valid: utf8.ValidString(s)} }
 
-// match tests a subject; a regular expression that runs past its time limit
-// is an error.
-func (m *matcher) match(subj subject) (bool, error) {
+// match tests a subject within left (none when not positive); a regular
+// expression that runs past its time limit is an error.
+func (m *matcher) match(subj subject, left time.Duration) (bool, error) {
 	s := subj.s
 	kind := m.kind
 	if kind != notLiteral && kind != always && !subj.valid {
@@ -89,7 +89,7 @@ func (m *matcher) match(subj subject) (bool, error) {
 		return s == m.lit, nil
 	}
 	start := time.Now()
-	ok, err := m.re.matchUnits(s, subj.units)
+	ok, err := m.re.matchUnits(s, subj.units, left)
 	m.spent.Add(int64(time.Since(start)))
 	return ok, err
 }

@@ -40,7 +40,7 @@ func FuzzMatcherAgreesWithTheEngine(f *testing.F) {
 		if err != nil {
 			return
 		}
-		got, err := newMatcher(pattern, re).match(newSubject(s))
+		got, err := newMatcher(pattern, re).match(newSubject(s), 0)
 		require.NoError(t, err)
 		assert.Equal(t, want, got, "pattern %q on %q", pattern, s)
 	})
@@ -57,4 +57,20 @@ func TestAPlanHasATimeLimitThatNamesTheSlowestRule(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "the plan ran past its time limit (--plan-timeout 100ms): the slowest rule is backends.deployRules[1].source \"^(x+x+)+y\"")
 	assert.Less(t, time.Since(start), 5*time.Second, "it stops soon after the limit")
+}
+
+func TestAMatchStopsWhenThePlansTimeRunsOut(t *testing.T) {
+	in := Input{Backends: []string{"api"}, PlanTimeout: 50 * time.Millisecond, // each match may run 250 ms (the default)
+		Rules: []Rule{{Source: `^(x+x+)+y`, Target: ".*"}}}
+	for i := range 8 {
+		in.Images = append(in.Images, fmt.Sprintf("%s!%d", strings.Repeat("x", 40), i))
+	}
+	start := time.Now()
+	_, err := Build(in)
+	elapsed := time.Since(start)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the plan ran past its time limit (--plan-timeout 50ms): the slowest rule is backends.deployRules[0].source")
+	// regexp2 stops a match one to two ticks of its 100 ms clock past its
+	// limit: a match that ran its own 250 ms stopped after 350 ms at least.
+	assert.Less(t, elapsed, 300*time.Millisecond, "no match outlives the plan by more than regexp2's clock")
 }

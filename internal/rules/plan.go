@@ -140,8 +140,11 @@ func matchTargets(rs []CompiledRule, backends []string, b *budget) ([][]bool, er
 	for i, r := range rs {
 		out[i] = make([]bool, len(backends))
 		for j := range backends {
-			ok, err := r.target.match(subjects[j])
-			if err != nil {
+			ok, err := r.target.match(subjects[j], b.left())
+			switch {
+			case errors.Is(err, errPastPlan):
+				return nil, b.exceeded()
+			case err != nil:
 				return nil, fmt.Errorf("backends.deployRules[%d].target: %w", i, err)
 			}
 			if err := b.check(r.target); err != nil {
@@ -171,10 +174,13 @@ func matchSources(rs []CompiledRule, images []string, b *budget) ([][]int, error
 			for i := range next {
 				subj := newSubject(images[i])
 				for k, r := range rs {
-					ok, err := r.source.match(subj)
-					if err != nil {
+					ok, err := r.source.match(subj, b.left())
+					switch {
+					case errors.Is(err, errPastPlan):
+						err = b.exceeded()
+					case err != nil:
 						err = fmt.Errorf("backends.deployRules[%d].source: %w", k, err)
-					} else {
+					default:
 						err = b.check(r.source)
 					}
 					if err != nil {
@@ -285,12 +291,26 @@ type budget struct {
 	rules    []CompiledRule
 }
 
+// left is what remains of the plan's time; none (0) without a limit, and at
+// least a nanosecond while there is one.
+func (b *budget) left() time.Duration {
+	if b.deadline.IsZero() {
+		return 0
+	}
+	return max(time.Until(b.deadline), time.Nanosecond)
+}
+
 // check fails, naming the rule that took the most time, once the deadline
 // has passed; literal tests cost nothing and are not timed.
 func (b *budget) check(m *matcher) error {
-	if m.kind != notLiteral || time.Now().Before(b.deadline) {
+	if m.kind != notLiteral || b.deadline.IsZero() || time.Now().Before(b.deadline) {
 		return nil
 	}
+	return b.exceeded()
+}
+
+// exceeded is the plan's time-limit error, naming the slowest rule.
+func (b *budget) exceeded() error {
 	slowest, which, spent := 0, "source", time.Duration(0)
 	for k, r := range b.rules {
 		for _, side := range []struct {

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"errors"
 	"fmt"
 	"maps"
@@ -31,7 +32,7 @@ func translate(pattern string) (string, error) {
 	}
 	for _, name := range t.refs {
 		if !t.declared[name] {
-			return "", fmt.Errorf(`\k<%s> names no group of the pattern`, name)
+			return "", fmt.Errorf(`\k<%s> names no group of the pattern`, fielderr.Cut(name, fielderr.MaxValue))
 		}
 	}
 	return t.out.String(), nil
@@ -418,11 +419,17 @@ func (t *translator) internalName(name string) string {
 }
 
 // open reads a group opening.
+// groupHeadWindow is how much of what follows a ( open reads: a group's
+// header, (?<name>, is shorter (a longer name is refused as unterminated).
+const groupHeadWindow = 512
+
 func (t *translator) open() error {
 	parent := t.top()
 	f := &frame{startAlive: maps.Clone(parent.alive), declaredHere: map[string]bool{}, dotAll: parent.dotAll, multiline: parent.multiline}
 	f.alive = maps.Clone(f.startAlive)
-	rest := string(t.src[t.i+1:])
+	// What follows the ( decides the group's kind: a bounded window of it,
+	// so that reading a pattern stays linear in its length.
+	rest := string(t.src[t.i+1 : min(len(t.src), t.i+1+groupHeadWindow)])
 	text := "("
 	switch {
 	case !strings.HasPrefix(rest, "?"):
