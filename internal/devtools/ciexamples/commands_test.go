@@ -466,3 +466,20 @@ func TestToolImagesAreThePinnedVersions(t *testing.T) {
 		assert.True(t, strings.HasSuffix(tc.image, ":"+version), "%s is the version built from source, %s", tc.image, version)
 	}
 }
+
+// toolkit-snapshot shares snapshot's flags: each says the same.
+func TestToolkitSnapshotTakesSnapshotsFlagsAsItSaysThem(t *testing.T) {
+	s := apiSchema(t)
+	snapshot := s.Types["LowcodePipeline"].Fields.ForName("snapshot")
+	shared := 0
+	for _, a := range s.Types["LowcodePipeline"].Fields.ForName("toolkitSnapshot").Arguments {
+		same := snapshot.Arguments.ForName(a.Name)
+		if same == nil {
+			continue
+		}
+		shared++
+		assert.Equal(t, same.Description, a.Description, "toolkit-snapshot --%s says what snapshot's says", a.Name)
+		assert.Equal(t, same.DefaultValue.String(), a.DefaultValue.String(), "toolkit-snapshot --%s has snapshot's default", a.Name)
+	}
+	assert.GreaterOrEqual(t, shared, 6)
+}
