@@ -284,28 +284,39 @@ func imageDocs(refs []*PushedImage) []results.PushedImage {
 const publishTimeout = "15m"
 
 // push publishes one image (its platform variants) under every tag with
-// cmd/oci-publish: every time in it clamped to epoch, the platforms checked
-// before anything is pushed, every tag read back at the digest.
+// cmd/oci-publish, in two steps: normalize (every time in the image clamped
+// to epoch, the platforms checked before anything is pushed) is an exec the
+// engine caches, since its output depends on its inputs only; push, which
+// reads every tag back at the digest, runs on every call. So a run where
+// nothing changed only pushes (each blob is found in the registry).
 func (r *Release) push(ctx context.Context, target images.Target, variants []*dagger.Container, epoch time.Time, platforms []string) ([]*PushedImage, error) {
-	req := ocipublish.Request{Kind: string(target.Kind), Tarball: "/run/lowcode-pipeline/image.tar", Created: epoch,
-		Platforms: platforms, Refs: target.Refs(), Username: r.RegistryUsername, Timeout: publishTimeout}
-	tool := dag.Container().From(runtimeImage).
-		WithFile("/usr/local/bin/oci-publish", toolBinary("oci-publish")).
-		WithMountedFile(req.Tarball, variants[0].AsTarball(dagger.ContainerAsTarballOpts{PlatformVariants: variants[1:]}))
+	const tarball, normalizedAt = "/run/lowcode-pipeline/image.tar", "/run/lowcode-pipeline/normalized"
+	prepare, err := json.Marshal(ocipublish.Prepare{Kind: string(target.Kind), Tarball: tarball, Created: epoch, Platforms: platforms})
+	if err != nil {
+		return nil, err
+	}
+	tool := dag.Container().From(runtimeImage).WithFile("/usr/local/bin/oci-publish", toolBinary("oci-publish"))
+	normalized := tool.
+		WithMountedFile(tarball, variants[0].AsTarball(dagger.ContainerAsTarballOpts{PlatformVariants: variants[1:]})).
+		WithNewFile("/run/lowcode-pipeline/prepare.json", string(prepare)).
+		WithExec([]string{"oci-publish", "normalize", "-request", "/run/lowcode-pipeline/prepare.json", "-out", "/out"}).
+		Directory("/out")
+	req := ocipublish.Request{Kind: string(target.Kind), Refs: target.Refs(), Username: r.RegistryUsername, Timeout: publishTimeout}
+	pusher := tool.WithMountedDirectory(normalizedAt, normalized)
 	if r.RegistryPassword != nil {
-		tool = tool.WithSecretVariable("REGISTRY_PASSWORD", r.RegistryPassword)
+		pusher = pusher.WithSecretVariable("REGISTRY_PASSWORD", r.RegistryPassword)
 	}
 	if r.RegistryService != nil {
 		req.Connect, req.Insecure = ocipublish.ConnectAddress(r.Registry, "registry"), true
-		tool = tool.WithServiceBinding("registry", r.RegistryService)
+		pusher = pusher.WithServiceBinding("registry", r.RegistryService)
 	}
 	request, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
 	}
 	// publish is never cached: push anew
-	out, err := rerun(tool.WithNewFile("/run/lowcode-pipeline/request.json", string(request))).
-		WithExec([]string{"oci-publish", "-request", "/run/lowcode-pipeline/request.json"}).
+	out, err := rerun(pusher.WithNewFile("/run/lowcode-pipeline/request.json", string(request))).
+		WithExec([]string{"oci-publish", "push", "-request", "/run/lowcode-pipeline/request.json", "-layout", normalizedAt}).
 		Stdout(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("publish the %s image: %w", target.Kind, explain(err))

@@ -1,10 +1,15 @@
 // Command oci-publish pushes one image of a build reproducibly (see
-// internal/ocipublish): it reads the request as JSON (-request FILE) and the
-// registry password from $REGISTRY_PASSWORD, clamps every time in the image
-// to the request's created time, checks the platforms, pushes every tag and
-// prints the result as JSON.
+// internal/ocipublish), in two steps, so that the engine caches the first:
 //
-//	REGISTRY_PASSWORD=… oci-publish -request request.json
+//	oci-publish normalize -request prepare.json -out DIR
+//
+// clamps every time in the image (an OCI tarball) to the request's created
+// time, checks the platforms, and writes it as an OCI layout into DIR;
+//
+//	REGISTRY_PASSWORD=… oci-publish push -request request.json -layout DIR
+//
+// pushes that layout under every tag, reads each back, and prints the
+// result as JSON.
 package main
 
 import (
@@ -22,12 +27,20 @@ func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
-// run is the command: the request in, the result as JSON on stdout, 0, 1 or 2 out.
+// run is the command: a step and its flags in, the result as JSON on
+// stdout (push), 0, 1 or 2 out.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("oci-publish", flag.ContinueOnError)
+	if len(args) == 0 || (args[0] != "normalize" && args[0] != "push") {
+		fmt.Fprintln(stderr, "oci-publish: usage: oci-publish normalize -request FILE -out DIR | push -request FILE -layout DIR")
+		return 2
+	}
+	step := args[0]
+	fs := flag.NewFlagSet("oci-publish "+step, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	requestFile := fs.String("request", "", "JSON file of the request")
-	if err := fs.Parse(args); err != nil {
+	dir := fs.String("out", "", "folder to write the OCI layout to (normalize)")
+	layoutDir := fs.String("layout", "", "folder of the OCI layout to push (push)")
+	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
 	data, err := os.ReadFile(*requestFile)
@@ -35,18 +48,30 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintln(stderr, "oci-publish: -request:", err)
 		return 2
 	}
+	if step == "normalize" {
+		var p ocipublish.Prepare
+		if err := json.Unmarshal(data, &p); err != nil {
+			fmt.Fprintln(stderr, "oci-publish: -request:", err)
+			return 2
+		}
+		work, err := os.MkdirTemp("", "oci-publish-")
+		if err != nil {
+			fmt.Fprintln(stderr, "oci-publish:", err)
+			return 1
+		}
+		defer os.RemoveAll(work)
+		if err := ocipublish.Normalized(p, work, *dir); err != nil {
+			fmt.Fprintf(stderr, "oci-publish: the %s image: %v\n", p.Kind, err)
+			return 1
+		}
+		return 0
+	}
 	var req ocipublish.Request
 	if err := json.Unmarshal(data, &req); err != nil {
 		fmt.Fprintln(stderr, "oci-publish: -request:", err)
 		return 2
 	}
-	work, err := os.MkdirTemp("", "oci-publish-")
-	if err != nil {
-		fmt.Fprintln(stderr, "oci-publish:", err)
-		return 1
-	}
-	defer os.RemoveAll(work)
-	result, err := ocipublish.Run(ctx, req, getenv("REGISTRY_PASSWORD"), work)
+	result, err := ocipublish.PushLayout(ctx, req, getenv("REGISTRY_PASSWORD"), *layoutDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "oci-publish: the %s image: %v\n", req.Kind, err)
 		return 1

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -67,19 +68,52 @@ func TestRunPushesTheTarballAndPrintsThePinnedReferences(t *testing.T) {
 	tarball := filepath.Join(dir, "image.tar")
 	tarDir(t, filepath.Join(dir, "layout"), tarball)
 
-	req := ocipublish.Request{Kind: "frontend", Tarball: tarball, Created: time.Unix(0, 0).UTC(),
-		Refs: []string{"localhost:5000/team/frontend:1.0.0"}, Connect: u.Host, Insecure: true, Username: "ci", Timeout: "1m"}
-	data, _ := json.Marshal(req)
-	reqFile := filepath.Join(dir, "request.json")
-	require.NoError(t, os.WriteFile(reqFile, data, 0o600))
-
+	prepare, _ := json.Marshal(ocipublish.Prepare{Kind: "frontend", Tarball: tarball, Created: time.Unix(0, 0).UTC()})
+	prepareFile := filepath.Join(dir, "prepare.json")
+	require.NoError(t, os.WriteFile(prepareFile, prepare, 0o600))
+	normalized := filepath.Join(dir, "normalized")
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"-request", reqFile}, func(string) string { return "" }, &stdout, &stderr)
+	code := run(context.Background(), []string{"normalize", "-request", prepareFile, "-out", normalized}, func(string) string { return "" }, &stdout, &stderr)
 	require.Equal(t, 0, code, stderr.String())
-	var res ocipublish.Result
-	require.NoError(t, json.Unmarshal(stdout.Bytes(), &res))
-	require.Len(t, res.Pushed, 1)
-	assert.Equal(t, "localhost:5000/team/frontend:1.0.0@"+res.Digest, res.Pushed[0].Ref)
+	assert.Empty(t, stdout.String(), "normalize prints nothing: its output is the layout")
+
+	req, _ := json.Marshal(ocipublish.Request{Kind: "frontend", Refs: []string{"localhost:5000/team/frontend:1.0.0"}, Connect: u.Host,
+		Insecure: true, Username: "ci", Timeout: "1m"})
+	reqFile := filepath.Join(dir, "request.json")
+	require.NoError(t, os.WriteFile(reqFile, req, 0o600))
+	for range 2 { // a second push of the same layout changes nothing
+		stdout.Reset()
+		code = run(context.Background(), []string{"push", "-request", reqFile, "-layout", normalized}, func(string) string { return "" }, &stdout, &stderr)
+		require.Equal(t, 0, code, stderr.String())
+		var res ocipublish.Result
+		require.NoError(t, json.Unmarshal(stdout.Bytes(), &res))
+		require.Len(t, res.Pushed, 1)
+		assert.Equal(t, "localhost:5000/team/frontend:1.0.0@"+res.Digest, res.Pushed[0].Ref)
+	}
+}
+
+func TestNormalizingTwiceWritesTheSameLayout(t *testing.T) {
+	dir := t.TempDir()
+	img, err := random.Image(256, 1)
+	require.NoError(t, err)
+	p, err := layout.Write(filepath.Join(dir, "layout"), empty.Index)
+	require.NoError(t, err)
+	require.NoError(t, p.AppendImage(img))
+	tarball := filepath.Join(dir, "image.tar")
+	tarDir(t, filepath.Join(dir, "layout"), tarball)
+	prepare, _ := json.Marshal(ocipublish.Prepare{Kind: "backend", Tarball: tarball, Created: time.Unix(0, 0).UTC()})
+	prepareFile := filepath.Join(dir, "prepare.json")
+	require.NoError(t, os.WriteFile(prepareFile, prepare, 0o600))
+	var index [2]string
+	for i := range 2 {
+		out := filepath.Join(dir, fmt.Sprint("out", i))
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, 0, run(context.Background(), []string{"normalize", "-request", prepareFile, "-out", out}, os.Getenv, &stdout, &stderr), stderr.String())
+		data, err := os.ReadFile(filepath.Join(out, "index.json"))
+		require.NoError(t, err)
+		index[i] = string(data)
+	}
+	assert.Equal(t, index[0], index[1], "the cached step's output depends on its inputs only")
 }
 
 func TestRunRefusesATarballThatWritesOutsideItsFolder(t *testing.T) {
@@ -87,11 +121,11 @@ func TestRunRefusesATarballThatWritesOutsideItsFolder(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "layout"), 0o755))
 	tarball := filepath.Join(dir, "image.tar")
 	tarDir(t, filepath.Join(dir, "layout"), tarball, &tar.Header{Name: "../escape", Typeflag: tar.TypeReg, Mode: 0o644})
-	data, _ := json.Marshal(ocipublish.Request{Kind: "backend", Tarball: tarball, Refs: []string{"r.example.com/a:1"}, Timeout: "1m"})
+	data, _ := json.Marshal(ocipublish.Prepare{Kind: "backend", Tarball: tarball})
 	reqFile := filepath.Join(dir, "request.json")
 	require.NoError(t, os.WriteFile(reqFile, data, 0o600))
 	var stdout, stderr bytes.Buffer
-	assert.Equal(t, 1, run(context.Background(), []string{"-request", reqFile}, os.Getenv, &stdout, &stderr))
+	assert.Equal(t, 1, run(context.Background(), []string{"normalize", "-request", reqFile, "-out", filepath.Join(dir, "out")}, os.Getenv, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), `the backend image: the image tarball has an entry outside it: "../escape"`)
 	assert.NoFileExists(t, filepath.Join(os.TempDir(), "escape"))
 	assert.Empty(t, stdout.String())
@@ -99,6 +133,9 @@ func TestRunRefusesATarballThatWritesOutsideItsFolder(t *testing.T) {
 
 func TestRunNeedsARequest(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	assert.Equal(t, 2, run(context.Background(), []string{"-request", filepath.Join(t.TempDir(), "none.json")}, os.Getenv, &stdout, &stderr))
+	assert.Equal(t, 2, run(context.Background(), []string{"push", "-request", filepath.Join(t.TempDir(), "none.json")}, os.Getenv, &stdout, &stderr))
 	assert.True(t, strings.HasPrefix(stderr.String(), "oci-publish: -request:"))
+	stderr.Reset()
+	assert.Equal(t, 2, run(context.Background(), []string{"-request", "x"}, os.Getenv, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "usage: oci-publish normalize")
 }

@@ -10,10 +10,16 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 )
 
-// Request is one image to publish, as the module hands it to cmd/oci-publish.
-type Request struct {
+// Prepare is the first, cached step of a publish: normalize one image and
+// check its platforms. Its output depends on its inputs only, so the engine
+// keeps it, and a run where nothing changed only pushes.
+type Prepare struct {
 	// Kind names the image in messages: frontend, backend, codeasdata.
 	Kind string `json:"kind"`
 	// Tarball is Container.asTarball's file: an OCI image layout.
@@ -22,6 +28,12 @@ type Request struct {
 	Created time.Time `json:"created"`
 	// Platforms asked for; none: the one image the tarball holds.
 	Platforms []string `json:"platforms,omitempty"`
+}
+
+// Request is the second step, run on every publish: push the prepared image.
+type Request struct {
+	// Kind names the image in messages.
+	Kind string `json:"kind"`
 	// Refs, Connect, Insecure, Username: see Target. The password comes from
 	// the environment, never from this file.
 	Refs     []string `json:"refs"`
@@ -38,29 +50,48 @@ type Result struct {
 	Pushed []Pushed `json:"pushed"`
 }
 
-// Run unpacks the tarball into work, normalizes the image, checks its
-// platforms and pushes it under every ref.
-func Run(ctx context.Context, r Request, password, work string) (Result, error) {
+// Normalized unpacks the tarball into work, normalizes the image, checks
+// its platforms and writes it as an OCI layout into out.
+func Normalized(p Prepare, work, out string) error {
+	if err := Unpack(p.Tarball, work); err != nil {
+		return err
+	}
+	loaded, err := Load(work)
+	if err != nil {
+		return err
+	}
+	n, err := Normalize(p.Kind, loaded, p.Created, p.Platforms)
+	if err != nil {
+		return err
+	}
+	l, err := layout.Write(out, empty.Index)
+	if err != nil {
+		return err
+	}
+	switch n := n.(type) {
+	case v1.ImageIndex:
+		return l.AppendIndex(n)
+	case v1.Image:
+		return l.AppendImage(n)
+	}
+	return fmt.Errorf("unknown artifact %T", n)
+}
+
+// PushLayout pushes the image of an OCI layout Normalized wrote under every ref.
+func PushLayout(ctx context.Context, r Request, password, dir string) (Result, error) {
 	limit, err := time.ParseDuration(r.Timeout)
 	if err != nil || limit <= 0 {
 		return Result{}, fmt.Errorf("timeout %q: use a positive Go duration", r.Timeout)
 	}
-	if err := Unpack(r.Tarball, work); err != nil {
-		return Result{}, err
-	}
-	loaded, err := Load(work)
+	a, err := Load(dir)
 	if err != nil {
 		return Result{}, err
 	}
-	n, err := Normalize(r.Kind, loaded, r.Created, r.Platforms)
+	pushed, err := Push(ctx, a, Target{Refs: r.Refs, Connect: r.Connect, Insecure: r.Insecure, Username: r.Username, Password: password, Timeout: limit})
 	if err != nil {
 		return Result{}, err
 	}
-	pushed, err := Push(ctx, n, Target{Refs: r.Refs, Connect: r.Connect, Insecure: r.Insecure, Username: r.Username, Password: password, Timeout: limit})
-	if err != nil {
-		return Result{}, err
-	}
-	d, err := n.Digest()
+	d, err := a.Digest()
 	if err != nil {
 		return Result{}, err
 	}
