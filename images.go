@@ -214,9 +214,8 @@ func (r *Release) Sign(
 	// +optional
 	// +default="gcr.io/projectsigstore/cosign:v2.6.5"
 	cosignImage string,
-	// syft's published image, for --attest-sbom
+	// syft's published image, for --attest-sbom (default: docker.io/anchore/syft:v1.57.1)
 	// +optional
-	// +default="docker.io/anchore/syft:v1.57.1"
 	syftImage string,
 	// Build cosign (and syft) from their Go modules at the same versions instead (slow on an empty engine cache)
 	// +optional
@@ -227,10 +226,16 @@ func (r *Release) Sign(
 		return nil, err
 	}
 	var sboms *dagger.Directory
-	if attestSbom {
+	switch {
+	case attestSbom:
+		if syftImage == "" {
+			syftImage = supplychain.SyftImage
+		}
 		if sboms, err = r.Sboms(syftImage, toolsFromSource); err != nil {
 			return nil, err
 		}
+	case syftImage != "":
+		return nil, errors.New("--syft-image needs --attest-sbom: syft runs only to attest the SBOMs")
 	}
 	signed := *r
 	g, gctx := errgroup.WithContext(ctx)

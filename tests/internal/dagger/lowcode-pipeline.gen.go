@@ -2740,9 +2740,7 @@ type LowcodePipelineReleaseSignOpts struct {
 	//
 	// Default: "gcr.io/projectsigstore/cosign:v2.6.5"
 	CosignImage string // lowcode-pipeline (../../:0:0)
-	// syft's published image, for --attest-sbom
-	//
-	// Default: "docker.io/anchore/syft:v1.57.1"
+	// syft's published image, for --attest-sbom (default: docker.io/anchore/syft:v1.57.1)
 	SyftImage string // lowcode-pipeline (../../:0:0)
 	// Build cosign (and syft) from their Go modules at the same versions instead (slow on an empty engine cache)
 	ToolsFromSource bool // lowcode-pipeline (../../:0:0)
