@@ -10,9 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -128,35 +126,6 @@ func (m *Manifest) InstallInputs(rootFiles []string) ([]Input, error) {
 		out = append(out, Input{Path: p, Dir: !strings.HasSuffix(p, ".tgz") && !strings.HasSuffix(p, ".tar.gz")})
 	}
 	return out, nil
-}
-
-// CheckOutput fails a build that exited 0 but left its output directory
-// missing (listErr) or empty.
-func CheckOutput(step, dir string, entries []string, listErr error) error {
-	switch {
-	case listErr != nil:
-		return fmt.Errorf("%s exited 0 but left no %s directory: the step must write its output there", step, dir)
-	case len(entries) == 0:
-		return fmt.Errorf("%s exited 0 but left %s empty: the step must write its output there", step, dir)
-	}
-	return nil
-}
-
-var nodeVersion = regexp.MustCompile(`^v?(\d+)\.(\d+)\.(\d+)`)
-
-// CheckNodeVersion refuses a Node.js older than MinNodeMajor; output is what
-// `node --version` printed in image.
-func CheckNodeVersion(image, output string) error {
-	v := strings.TrimSpace(output)
-	match := nodeVersion.FindStringSubmatch(v)
-	if match == nil {
-		return fmt.Errorf("node image %q: `node --version` printed %q, not a version", image, v)
-	}
-	major, _ := strconv.Atoi(match[1])
-	if major < MinNodeMajor {
-		return fmt.Errorf("node image %q has Node.js %s: the platform needs %d or above (the reference uses node:24)", image, v, MinNodeMajor)
-	}
-	return nil
 }
 
 // RunScript is the command line of `npm run <script>`.

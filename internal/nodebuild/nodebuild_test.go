@@ -1,7 +1,6 @@
 package nodebuild
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -69,24 +68,6 @@ func TestRequireScriptsNamesEveryMissingScriptAndTheFile(t *testing.T) {
 	assert.ErrorContains(t, err, "package.json: not valid JSON")
 }
 
-func TestCheckNodeVersion(t *testing.T) {
-	for _, tc := range []struct{ out, err string }{
-		{out: "v24.11.1\n"},
-		{out: "v20.0.0"},
-		{out: "v22.3.0"},
-		{out: "v18.20.4\n", err: `node image "img" has Node.js v18.20.4: the platform needs 20 or above`},
-		{out: "v8.17.0", err: "needs 20 or above"},
-		{out: "command not found", err: "printed \"command not found\", not a version"},
-	} {
-		err := CheckNodeVersion("img", tc.out)
-		if tc.err == "" {
-			assert.NoError(t, err, tc.out)
-		} else {
-			assert.ErrorContains(t, err, tc.err, tc.out)
-		}
-	}
-}
-
 func TestCommandLines(t *testing.T) {
 	assert.Equal(t, []string{"npm", "run", "build:draw"}, RunScript(DrawScript))
 	cmd, err := CodeAsDataCommand("@vendor/cli@3.1.0", false, nil)
@@ -100,14 +81,6 @@ func TestCommandLines(t *testing.T) {
 	assert.ErrorContains(t, err, "--toolkit: required: the platform toolkit's npm package")
 	_, err = CodeAsDataCommand("cli --evil", false, nil)
 	assert.ErrorContains(t, err, "want one npm package name")
-}
-
-func TestCheckOutput(t *testing.T) {
-	assert.NoError(t, CheckOutput("npm run build:draw", WebDir, []string{"index.html"}, nil))
-	assert.EqualError(t, CheckOutput("npm run build:draw", WebDir, nil, errors.New("no such file")),
-		"npm run build:draw exited 0 but left no dist/web directory: the step must write its output there")
-	assert.EqualError(t, CheckOutput("npm run build:node", NodeDir, []string{}, nil),
-		"npm run build:node exited 0 but left dist/node empty: the step must write its output there")
 }
 
 func TestInstalledVersion(t *testing.T) {
