@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/images"
@@ -156,9 +157,14 @@ func pullBaseImages(ctx context.Context, source *dagger.Directory, buildArg []st
 			}
 		}
 	}
+	// A pull that hangs must not hold deliver: the image build pulls again.
+	pullCtx, cancel := context.WithTimeout(ctx, basePullTimeout)
 	var wg sync.WaitGroup
 	for _, ref := range refs {
-		wg.Go(func() { _, _ = dag.Container().From(ref).Sync(ctx) })
+		wg.Go(func() { _, _ = dag.Container().From(ref).Sync(pullCtx) })
 	}
-	return wg.Wait
+	return func() { wg.Wait(); cancel() }
 }
+
+// basePullTimeout bounds the early pulls of the base images.
+const basePullTimeout = 5 * time.Minute
