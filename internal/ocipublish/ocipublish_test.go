@@ -3,7 +3,9 @@ package ocipublish
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -268,4 +270,39 @@ func (h httpHang) ServeHTTP(_ http.ResponseWriter, r *http.Request) {
 func TestEpochIsCreatedOrTheUnixEpochNeverTheClock(t *testing.T) {
 	assert.Equal(t, commit, Epoch(commit))
 	assert.Equal(t, time.Unix(0, 0).UTC(), Epoch(time.Time{}))
+}
+
+// BenchmarkNormalize: a 32 MiB base layer older than --created (read, kept)
+// and a 2 MiB layer of the build (rewritten), as a frontend image is.
+func BenchmarkNormalize(b *testing.B) {
+	big := func(n int, mtime time.Time) v1.Layer {
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		chunk := bytes.Repeat([]byte("0123456789abcdef"), 4096) // 64 KiB, compressible like code
+		for i := 0; i < n/len(chunk); i++ {
+			require.NoError(b, tw.WriteHeader(&tar.Header{Name: fmt.Sprintf("f%05d", i), Mode: 0o644, Size: int64(len(chunk)), ModTime: mtime}))
+			_, err := tw.Write(chunk)
+			require.NoError(b, err)
+		}
+		require.NoError(b, tw.Close())
+		var gz bytes.Buffer // stored compressed, as a registry's and the engine's layers are
+		zw := gzip.NewWriter(&gz)
+		_, err := zw.Write(buf.Bytes())
+		require.NoError(b, err)
+		require.NoError(b, zw.Close())
+		l, err := tarball.LayerFromOpener(opener(gz.Bytes()), tarball.WithMediaType(types.OCILayer))
+		require.NoError(b, err)
+		return l
+	}
+	img, err := mutate.AppendLayers(mutate.MediaType(empty.Image, types.OCIManifestSchema1), big(32<<20, baseBuilt), big(2<<20, commit.Add(time.Hour)))
+	require.NoError(b, err)
+	for b.Loop() {
+		n, err := NormalizeImage(img, commit)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := n.Digest(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
