@@ -12,10 +12,9 @@ import (
 )
 
 const (
-	appDir       = "/app"
-	npmCacheDir  = "/var/cache/npm"
-	npmrcPath    = "/run/secrets/npmrc"
-	defaultImage = "node:24"
+	appDir      = "/app"
+	npmCacheDir = "/var/cache/npm"
+	npmrcPath   = "/run/secrets/npmrc"
 	// npm's cache is content-addressed, so one volume serves every project.
 	npmCache = "lowcode-pipeline-npm"
 )
@@ -94,9 +93,7 @@ func (m *LowcodePipeline) Build(
 			return nil, err
 		}
 	}
-	if nodeImage == "" {
-		nodeImage = defaultImage
-	}
+	nodeImage = nodebuild.ImageOrDefault(nodeImage)
 	// Every image gets the same --build-arg: checking them for one checks them all.
 	if _, err := images.BuildArgs(images.Frontend, nodeImage, buildArg); err != nil {
 		return nil, err
@@ -187,9 +184,7 @@ func install(ctx context.Context, source *dagger.Directory, nodeImage string, np
 	if err != nil {
 		return nil, nil, err
 	}
-	if nodeImage == "" {
-		nodeImage = defaultImage
-	}
+	nodeImage = nodebuild.ImageOrDefault(nodeImage)
 	manifestOnly := dag.Directory()
 	for _, in := range inputs {
 		if in.Dir {

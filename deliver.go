@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"time"
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/images"
+	"dagger/lowcode-pipeline/internal/nodebuild"
 	"dagger/lowcode-pipeline/internal/results"
 )
 
@@ -126,10 +126,7 @@ func (m *LowcodePipeline) Deliver(
 	if err != nil {
 		return nil, err
 	}
-	doc := results.Delivery{
-		Release: results.Release{Frontend: imageDocs(rel.Frontend), Backend: imageDocs(rel.Backend), CodeAsData: imageDocs(rel.CodeAsData), Signed: rel.Signed},
-		Receipt: rec.document(),
-	}
+	doc := results.Delivery{Release: rel.document(), Receipt: rec.document()}
 	return &Delivery{Summary: doc.Text(), Json: results.JSON(doc), Build: b, Release: rel, Payload: p, Receipt: rec}, nil
 }
 
@@ -137,26 +134,13 @@ func (m *LowcodePipeline) Deliver(
 // three Dockerfiles start from, and returns a function that waits for the
 // pulls. A pull that fails is left to the image build to report.
 func pullBaseImages(ctx context.Context, source *dagger.Directory, buildArg []string, nodeImage string) (wait func()) {
-	if nodeImage == "" {
-		nodeImage = defaultImage
-	}
-	var refs []string
+	dockerfiles := map[images.Kind][]byte{}
 	for _, kind := range images.Kinds {
-		args, err := images.BuildArgs(kind, nodeImage, buildArg)
-		if err != nil {
-			return func() {}
-		}
-		text, err := dockerfileOf(ctx, source, kind).Contents(ctx)
-		if err != nil {
-			continue
-		}
-		bases, _ := images.BaseImages([]byte(text), args)
-		for _, b := range bases {
-			if !slices.Contains(refs, b) {
-				refs = append(refs, b)
-			}
+		if text, err := dockerfileOf(ctx, source, kind).Contents(ctx); err == nil {
+			dockerfiles[kind] = []byte(text)
 		}
 	}
+	refs := images.BaseImagesOf(dockerfiles, nodebuild.ImageOrDefault(nodeImage), buildArg)
 	// A pull that hangs must not hold deliver: the image build pulls again.
 	pullCtx, cancel := context.WithTimeout(ctx, basePullTimeout)
 	var wg sync.WaitGroup

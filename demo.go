@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 
 	"dagger/lowcode-pipeline/internal/dagger"
+	"dagger/lowcode-pipeline/internal/nodebuild"
 )
 
 const (
@@ -57,7 +58,7 @@ func (m *LowcodePipeline) Demo(ctx context.Context) (string, error) {
 		return "", err
 	}
 	d, err := m.Deliver(ctx, dag.CurrentModule().Source().Directory("examples/app"), "platform-cli-standin", "draw-standin",
-		CodeAsDataKindProject, nil, nil, defaultImage, nil,
+		CodeAsDataKindProject, nil, nil, nodebuild.DefaultImage, nil,
 		demoRegistry+"/lowcode-example/{kind}", []string{"demo"}, nil, "", nil, registry, "2026-01-01T00:00:00Z",
 		[]string{"org.opencontainers.image.version=demo"},
 		nil, endpoint+"/example/demo", token, nil, true)

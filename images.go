@@ -273,8 +273,13 @@ func tool(flag, image, binary, pkg string, fromSource bool) (*dagger.File, error
 
 // render sets the release's summary and JSON from its fields.
 func (r *Release) render() {
-	doc := results.Release{Signed: r.Signed, Frontend: imageDocs(r.Frontend), Backend: imageDocs(r.Backend), CodeAsData: imageDocs(r.CodeAsData)}
+	doc := r.document()
 	r.Summary, r.Json = doc.Text(), results.JSON(doc)
+}
+
+// document is the release as results renders it.
+func (r *Release) document() results.Release {
+	return results.Release{Signed: r.Signed, Frontend: imageDocs(r.Frontend), Backend: imageDocs(r.Backend), CodeAsData: imageDocs(r.CodeAsData)}
 }
 
 func imageDocs(refs []*PushedImage) []results.PushedImage {

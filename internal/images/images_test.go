@@ -314,3 +314,17 @@ func TestBaseImagesAreWhatTheStagesStartFrom(t *testing.T) {
 	_, err = BaseImages([]byte("FROM\n"), nil)
 	assert.ErrorContains(t, err, "read the Dockerfile")
 }
+
+func TestBaseImagesOfTheThreeDockerfilesEachOnce(t *testing.T) {
+	files := map[Kind][]byte{}
+	for _, k := range Kinds {
+		data, err := os.ReadFile(filepath.Join("../..", k.Dockerfile()))
+		require.NoError(t, err)
+		files[k] = data
+	}
+	assert.Equal(t, []string{"busybox:stable", "nginx:stable", "node:24-slim"}, BaseImagesOf(files, "node:24", nil),
+		"busybox serves the frontend's helper stage and the code-as-data image: pulled once")
+	assert.Equal(t, []string{"busybox:stable", "nginx:stable", "node:22-slim"}, BaseImagesOf(files, "node:22", nil),
+		"the backend's base follows --node-image")
+	assert.Nil(t, BaseImagesOf(files, "node:24", []string{"SOURCES_PATH=x"}), "arguments that do not check give none")
+}

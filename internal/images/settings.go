@@ -14,6 +14,7 @@ import (
 
 	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/imageref"
+	"dagger/lowcode-pipeline/internal/nodebuild"
 )
 
 // The build arguments the module's own Dockerfiles (docker/) read, and the
@@ -88,9 +89,7 @@ func checkArg(name, value string) error {
 // node image's Debian tags get their -slim variant; Alpine and slim tags,
 // digests and other images are used as they are.
 func BackendBase(nodeImage string) string {
-	if nodeImage == "" {
-		nodeImage = "node:24"
-	}
+	nodeImage = nodebuild.ImageOrDefault(nodeImage)
 	named, err := reference.ParseNormalizedNamed(nodeImage)
 	if err != nil || reference.FamiliarName(named) != "node" {
 		return nodeImage

@@ -185,6 +185,18 @@ func CodeAsDataStep(kind, toolkit string, args []string) ([]string, error) {
 	return nil, fmt.Errorf("--code-as-data %s: choose none, project or bricks", fielderr.Quote(kind))
 }
 
+// DefaultImage is the Node.js image the builds run in unless told otherwise:
+// the one the reference workflow uses.
+const DefaultImage = "node:24"
+
+// ImageOrDefault is image, or DefaultImage when none is given.
+func ImageOrDefault(image string) string {
+	if image == "" {
+		return DefaultImage
+	}
+	return image
+}
+
 // CheckedInstall is the install command run after a check of the image's
 // Node.js, in the same exec: no exec of its own runs before the install
 // (a separate `node --version` cost 1.8 s on a cold engine, run on its own).
