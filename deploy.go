@@ -132,10 +132,11 @@ func (m *LowcodePipeline) WebhookReceiver(
 	tlsKey *dagger.Secret,
 ) (*dagger.Service, error) {
 	args := []string{"webhook-receiver", "-listen", fmt.Sprintf(":%d", port)}
-	ctr := dag.Container().From(runtimeImage).
-		WithFile("/usr/local/bin/webhook-receiver", toolBinary("webhook-receiver")).
-		WithSecretVariable("WEBHOOK_TOKEN", webhookToken).
-		WithExposedPort(port)
+	ctr, err := withTool(dag.Container().From(runtimeImage), "webhook-receiver")
+	if err != nil {
+		return nil, err
+	}
+	ctr = ctr.WithSecretVariable("WEBHOOK_TOKEN", webhookToken).WithExposedPort(port)
 	switch {
 	case tlsCert != nil && tlsKey != nil:
 		ctr = ctr.WithMountedFile("/run/lowcode-pipeline/tls.crt", tlsCert).WithMountedSecret("/run/lowcode-pipeline/tls.key", tlsKey)

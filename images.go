@@ -294,18 +294,22 @@ func imageDocs(refs []*PushedImage) []results.PushedImage {
 const publishTimeout = "15m"
 
 // push publishes one image (its platform variants) under every tag with
-// cmd/oci-publish, in two steps: normalize (every time in the image clamped
-// to epoch, the platforms checked before anything is pushed) is an exec the
-// engine caches, since its output depends on its inputs only; push, which
-// reads every tag back at the digest, runs on every call. So a run where
-// nothing changed only pushes (each blob is found in the registry).
+// oci-publish (the module's binary, internal/commands), in two steps:
+// normalize (every time in the image clamped to epoch, the platforms checked
+// before anything is pushed) is an exec the engine caches, since its output
+// depends on its inputs only; push, which reads every tag back at the
+// digest, runs on every call. So a run where nothing changed only pushes
+// (each blob is found in the registry).
 func (r *Release) push(ctx context.Context, target images.Target, variants []*dagger.Container, epoch time.Time, platforms []string) ([]*PushedImage, error) {
 	const tarball, normalizedAt = "/run/lowcode-pipeline/image.tar", "/run/lowcode-pipeline/normalized"
 	prepare, err := json.Marshal(ocipublish.Prepare{Kind: string(target.Kind), Tarball: tarball, Created: epoch, Platforms: platforms})
 	if err != nil {
 		return nil, err
 	}
-	tool := dag.Container().From(runtimeImage).WithFile("/usr/local/bin/oci-publish", toolBinary("oci-publish"))
+	tool, err := withTool(dag.Container().From(runtimeImage), "oci-publish")
+	if err != nil {
+		return nil, err
+	}
 	normalized := tool.
 		WithMountedFile(tarball, variants[0].AsTarball(dagger.ContainerAsTarballOpts{PlatformVariants: variants[1:]})).
 		WithNewFile("/run/lowcode-pipeline/prepare.json", string(prepare)).

@@ -213,9 +213,11 @@ func (s *Snapshot) Push(
 		AuthorName: authorName, AuthorEmail: authorEmail, MaxAttempts: pushAttempts, AllowEmpty: s.AllowEmpty,
 		MaxDeleteRatio: maxDeleteRatio, CreateBranch: createBranch, Timeout: timeout,
 	}
-	tool := dag.Container().From(runtimeImage).
-		WithExec([]string{"apk", "add", "--no-cache", "git", "ca-certificates"}).
-		WithFile("/usr/local/bin/snapshot-push", toolBinary("snapshot-push"))
+	tool, err := withTool(dag.Container().From(runtimeImage).
+		WithExec([]string{"apk", "add", "--no-cache", "git", "ca-certificates"}), "snapshot-push")
+	if err != nil {
+		return nil, err
+	}
 	if gitCaCert != nil {
 		tool, batch.CACert = tool.WithMountedFile(gitCAPath, gitCaCert), gitCAPath
 	}

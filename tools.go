@@ -1,20 +1,38 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
+	"dagger/lowcode-pipeline/internal/busybox"
+	"dagger/lowcode-pipeline/internal/commands"
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/supplychain"
 )
 
-// Images the module's own tools are built and run in.
+// The module's binary is also its tools (internal/busybox): started as one,
+// it runs that command and exits before serving the engine.
+func init() {
+	if name := busybox.Called(); name != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		code := commands.All[name](ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+}
+
+// Images the module's tools run in, and the supply-chain tools are built in
+// with --tools-from-source.
 const (
-	goImage      = "golang:1.26-alpine"
 	runtimeImage = "alpine:3.22"
+	goImage      = "golang:1.26-alpine"
 )
 
 // rerun makes the container's next exec run anew on every call, as the
@@ -24,8 +42,8 @@ func rerun(ctr *dagger.Container) *dagger.Container {
 	return ctr.WithEnvVariable("LOWCODE_PIPELINE_RUN", time.Now().UTC().Format(time.RFC3339Nano))
 }
 
-// goBuilder is the container the module's Go tools are built in: static
-// binaries, with the module and build caches shared between builds.
+// goBuilder is the container Go tools are built in (--tools-from-source):
+// static binaries, with the module and build caches shared between builds.
 func goBuilder() *dagger.Container {
 	return dag.Container().From(goImage).
 		WithMountedCache("/go/pkg/mod", dag.CacheVolume("lowcode-pipeline-gomod")).
@@ -33,14 +51,17 @@ func goBuilder() *dagger.Container {
 		WithEnvVariable("CGO_ENABLED", "0")
 }
 
-// toolBinary builds cmd/<name> from this module's own source.
-func toolBinary(name string) *dagger.File {
-	src := dag.CurrentModule().Source()
-	return goBuilder().
-		WithDirectory("/src", src, dagger.ContainerWithDirectoryOpts{Include: []string{"go.mod", "go.sum", "cmd/", "internal/"}}).
-		WithWorkdir("/src").
-		WithExec([]string{"go", "build", "-trimpath", "-o", "/out/" + name, "./cmd/" + name}).
-		File("/out/" + name)
+// withTool installs the module's own binary in ctr as the command name
+// (internal/busybox): the engine built it to load the module, so a cold run
+// copies it instead of compiling a tool, and an unchanged module gives the
+// same file. The function's working directory is the one
+// CurrentModule.workdirFile reads (tests/engine-facts.md).
+func withTool(ctr *dagger.Container, name string) (*dagger.Container, error) {
+	if err := busybox.Install("."); err != nil {
+		return nil, err
+	}
+	bin := dag.CurrentModule().WorkdirFile(busybox.InstallPath)
+	return ctr.WithFile("/usr/local/bin/"+name, bin, dagger.ContainerWithFileOpts{Permissions: 0o755}), nil
 }
 
 // goTool builds a Go command from its public module at the pinned version.

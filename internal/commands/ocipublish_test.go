@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"archive/tar"
@@ -73,7 +73,7 @@ func TestRunPushesTheTarballAndPrintsThePinnedReferences(t *testing.T) {
 	require.NoError(t, os.WriteFile(prepareFile, prepare, 0o600))
 	normalized := filepath.Join(dir, "normalized")
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"normalize", "-request", prepareFile, "-out", normalized}, func(string) string { return "" }, &stdout, &stderr)
+	code := OCIPublish(context.Background(), []string{"normalize", "-request", prepareFile, "-out", normalized}, func(string) string { return "" }, &stdout, &stderr)
 	require.Equal(t, 0, code, stderr.String())
 	assert.Empty(t, stdout.String(), "normalize prints nothing: its output is the layout")
 
@@ -83,7 +83,7 @@ func TestRunPushesTheTarballAndPrintsThePinnedReferences(t *testing.T) {
 	require.NoError(t, os.WriteFile(reqFile, req, 0o600))
 	for range 2 { // a second push of the same layout changes nothing
 		stdout.Reset()
-		code = run(context.Background(), []string{"push", "-request", reqFile, "-layout", normalized}, func(string) string { return "" }, &stdout, &stderr)
+		code = OCIPublish(context.Background(), []string{"push", "-request", reqFile, "-layout", normalized}, func(string) string { return "" }, &stdout, &stderr)
 		require.Equal(t, 0, code, stderr.String())
 		var res ocipublish.Result
 		require.NoError(t, json.Unmarshal(stdout.Bytes(), &res))
@@ -108,7 +108,7 @@ func TestNormalizingTwiceWritesTheSameLayout(t *testing.T) {
 	for i := range 2 {
 		out := filepath.Join(dir, fmt.Sprint("out", i))
 		var stdout, stderr bytes.Buffer
-		require.Equal(t, 0, run(context.Background(), []string{"normalize", "-request", prepareFile, "-out", out}, os.Getenv, &stdout, &stderr), stderr.String())
+		require.Equal(t, 0, OCIPublish(context.Background(), []string{"normalize", "-request", prepareFile, "-out", out}, os.Getenv, &stdout, &stderr), stderr.String())
 		data, err := os.ReadFile(filepath.Join(out, "index.json"))
 		require.NoError(t, err)
 		index[i] = string(data)
@@ -125,7 +125,7 @@ func TestRunRefusesATarballThatWritesOutsideItsFolder(t *testing.T) {
 	reqFile := filepath.Join(dir, "request.json")
 	require.NoError(t, os.WriteFile(reqFile, data, 0o600))
 	var stdout, stderr bytes.Buffer
-	assert.Equal(t, 1, run(context.Background(), []string{"normalize", "-request", reqFile, "-out", filepath.Join(dir, "out")}, os.Getenv, &stdout, &stderr))
+	assert.Equal(t, 1, OCIPublish(context.Background(), []string{"normalize", "-request", reqFile, "-out", filepath.Join(dir, "out")}, os.Getenv, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), `the backend image: the image tarball has an entry outside it: "../escape"`)
 	assert.NoFileExists(t, filepath.Join(os.TempDir(), "escape"))
 	assert.Empty(t, stdout.String())
@@ -133,9 +133,9 @@ func TestRunRefusesATarballThatWritesOutsideItsFolder(t *testing.T) {
 
 func TestRunNeedsARequest(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	assert.Equal(t, 2, run(context.Background(), []string{"push", "-request", filepath.Join(t.TempDir(), "none.json")}, os.Getenv, &stdout, &stderr))
+	assert.Equal(t, 2, OCIPublish(context.Background(), []string{"push", "-request", filepath.Join(t.TempDir(), "none.json")}, os.Getenv, &stdout, &stderr))
 	assert.True(t, strings.HasPrefix(stderr.String(), "oci-publish: -request:"))
 	stderr.Reset()
-	assert.Equal(t, 2, run(context.Background(), []string{"-request", "x"}, os.Getenv, &stdout, &stderr))
+	assert.Equal(t, 2, OCIPublish(context.Background(), []string{"-request", "x"}, os.Getenv, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), "usage: oci-publish normalize")
 }

@@ -1,11 +1,11 @@
-// Command snapshot-push commits snapshot folders into git branches and
+// The snapshot-push command commits snapshot folders into git branches and
 // pushes those that changed (see internal/snapshotpush). It reads the batch
 // as JSON (-batch FILE), each entry's token from the environment variable
 // the batch names, and prints the report as JSON whatever happened; it exits
 // 1 when an entry failed.
 //
 //	GIT_TOKEN=… snapshot-push -batch batch.json
-package main
+package commands
 
 import (
 	"context"
@@ -20,12 +20,9 @@ import (
 	"dagger/lowcode-pipeline/internal/snapshotpush"
 )
 
-func main() {
-	os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
-}
-
-// run is the command: flags in, the report as JSON on stdout, 0, 1 or 2 out.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+// SnapshotPush is the snapshot-push command: flags in, the report as JSON on
+// stdout, 0, 1 or 2 out.
+func SnapshotPush(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("snapshot-push", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	batchFile := fs.String("batch", "", "JSON file of the entries and options")

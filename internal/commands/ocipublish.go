@@ -1,4 +1,4 @@
-// Command oci-publish pushes one image of a build reproducibly (see
+// The oci-publish command pushes one image of a build reproducibly (see
 // internal/ocipublish), in two steps, so that the engine caches the first:
 //
 //	oci-publish normalize -request prepare.json -out DIR
@@ -10,7 +10,7 @@
 //
 // pushes that layout under every tag, reads each back, and prints the
 // result as JSON.
-package main
+package commands
 
 import (
 	"context"
@@ -23,13 +23,9 @@ import (
 	"dagger/lowcode-pipeline/internal/ocipublish"
 )
 
-func main() {
-	os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
-}
-
-// run is the command: a step and its flags in, the result as JSON on
-// stdout (push), 0, 1 or 2 out.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+// OCIPublish is the oci-publish command: a step and its flags in, the result
+// as JSON on stdout (push), 0, 1 or 2 out.
+func OCIPublish(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || (args[0] != "normalize" && args[0] != "push") {
 		fmt.Fprintln(stderr, "oci-publish: usage: oci-publish normalize -request FILE -out DIR | push -request FILE -layout DIR")
 		return 2

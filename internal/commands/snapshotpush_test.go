@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"bytes"
@@ -35,7 +35,7 @@ func TestRunPushesWithTheRenderedMessageAndPrintsTheReport(t *testing.T) {
 		return ""
 	}
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"-batch", batchFile(t, snapshotpush.Batch{
+	code := SnapshotPush(context.Background(), []string{"-batch", batchFile(t, snapshotpush.Batch{
 		MaxAttempts: 5, MaxDeleteRatio: 1, Timeout: "2m", AllowHTTP: true,
 		Entries: []snapshotpush.Entry{{Name: "main", Remote: r.URL, Branch: "main", OutputDir: "codeasdata/main", Snapshot: snap,
 			Message: "snapshot of {folder} at {date}", Username: "x-token-auth", TokenEnv: "GIT_TOKEN_0"}},
@@ -57,7 +57,7 @@ func TestRunPrintsTheReportAndFailsWhenAnEntryFails(t *testing.T) {
 	snap := t.TempDir()
 	gittest.Write(t, filepath.Join(snap, "p.patch.json"), "{}")
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"-batch", batchFile(t, snapshotpush.Batch{
+	code := SnapshotPush(context.Background(), []string{"-batch", batchFile(t, snapshotpush.Batch{
 		MaxAttempts: 1, MaxDeleteRatio: 1, Timeout: "1m", AllowHTTP: true,
 		Entries: []snapshotpush.Entry{{Name: "main", Remote: r.URL, Branch: "main", OutputDir: "o", Snapshot: snap, Message: "m", TokenEnv: "NONE"}},
 	})}, func(string) string { return "" }, &stdout, &stderr)
@@ -70,7 +70,7 @@ func TestRunPrintsTheReportAndFailsWhenAnEntryFails(t *testing.T) {
 
 func TestRunRefusesUnknownFlagsAndMissingBatches(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	assert.Equal(t, 2, run(context.Background(), []string{"-force"}, os.Getenv, &stdout, &stderr))
+	assert.Equal(t, 2, SnapshotPush(context.Background(), []string{"-force"}, os.Getenv, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), "flag provided but not defined: -force")
-	assert.Equal(t, 2, run(context.Background(), []string{"-batch", "/nonexistent"}, os.Getenv, &stdout, &stderr))
+	assert.Equal(t, 2, SnapshotPush(context.Background(), []string{"-batch", "/nonexistent"}, os.Getenv, &stdout, &stderr))
 }
