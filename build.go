@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"path"
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/images"
@@ -98,10 +99,11 @@ func (m *LowcodePipeline) Build(
 	if _, err := images.BuildArgs(images.Frontend, nodeImage, buildArg); err != nil {
 		return nil, err
 	}
-	deps, installed, err := install(ctx, source, nodeImage, npmrc, "", nodebuild.DrawScript, nodebuild.NodeScript)
+	in, err := install(ctx, source, nodeImage, npmrc, "", nodebuild.DrawScript, nodebuild.NodeScript)
 	if err != nil {
 		return nil, err
 	}
+	installed := in.project
 
 	b := &Build{Source: source, NodeImage: nodeImage, BuildArg: buildArg, HasCodeAsData: cadCmd != nil, CodeAsData: dag.Directory(),
 		Frontend: output(installed, nodebuild.RunScript(nodebuild.DrawScript), nodebuild.WebDir),
@@ -114,7 +116,7 @@ func (m *LowcodePipeline) Build(
 		doc.Outputs = append(doc.Outputs, nodebuild.CodeAsDataDir+" (buildCodeAsData)")
 	}
 	if drawPackage != "" {
-		if b.DrawVersion, err = drawVersion(ctx, deps, drawPackage); err != nil {
+		if b.DrawVersion, err = drawVersion(ctx, in, drawPackage); err != nil {
 			return nil, err
 		}
 	}
@@ -138,8 +140,11 @@ func (m *LowcodePipeline) Install(
 	// +optional
 	npmrc *dagger.Secret,
 ) (*dagger.Container, error) {
-	_, installed, err := install(ctx, source, nodeImage, npmrc, "")
-	return installed, err
+	in, err := install(ctx, source, nodeImage, npmrc, "")
+	if err != nil {
+		return nil, err
+	}
+	return in.project, nil
 }
 
 // output is dir after cmd ran in the installed project: lazy, and checked in
@@ -148,8 +153,19 @@ func output(installed *dagger.Container, cmd []string, dir string) *dagger.Direc
 	return installed.WithExec(nodebuild.CheckedBuild(cmd, dir)).Directory(dir)
 }
 
-// drawVersion asks npm which version of pkg the dependencies hold.
-func drawVersion(ctx context.Context, deps *dagger.Container, pkg string) (string, error) {
+// drawVersion is the version of pkg the dependencies hold. A dependency of
+// the project's own is read from its installed package.json, which costs no
+// exec; anything else (a workspace's dependency, none) is npm ls's to say.
+func drawVersion(ctx context.Context, in *installation, pkg string) (string, error) {
+	deps := in.deps
+	if _, err := deps.Sync(ctx); err != nil {
+		return "", explain(err)
+	}
+	if in.manifest.DependsOn(pkg) {
+		if data, err := deps.File(path.Join(appDir, nodebuild.InstalledManifest(pkg))).Contents(ctx); err == nil {
+			return nodebuild.ManifestVersion(pkg, []byte(data))
+		}
+	}
 	out, err := deps.
 		WithExec(nodebuild.ListCommand(pkg), dagger.ContainerWithExecOpts{Expect: dagger.ReturnTypeAny}).
 		Stdout(ctx)
@@ -159,30 +175,37 @@ func drawVersion(ctx context.Context, deps *dagger.Container, pkg string) (strin
 	return nodebuild.InstalledVersion(pkg, []byte(out))
 }
 
-// install returns the dependencies alone and the installed project, after
-// checking package.json's scripts when required is not empty.
+// installation is a project with its dependencies installed.
+type installation struct {
+	deps     *dagger.Container   // the dependencies alone: package.json, the lock file, node_modules
+	project  *dagger.Container   // the whole project on them, ready to build
+	manifest *nodebuild.Manifest // its package.json
+}
+
+// install installs the project's dependencies, after checking package.json's
+// scripts when required is not empty.
 //
 // Every snapshot configuration is scrubbed in the project the containers
 // see: the default one and config, when given (snapshot's --config).
-func install(ctx context.Context, source *dagger.Directory, nodeImage string, npmrc *dagger.Secret, config string, required ...string) (deps, installed *dagger.Container, err error) {
+func install(ctx context.Context, source *dagger.Directory, nodeImage string, npmrc *dagger.Secret, config string, required ...string) (*installation, error) {
 	data, err := source.File(nodebuild.ManifestFile).Contents(ctx)
 	if err != nil {
-		return nil, nil, errors.New("no package.json at the root of the source directory: pass the project with --source")
+		return nil, errors.New("no package.json at the root of the source directory: pass the project with --source")
 	}
 	manifest, err := nodebuild.ParseManifest([]byte(data))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := manifest.RequireScripts(required...); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	root, err := source.Entries(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	inputs, err := manifest.InstallInputs(root)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	nodeImage = nodebuild.ImageOrDefault(nodeImage)
 	manifestOnly := dag.Directory()
@@ -193,15 +216,15 @@ func install(ctx context.Context, source *dagger.Directory, nodeImage string, np
 			manifestOnly = manifestOnly.WithFile(in.Path, source.File(in.Path))
 		}
 	}
-	deps = node(nodeImage, npmrc).
+	deps := node(nodeImage, npmrc).
 		WithDirectory(appDir, manifestOnly).
 		WithWorkdir(appDir).
 		WithExec(nodebuild.CheckedInstall(nodeImage, root))
 	project, err := scrubbed(ctx, source, config)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return deps, deps.WithDirectory(appDir, project), nil
+	return &installation{deps: deps, project: deps.WithDirectory(appDir, project), manifest: manifest}, nil
 }
 
 // scrubbed is the source as every npm and toolkit container sees it: a token

@@ -407,10 +407,11 @@ func (r *snapshotRun) snapshot(ctx context.Context, entries []snapshotconfig.Ent
 	if err != nil {
 		return nil, nil, err
 	}
-	_, installed, err := install(ctx, r.source, r.nodeImage, r.npmrc, r.config)
+	in, err := install(ctx, r.source, r.nodeImage, r.npmrc, r.config)
 	if err != nil {
 		return nil, nil, err
 	}
+	installed := in.project
 	for _, e := range entries {
 		installed = installed.WithoutDirectory(path.Join(appDir, e.Snapshooter.OutputDir))
 	}

@@ -70,6 +70,11 @@ func TestExampleAppBuildsForReal(t *testing.T) {
 	version, err := InstalledVersion("draw-standin", []byte(lsOut))
 	require.NoError(t, err)
 	assert.Equal(t, "2.14.0", version)
+	installed, err := os.ReadFile(filepath.Join(app, InstalledManifest("draw-standin")))
+	require.NoError(t, err, "npm links a file: dependency at the top of node_modules")
+	version, err = ManifestVersion("draw-standin", installed)
+	require.NoError(t, err)
+	assert.Equal(t, "2.14.0", version, "the installed package.json gives the version npm ls reports")
 
 	// Bricks: a library instead of a final project.
 	cad, err = CodeAsDataCommand("platform-cli-standin", true, nil)

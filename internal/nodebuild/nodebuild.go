@@ -52,6 +52,17 @@ func ParseManifest(data []byte) (*Manifest, error) {
 	return &m, nil
 }
 
+// DependsOn says whether the project lists pkg as its own dependency (of
+// any kind but peer), which npm installs at the top of node_modules.
+func (m *Manifest) DependsOn(pkg string) bool {
+	for _, deps := range []map[string]string{m.Dependencies, m.DevDependencies, m.OptionalDependencies} {
+		if _, ok := deps[pkg]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 // RequireScripts fails naming every build script package.json lacks.
 func (m *Manifest) RequireScripts(names ...string) error {
 	var missing []error

@@ -1,6 +1,7 @@
 package nodebuild
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -177,4 +178,48 @@ func TestCodeAsDataStepIsNoneProjectOrBricks(t *testing.T) {
 			assert.Equal(t, tc.want, cmd)
 		})
 	}
+}
+
+func TestManifestVersion(t *testing.T) {
+	for _, tc := range []struct{ name, data, want, err string }{
+		{name: "a registry package", data: `{"name":"@vendor/draw","version":"2.14.3","main":"index.js"}`, want: "2.14.3"},
+		{name: "an alias keeps the real package's name", data: `{"name":"@vendor/real-draw","version":"3.0.0-beta.2"}`, want: "3.0.0-beta.2"},
+		{name: "no version", data: `{"name":"@vendor/draw"}`, err: `design-tool package "@vendor/draw" is installed without a version`},
+		{name: "an odd version", data: `{"version":"latest"}`, err: `has version "latest", which is not a version npm writes`},
+		{name: "a long odd version is cut", data: `{"version":"1.0.0 ` + strings.Repeat("x", 500) + `"}`, err: "… (506 bytes)"},
+		{name: "not JSON", data: `<html>`, err: "reading node_modules/@vendor/draw/package.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ManifestVersion("@vendor/draw", []byte(tc.data))
+			if tc.err != "" {
+				assert.ErrorContains(t, err, tc.err)
+				assert.Less(t, len(err.Error()), 300)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestDependsOnCountsEveryInstalledKindButPeers(t *testing.T) {
+	m, err := ParseManifest([]byte(`{"dependencies":{"a":"1"},"devDependencies":{"b":"1"},"optionalDependencies":{"c":"1"},"peerDependencies":{"d":"1"}}`))
+	require.NoError(t, err)
+	for pkg, want := range map[string]bool{"a": true, "b": true, "c": true, "d": false, "e": false} {
+		assert.Equal(t, want, m.DependsOn(pkg), pkg)
+	}
+}
+
+func FuzzManifestVersion(f *testing.F) {
+	f.Add([]byte(`{"name":"p","version":"1.2.3"}`))
+	f.Add([]byte(`{"version":"1.2.3-rc.1+build.5"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := ManifestVersion("p", data)
+		if err == nil && !semverish.MatchString(v) {
+			t.Fatalf("accepted version %q", v)
+		}
+		if err != nil && len(err.Error()) > 400 {
+			t.Fatalf("error of %d bytes", len(err.Error()))
+		}
+	})
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+
+	"dagger/lowcode-pipeline/internal/fielderr"
 )
 
 // npm's package-name rule: an optional @scope/, then a lower-case name.
@@ -41,12 +43,38 @@ func InstalledVersion(pkg string, npmLsJSON []byte) (string, error) {
 	switch {
 	case !ok || dep.Missing:
 		return "", fmt.Errorf("design-tool package %q is not installed: add it to package.json, or set --draw-package to the package that builds the project", pkg)
-	case dep.Version == "":
-		return "", fmt.Errorf("design-tool package %q is installed without a version", pkg)
-	case !semverish.MatchString(dep.Version):
-		return "", fmt.Errorf("design-tool package %q has version %q, which is not a version npm writes", pkg, dep.Version)
 	}
-	return dep.Version, nil
+	return checkVersion(pkg, dep.Version)
+}
+
+// InstalledManifest is where npm installs a direct dependency's own
+// package.json, relative to the project: at the top of node_modules, where
+// `npm ls --depth=0` reads its version too.
+func InstalledManifest(pkg string) string {
+	return "node_modules/" + pkg + "/" + ManifestFile
+}
+
+// ManifestVersion reads the version out of an installed package's own
+// package.json (InstalledManifest): the version `npm ls` reports, with no
+// npm process to start.
+func ManifestVersion(pkg string, data []byte) (string, error) {
+	var m struct {
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return "", fmt.Errorf("reading %s: %w", InstalledManifest(pkg), err)
+	}
+	return checkVersion(pkg, m.Version)
+}
+
+func checkVersion(pkg, version string) (string, error) {
+	switch {
+	case version == "":
+		return "", fmt.Errorf("design-tool package %q is installed without a version", pkg)
+	case !semverish.MatchString(version):
+		return "", fmt.Errorf("design-tool package %q has version %s, which is not a version npm writes", pkg, fielderr.Quote(version))
+	}
+	return version, nil
 }
 
 var semverish = regexp.MustCompile(`^\d+\.\d+\.\d+[0-9A-Za-z.+-]*$`)
