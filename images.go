@@ -293,6 +293,14 @@ func imageDocs(refs []*PushedImage) []results.PushedImage {
 // publishTimeout bounds the push of one image, all its tags.
 const publishTimeout = "15m"
 
+// Whether a layer holds a time after --created depends on its digest and
+// that time only: normalize remembers it in a cache volume, so a publish
+// whose build changed does not read the base image's layers again.
+const (
+	verdictsDir   = "/var/cache/lowcode-pipeline/layer-verdicts"
+	verdictsCache = "lowcode-pipeline-layer-verdicts"
+)
+
 // push publishes one image (its platform variants) under every tag with
 // oci-publish (the module's binary, internal/commands), in two steps:
 // normalize (every time in the image clamped to epoch, the platforms checked
@@ -302,7 +310,7 @@ const publishTimeout = "15m"
 // (each blob is found in the registry).
 func (r *Release) push(ctx context.Context, target images.Target, variants []*dagger.Container, epoch time.Time, platforms []string) ([]*PushedImage, error) {
 	const tarball, normalizedAt = "/run/lowcode-pipeline/image.tar", "/run/lowcode-pipeline/normalized"
-	prepare, err := json.Marshal(ocipublish.Prepare{Kind: string(target.Kind), Tarball: tarball, Created: epoch, Platforms: platforms})
+	prepare, err := json.Marshal(ocipublish.Prepare{Kind: string(target.Kind), Tarball: tarball, Created: epoch, Platforms: platforms, Verdicts: verdictsDir})
 	if err != nil {
 		return nil, err
 	}
@@ -311,6 +319,7 @@ func (r *Release) push(ctx context.Context, target images.Target, variants []*da
 		return nil, err
 	}
 	normalized := tool.
+		WithMountedCache(verdictsDir, dag.CacheVolume(verdictsCache)).
 		WithMountedFile(tarball, variants[0].AsTarball(dagger.ContainerAsTarballOpts{PlatformVariants: variants[1:]})).
 		WithNewFile("/run/lowcode-pipeline/prepare.json", string(prepare)).
 		WithExec([]string{"oci-publish", "normalize", "-request", "/run/lowcode-pipeline/prepare.json", "-out", "/out"}).

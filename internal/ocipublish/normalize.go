@@ -48,7 +48,9 @@ func Epoch(created time.Time) time.Time {
 // keeps its digest and is not uploaded again; a layer with one is rewritten
 // with every time clamped, no access or change time, and gzip at the
 // default level, so equal contents give equal bytes whenever they were built.
-func NormalizeImage(img v1.Image, epoch time.Time) (v1.Image, error) {
+// Whether a layer holds a later time is taken from v when it knows, and
+// recorded there when it does not.
+func NormalizeImage(img v1.Image, epoch time.Time, v Verdicts) (v1.Image, error) {
 	epoch = epoch.UTC().Truncate(time.Second)
 	manifest, err := img.Manifest()
 	if err != nil {
@@ -66,7 +68,7 @@ func NormalizeImage(img v1.Image, epoch time.Time) (v1.Image, error) {
 	out := make([]v1.Layer, len(layers))
 	cfg.RootFS.DiffIDs = make([]v1.Hash, len(layers))
 	for i, l := range layers {
-		if out[i], err = clampLayer(l, epoch); err != nil {
+		if out[i], err = clampLayer(l, epoch, v); err != nil {
 			return nil, fmt.Errorf("layer %d: %w", i, err)
 		}
 		if cfg.RootFS.DiffIDs[i], err = out[i].DiffID(); err != nil {
@@ -92,7 +94,7 @@ func NormalizeImage(img v1.Image, epoch time.Time) (v1.Image, error) {
 
 // clampLayer returns l itself when no time in it is after epoch, else l
 // rewritten with every time clamped.
-func clampLayer(l v1.Layer, epoch time.Time) (v1.Layer, error) {
+func clampLayer(l v1.Layer, epoch time.Time, v Verdicts) (v1.Layer, error) {
 	mt, err := l.MediaType()
 	if err != nil {
 		return nil, err
@@ -102,9 +104,19 @@ func clampLayer(l v1.Layer, epoch time.Time) (v1.Layer, error) {
 	default:
 		return nil, fmt.Errorf("media type %s: only gzip and uncompressed layers can be normalized", mt)
 	}
-	late, err := hasTimeAfter(l, epoch)
-	if err != nil || !late {
-		return l, err
+	digest, err := l.Digest()
+	if err != nil {
+		return nil, err
+	}
+	late, known := v.lookup(digest, epoch)
+	if !known {
+		if late, err = hasTimeAfter(l, epoch); err != nil {
+			return nil, err
+		}
+		v.record(digest, epoch, late)
+	}
+	if !late {
+		return l, nil
 	}
 	rewritten, err := rewrite(l, epoch)
 	if err != nil {

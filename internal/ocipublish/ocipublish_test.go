@@ -89,20 +89,20 @@ func TestTheSameSourcesBuiltAtOtherTimesGiveTheSameDigest(t *testing.T) {
 	monday, tuesday := build(t, commit.Add(24*time.Hour), amd64), build(t, commit.Add(48*time.Hour), amd64)
 	require.NotEqual(t, digestOf(t, monday), digestOf(t, tuesday), "as built, the clock is in the digest")
 
-	a, err := Normalize("frontend", monday, commit, nil)
+	a, err := Normalize("frontend", monday, commit, nil, Verdicts{})
 	require.NoError(t, err)
-	b, err := Normalize("frontend", tuesday, commit, nil)
+	b, err := Normalize("frontend", tuesday, commit, nil, Verdicts{})
 	require.NoError(t, err)
 	assert.Equal(t, digestOf(t, a), digestOf(t, b), "normalized, only the inputs are")
 
-	other, err := Normalize("frontend", monday, commit.Add(time.Second), nil)
+	other, err := Normalize("frontend", monday, commit.Add(time.Second), nil, Verdicts{})
 	require.NoError(t, err)
 	assert.NotEqual(t, digestOf(t, a), digestOf(t, other), "--created is an input")
 }
 
 func TestNormalizingClampsTimesAndKeepsWhatIsOlder(t *testing.T) {
 	img := build(t, commit.Add(time.Hour), amd64)
-	n, err := Normalize("frontend", img, commit, nil)
+	n, err := Normalize("frontend", img, commit, nil, Verdicts{})
 	require.NoError(t, err)
 	out := n.(v1.Image)
 
@@ -151,7 +151,7 @@ func TestPlatformsAreCheckedBeforeAnythingIsPushed(t *testing.T) {
 		mutate.IndexAddendum{Add: build(t, commit.Add(time.Hour), amd64), Descriptor: v1.Descriptor{Platform: &amd64}},
 		mutate.IndexAddendum{Add: build(t, commit.Add(time.Hour), amd64), Descriptor: v1.Descriptor{Platform: &arm}})
 
-	_, err := Normalize("frontend", idx, commit, []string{"linux/amd64", "linux/arm64"})
+	_, err := Normalize("frontend", idx, commit, []string{"linux/amd64", "linux/arm64"}, Verdicts{})
 	require.Error(t, err, "a base image without arm64 gives amd64 twice")
 	assert.ErrorContains(t, err, "linux/arm64 is missing")
 	assert.ErrorContains(t, err, "nothing was pushed")
@@ -159,14 +159,14 @@ func TestPlatformsAreCheckedBeforeAnythingIsPushed(t *testing.T) {
 	good := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
 		mutate.IndexAddendum{Add: build(t, commit.Add(time.Hour), amd64), Descriptor: v1.Descriptor{Platform: &amd64}},
 		mutate.IndexAddendum{Add: build(t, commit.Add(time.Hour), arm), Descriptor: v1.Descriptor{Platform: &arm}})
-	n, err := Normalize("frontend", good, commit, []string{"linux/amd64", "linux/arm64"})
+	n, err := Normalize("frontend", good, commit, []string{"linux/amd64", "linux/arm64"}, Verdicts{})
 	require.NoError(t, err)
 	im, err := n.(v1.ImageIndex).IndexManifest()
 	require.NoError(t, err)
 	require.Len(t, im.Manifests, 2)
 	assert.Equal(t, "arm64", im.Manifests[1].Platform.Architecture, "each manifest keeps its platform")
 
-	_, err = Normalize("frontend", build(t, commit, amd64), commit, []string{"linux/arm64"})
+	_, err = Normalize("frontend", build(t, commit, amd64), commit, []string{"linux/arm64"}, Verdicts{})
 	assert.ErrorContains(t, err, "linux/arm64 is missing")
 }
 
@@ -196,7 +196,7 @@ func loopbackRegistry(t *testing.T) string {
 
 func TestPushWritesEveryTagAndPinsTheDigest(t *testing.T) {
 	host := loopbackRegistry(t)
-	n, err := Normalize("frontend", build(t, commit.Add(time.Hour), amd64), commit, nil)
+	n, err := Normalize("frontend", build(t, commit.Add(time.Hour), amd64), commit, nil, Verdicts{})
 	require.NoError(t, err)
 	refs := []string{host + "/team/frontend:1.0.0", host + "/team/frontend:latest"}
 	pushed, err := Push(context.Background(), n, Target{Refs: refs, Insecure: true, Timeout: time.Minute})
@@ -215,7 +215,7 @@ func TestPushWritesEveryTagAndPinsTheDigest(t *testing.T) {
 
 func TestPushReachesAServiceUnderAnotherNameAndReportsTheGivenOne(t *testing.T) {
 	host := loopbackRegistry(t)
-	n, err := Normalize("backend", build(t, commit, amd64), commit, nil)
+	n, err := Normalize("backend", build(t, commit, amd64), commit, nil, Verdicts{})
 	require.NoError(t, err)
 	pushed, err := Push(context.Background(), n, Target{Refs: []string{"localhost:5000/team/backend:1"}, Connect: host, Insecure: true})
 	require.NoError(t, err)
@@ -228,7 +228,7 @@ func TestPushReachesAServiceUnderAnotherNameAndReportsTheGivenOne(t *testing.T) 
 }
 
 func TestPushNamesItsTimeLimit(t *testing.T) {
-	n, err := Normalize("frontend", build(t, commit, amd64), commit, nil)
+	n, err := Normalize("frontend", build(t, commit, amd64), commit, nil, Verdicts{})
 	require.NoError(t, err)
 	// A server that accepts and never answers.
 	hang := make(httpHang)
@@ -241,7 +241,7 @@ func TestPushNamesItsTimeLimit(t *testing.T) {
 }
 
 func TestPushRefusesAReferenceWithoutATag(t *testing.T) {
-	n, err := Normalize("frontend", build(t, commit, amd64), commit, nil)
+	n, err := Normalize("frontend", build(t, commit, amd64), commit, nil, Verdicts{})
 	require.NoError(t, err)
 	_, err = Push(context.Background(), n, Target{Refs: []string{"registry.example.com/Team/front"}})
 	assert.ErrorContains(t, err, `reference "registry.example.com/Team/front"`)
@@ -297,7 +297,7 @@ func BenchmarkNormalize(b *testing.B) {
 	img, err := mutate.AppendLayers(mutate.MediaType(empty.Image, types.OCIManifestSchema1), big(32<<20, baseBuilt), big(2<<20, commit.Add(time.Hour)))
 	require.NoError(b, err)
 	for b.Loop() {
-		n, err := NormalizeImage(img, commit)
+		n, err := NormalizeImage(img, commit, Verdicts{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -51,13 +51,13 @@ func Load(dir string) (Artifact, error) {
 // holds exactly the platforms asked for (none asked: one image, any
 // platform). Attestation manifests are left out: they name the digests
 // before normalization.
-func Normalize(kind string, a Artifact, epoch time.Time, platforms []string) (Artifact, error) {
+func Normalize(kind string, a Artifact, epoch time.Time, platforms []string, v Verdicts) (Artifact, error) {
 	switch a := a.(type) {
 	case v1.Image:
 		if err := checkPlatforms(kind, []v1.Image{a}, platforms); err != nil {
 			return nil, err
 		}
-		return NormalizeImage(a, epoch)
+		return NormalizeImage(a, epoch, v)
 	case v1.ImageIndex:
 		im, err := a.IndexManifest()
 		if err != nil {
@@ -80,7 +80,7 @@ func Normalize(kind string, a Artifact, epoch time.Time, platforms []string) (Ar
 		}
 		out := mutate.IndexMediaType(empty.Index, im.MediaType)
 		for i, img := range imgs {
-			n, err := NormalizeImage(img, epoch)
+			n, err := NormalizeImage(img, epoch, v)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", platformOf(descs[i].Platform), err)
 			}

@@ -28,6 +28,9 @@ type Prepare struct {
 	Created time.Time `json:"created"`
 	// Platforms asked for; none: the one image the tarball holds.
 	Platforms []string `json:"platforms,omitempty"`
+	// Verdicts is a folder kept between publishes (see Verdicts); none: every
+	// layer is read.
+	Verdicts string `json:"verdicts,omitempty"`
 }
 
 // Request is the second step, run on every publish: push the prepared image.
@@ -60,7 +63,7 @@ func Normalized(p Prepare, work, out string) error {
 	if err != nil {
 		return err
 	}
-	n, err := Normalize(p.Kind, loaded, p.Created, p.Platforms)
+	n, err := Normalize(p.Kind, loaded, p.Created, p.Platforms, Verdicts{Dir: p.Verdicts})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,87 @@
+package ocipublish
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/stretchr/testify/require"
+)
+
+// goRootLayer is the Go installation as one gzip layer with times before
+// the commit: real binaries and sources, a stand-in for a base image's layer
+// (node:24-slim's largest is about 200 MB unpacked).
+func goRootLayer(b *testing.B) ([]byte, int64) {
+	var raw bytes.Buffer
+	tw := tar.NewWriter(&raw)
+	root := runtime.GOROOT()
+	require.NoError(b, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		require.NoError(b, tw.WriteHeader(&tar.Header{Name: rel, Mode: 0o644, Size: info.Size(), ModTime: baseBuilt}))
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(tw, f)
+		return err
+	}))
+	require.NoError(b, tw.Close())
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, err := zw.Write(raw.Bytes())
+	require.NoError(b, err)
+	require.NoError(b, zw.Close())
+	return gz.Bytes(), int64(raw.Len())
+}
+
+func BenchmarkNormalizeRealBaseLayer(b *testing.B) {
+	gz, size := goRootLayer(b)
+	b.Logf("base layer: %d MB unpacked, %d MB gzip", size>>20, len(gz)>>20)
+	base, err := tarball.LayerFromOpener(opener(gz), tarball.WithMediaType(types.OCILayer))
+	require.NoError(b, err)
+	img, err := mutate.AppendLayers(mutate.MediaType(empty.Image, types.OCIManifestSchema1), base)
+	require.NoError(b, err)
+	for _, bc := range []struct {
+		name string
+		v    Verdicts
+	}{
+		{"read", Verdicts{}},                       // a cold run: the layer is read
+		{"remembered", Verdicts{Dir: b.TempDir()}}, // a run whose build changed: its verdict is known
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			if _, err := NormalizeImage(img, commit, bc.v); err != nil { // records the verdict
+				b.Fatal(err)
+			}
+			if bc.v.Dir == "" {
+				b.SetBytes(size)
+			}
+			for b.Loop() {
+				n, err := NormalizeImage(img, commit, bc.v)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := n.Digest(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
