@@ -212,7 +212,7 @@ func (r *Release) Sign(
 	attestSbom bool,
 	// cosign's published image, whose /ko-app/cosign is used (pin it by digest: name:tag@sha256:…)
 	// +optional
-	// +default="gcr.io/projectsigstore/cosign:v2.6.5"
+	// +default="gcr.io/projectsigstore/cosign:v2.6.5@sha256:ad281047f85c5e1fc6ffbc30c2b55be3b07b4032bef715a12122ce5829619aca"
 	cosignImage string,
 	// syft's published image, for --attest-sbom (default: docker.io/anchore/syft:v1.57.1)
 	// +optional

@@ -259,7 +259,7 @@ func (t *Tests) PublishIsReproducible(ctx context.Context) error {
 func cosign() *dagger.Container {
 	return dag.Container().From("alpine:3.22").
 		WithExec([]string{"apk", "add", "--no-cache", "socat"}).
-		WithFile("/usr/local/bin/cosign", dag.Container().From("gcr.io/projectsigstore/cosign:v2.6.5").File("/ko-app/cosign"))
+		WithFile("/usr/local/bin/cosign", dag.Container().From("gcr.io/projectsigstore/cosign:v2.6.5@sha256:ad281047f85c5e1fc6ffbc30c2b55be3b07b4032bef715a12122ce5829619aca").File("/ko-app/cosign"))
 }
 
 // With sign --attest-sbom, cosign verify and verify-attestation succeed against the pushed digest, and the backend's SBOM lists its npm package.

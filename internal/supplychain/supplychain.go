@@ -20,12 +20,14 @@ const (
 
 // The tools' published images at the same versions, and where each keeps
 // its binary (syft's image is the binary at /syft; cosign's is built with
-// ko, which puts it at /ko-app/cosign). Pinned by version; a digest is
-// checked by the engine when one is given (--syft-image, --cosign-image).
+// ko, which puts it at /ko-app/cosign). cosign's is pinned by its index
+// digest, as four public repositories pinned it (2026; no registry is
+// reachable where this module is developed, so syft's, which none gave, is
+// pinned by version only); the engine checks a digest when it pulls.
 const (
 	SyftImage    = "docker.io/anchore/syft:v1.57.1"
 	SyftBinary   = "/syft"
-	CosignImage  = "gcr.io/projectsigstore/cosign:v2.6.5"
+	CosignImage  = "gcr.io/projectsigstore/cosign:v2.6.5@sha256:ad281047f85c5e1fc6ffbc30c2b55be3b07b4032bef715a12122ce5829619aca"
 	CosignBinary = "/ko-app/cosign"
 )
 

@@ -438,7 +438,7 @@ func TestLoadingTheModuleUploadsWhatItNeeds(t *testing.T) {
 		require.NoError(t, err)
 		size += info.Size()
 	}
-	for _, needed := range []string{"main.go", "go.mod", "go.sum", "internal/ocipublish/publish.go", "cmd/oci-publish/main.go",
+	for _, needed := range []string{"main.go", "go.mod", "go.sum", "internal/ocipublish/publish.go", "internal/commands/ocipublish.go", "internal/busybox/busybox.go",
 		"docker/frontend.Dockerfile", "examples/app/package.json", "examples/app/package-lock.json", "dagger.json"} {
 		assert.False(t, excluded(needed), "%s is needed at run time", needed)
 	}
@@ -467,7 +467,11 @@ func TestToolImagesAreThePinnedVersions(t *testing.T) {
 			assert.Equal(t, strconv.Quote(tc.image), arg.DefaultValue.String(), "%s --%s defaults to the pinned image", tc.fn, tc.arg)
 		}
 		_, version, _ := strings.Cut(tc.pkg, "@")
-		assert.True(t, strings.HasSuffix(tc.image, ":"+version), "%s is the version built from source, %s", tc.image, version)
+		tagged, digest, pinned := strings.Cut(tc.image, "@")
+		assert.True(t, strings.HasSuffix(tagged, ":"+version), "%s is the version built from source, %s", tc.image, version)
+		if pinned {
+			assert.Regexp(t, "^sha256:[0-9a-f]{64}$", digest, "%s is pinned by a whole digest", tc.image)
+		}
 	}
 }
 

@@ -2738,7 +2738,7 @@ type LowcodePipelineReleaseSignOpts struct {
 	AttestSbom bool // lowcode-pipeline (../../:0:0)
 	// cosign's published image, whose /ko-app/cosign is used (pin it by digest: name:tag@sha256:…)
 	//
-	// Default: "gcr.io/projectsigstore/cosign:v2.6.5"
+	// Default: "gcr.io/projectsigstore/cosign:v2.6.5@sha256:ad281047f85c5e1fc6ffbc30c2b55be3b07b4032bef715a12122ce5829619aca"
 	CosignImage string // lowcode-pipeline (../../:0:0)
 	// syft's published image, for --attest-sbom (default: docker.io/anchore/syft:v1.57.1)
 	SyftImage string // lowcode-pipeline (../../:0:0)
