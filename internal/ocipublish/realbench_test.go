@@ -7,8 +7,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -24,7 +25,9 @@ import (
 func goRootLayer(b *testing.B) ([]byte, int64) {
 	var raw bytes.Buffer
 	tw := tar.NewWriter(&raw)
-	root := runtime.GOROOT()
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	require.NoError(b, err)
+	root := strings.TrimSpace(string(goroot))
 	require.NoError(b, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
 			return err
@@ -46,7 +49,7 @@ func goRootLayer(b *testing.B) ([]byte, int64) {
 	require.NoError(b, tw.Close())
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
-	_, err := zw.Write(raw.Bytes())
+	_, err = zw.Write(raw.Bytes())
 	require.NoError(b, err)
 	require.NoError(b, zw.Close())
 	return gz.Bytes(), int64(raw.Len())
