@@ -107,9 +107,10 @@ func (m *LowcodePipeline) Deliver(
 	if _, err := prepareWebhook(deployRequest{url: webhookUrl, token: "checked-later", allowHTTP: allowHttp}); err != nil {
 		return nil, err
 	}
-	// The base images do not depend on the install: pull them while it runs.
-	pulled := pullBaseImages(ctx, source, buildArg, nodeImage)
-	defer pulled()
+	// What publish needs beside the build does not depend on the install:
+	// fetch it while the install runs.
+	fetched := prefetch(ctx, source, buildArg, nodeImage)
+	defer fetched()
 	b, err := m.Build(ctx, source, toolkit, drawPackage, codeAsData, codeAsDataArg, buildArg, nodeImage, npmrc)
 	if err != nil {
 		return nil, err
@@ -130,25 +131,32 @@ func (m *LowcodePipeline) Deliver(
 	return &Delivery{Summary: doc.Text(), Json: results.JSON(doc), Build: b, Release: rel, Payload: p, Receipt: rec}, nil
 }
 
-// pullBaseImages starts pulling, for the engine's platform, the images the
-// three Dockerfiles start from, and returns a function that waits for the
-// pulls. A pull that fails is left to the image build to report.
-func pullBaseImages(ctx context.Context, source *dagger.Directory, buildArg []string, nodeImage string) (wait func()) {
+// prefetch starts fetching, for the engine's platform, the images the three
+// Dockerfiles start from and publish's tool container (its image and the
+// module's binary), and returns a function that waits for them. What fails
+// is left to the step that uses it to report.
+func prefetch(ctx context.Context, source *dagger.Directory, buildArg []string, nodeImage string) (wait func()) {
 	dockerfiles := map[images.Kind][]byte{}
 	for _, kind := range images.Kinds {
 		if text, err := dockerfileOf(ctx, source, kind).Contents(ctx); err == nil {
 			dockerfiles[kind] = []byte(text)
 		}
 	}
-	refs := images.BaseImagesOf(dockerfiles, nodebuild.ImageOrDefault(nodeImage), buildArg)
-	// A pull that hangs must not hold deliver: the image build pulls again.
-	pullCtx, cancel := context.WithTimeout(ctx, basePullTimeout)
+	var ctrs []*dagger.Container
+	for _, ref := range images.BaseImagesOf(dockerfiles, nodebuild.ImageOrDefault(nodeImage), buildArg) {
+		ctrs = append(ctrs, dag.Container().From(ref))
+	}
+	if tool, err := publishTool(); err == nil {
+		ctrs = append(ctrs, tool)
+	}
+	// A fetch that hangs must not hold deliver: the step that needs it fetches again.
+	fetchCtx, cancel := context.WithTimeout(ctx, prefetchTimeout)
 	var wg sync.WaitGroup
-	for _, ref := range refs {
-		wg.Go(func() { _, _ = dag.Container().From(ref).Sync(pullCtx) })
+	for _, ctr := range ctrs {
+		wg.Go(func() { _, _ = ctr.Sync(fetchCtx) })
 	}
 	return func() { wg.Wait(); cancel() }
 }
 
-// basePullTimeout bounds the early pulls of the base images.
-const basePullTimeout = 5 * time.Minute
+// prefetchTimeout bounds the early fetches.
+const prefetchTimeout = 5 * time.Minute

@@ -290,6 +290,11 @@ func imageDocs(refs []*PushedImage) []results.PushedImage {
 	return out
 }
 
+// publishTool is the container oci-publish runs in.
+func publishTool() (*dagger.Container, error) {
+	return withTool(dag.Container().From(runtimeImage), "oci-publish")
+}
+
 // publishTimeout bounds the push of one image, all its tags.
 const publishTimeout = "15m"
 
@@ -314,7 +319,7 @@ func (r *Release) push(ctx context.Context, target images.Target, variants []*da
 	if err != nil {
 		return nil, err
 	}
-	tool, err := withTool(dag.Container().From(runtimeImage), "oci-publish")
+	tool, err := publishTool()
 	if err != nil {
 		return nil, err
 	}
