@@ -109,7 +109,7 @@ func (m *LowcodePipeline) Deliver(
 	}
 	// What publish needs beside the build does not depend on the install:
 	// fetch it while the install runs.
-	fetched := prefetch(ctx, source, buildArg, nodeImage)
+	fetched := prefetch(ctx, source, buildArg, nodeImage, platform)
 	defer fetched()
 	b, err := m.Build(ctx, source, toolkit, drawPackage, codeAsData, codeAsDataArg, buildArg, nodeImage, npmrc)
 	if err != nil {
@@ -131,29 +131,47 @@ func (m *LowcodePipeline) Deliver(
 	return &Delivery{Summary: doc.Text(), Json: results.JSON(doc), Build: b, Release: rel, Payload: p, Receipt: rec}, nil
 }
 
-// prefetch starts fetching, for the engine's platform, the images the three
-// Dockerfiles start from and publish's tool container (its image and the
-// module's binary), and returns a function that waits for them. What fails
-// is left to the step that uses it to report.
-func prefetch(ctx context.Context, source *dagger.Directory, buildArg []string, nodeImage string) (wait func()) {
+// prefetch starts fetching the images the three Dockerfiles start from,
+// the base image of each as normalize reads it (for the platforms asked),
+// and publish's tool container (its image and the module's binary), and
+// returns a function that waits for them. What fails is left to the step
+// that uses it to report.
+func prefetch(ctx context.Context, source *dagger.Directory, buildArg []string, nodeImage string, platform []dagger.Platform) (wait func()) {
+	nodeImage = nodebuild.ImageOrDefault(nodeImage)
+	platforms := make([]string, len(platform))
+	for i, p := range platform {
+		platforms[i] = string(p)
+	}
 	dockerfiles := map[images.Kind][]byte{}
+	var fetches []func(context.Context) error
 	for _, kind := range images.Kinds {
-		if text, err := dockerfileOf(ctx, source, kind).Contents(ctx); err == nil {
-			dockerfiles[kind] = []byte(text)
+		text, err := dockerfileOf(ctx, source, kind).Contents(ctx)
+		if err != nil {
+			continue
+		}
+		dockerfiles[kind] = []byte(text)
+		// what normalize reads of the image's base
+		if args, err := images.BuildArgs(kind, nodeImage, buildArg); err == nil {
+			if ref, err := images.FinalBase([]byte(text), args); err == nil && ref != "" {
+				fetches = append(fetches, func(ctx context.Context) error { _, err := baseTarball(ref, platforms).Sync(ctx); return err })
+			}
 		}
 	}
-	var ctrs []*dagger.Container
-	for _, ref := range images.BaseImagesOf(dockerfiles, nodebuild.ImageOrDefault(nodeImage), buildArg) {
+	ctrs := []*dagger.Container{}
+	for _, ref := range images.BaseImagesOf(dockerfiles, nodeImage, buildArg) {
 		ctrs = append(ctrs, dag.Container().From(ref))
 	}
 	if tool, err := publishTool(); err == nil {
 		ctrs = append(ctrs, tool)
 	}
+	for _, ctr := range ctrs {
+		fetches = append(fetches, func(ctx context.Context) error { _, err := ctr.Sync(ctx); return err })
+	}
 	// A fetch that hangs must not hold deliver: the step that needs it fetches again.
 	fetchCtx, cancel := context.WithTimeout(ctx, prefetchTimeout)
 	var wg sync.WaitGroup
-	for _, ctr := range ctrs {
-		wg.Go(func() { _, _ = ctr.Sync(fetchCtx) })
+	for _, fetch := range fetches {
+		wg.Go(func() { _ = fetch(fetchCtx) })
 	}
 	return func() { wg.Wait(); cancel() }
 }

@@ -159,7 +159,8 @@ func (b *Build) Publish(
 		variants := recipes[target.Kind].variants(platforms)
 		rel.Images[slices.Index(images.Kinds, target.Kind)] = variants[0]
 		g.Go(func() error {
-			refs, err := rel.push(gctx, target, variants, ocipublish.Epoch(epoch), platforms)
+			base := baseTarball(recipes[target.Kind].base, platforms)
+			refs, err := rel.push(gctx, target, variants, base, ocipublish.Epoch(epoch), platforms)
 			mu.Lock()
 			defer mu.Unlock()
 			pushed[target.Kind] = refs
@@ -313,17 +314,22 @@ const (
 // depends on its inputs only; push, which reads every tag back at the
 // digest, runs on every call. So a run where nothing changed only pushes
 // (each blob is found in the registry).
-func (r *Release) push(ctx context.Context, target images.Target, variants []*dagger.Container, epoch time.Time, platforms []string) ([]*PushedImage, error) {
-	const tarball, normalizedAt = "/run/lowcode-pipeline/image.tar", "/run/lowcode-pipeline/normalized"
-	prepare, err := json.Marshal(ocipublish.Prepare{Kind: string(target.Kind), Tarball: tarball, Created: epoch, Platforms: platforms, Verdicts: verdictsDir})
-	if err != nil {
-		return nil, err
-	}
+func (r *Release) push(ctx context.Context, target images.Target, variants []*dagger.Container, base *dagger.File, epoch time.Time, platforms []string) ([]*PushedImage, error) {
+	const tarball, baseAt, normalizedAt = "/run/lowcode-pipeline/image.tar", "/run/lowcode-pipeline/base.tar", "/run/lowcode-pipeline/normalized"
+	prep := ocipublish.Prepare{Kind: string(target.Kind), Tarball: tarball, Created: epoch, Platforms: platforms, Verdicts: verdictsDir}
 	tool, err := publishTool()
 	if err != nil {
 		return nil, err
 	}
-	normalized := tool.
+	normalizer := tool
+	if base != nil {
+		prep.BaseTarball, normalizer = baseAt, tool.WithMountedFile(baseAt, base)
+	}
+	prepare, err := json.Marshal(prep)
+	if err != nil {
+		return nil, err
+	}
+	normalized := normalizer.
 		WithMountedCache(verdictsDir, dag.CacheVolume(verdictsCache)).
 		WithMountedFile(tarball, variants[0].AsTarball(dagger.ContainerAsTarballOpts{PlatformVariants: variants[1:]})).
 		WithNewFile("/run/lowcode-pipeline/prepare.json", string(prepare)).
@@ -430,6 +436,7 @@ type recipe struct {
 	dockerfile *dagger.File
 	args       []dagger.BuildArg
 	labels     [][2]string
+	base       string // the image the Dockerfile's last stage starts from; "" for none known
 }
 
 // recipe checks the image's settings and finds its Dockerfile, once.
@@ -446,7 +453,28 @@ func (b *Build) recipe(ctx context.Context, kind images.Kind, labels [][2]string
 	for _, a := range args {
 		r.args = append(r.args, dagger.BuildArg{Name: a[0], Value: a[1]})
 	}
+	// A Dockerfile that does not read is the image build's to report.
+	if text, err := r.dockerfile.Contents(ctx); err == nil {
+		r.base, _ = images.FinalBase([]byte(text), args)
+	}
 	return r, nil
+}
+
+// baseTarball is the image ref for each platform ("" the engine's), as
+// normalize reads what a built image has of it (ocipublish.Base); nil
+// without a ref.
+func baseTarball(ref string, platforms []string) *dagger.File {
+	if ref == "" {
+		return nil
+	}
+	if len(platforms) == 0 {
+		platforms = []string{""}
+	}
+	ctrs := make([]*dagger.Container, len(platforms))
+	for i, p := range platforms {
+		ctrs[i] = dag.Container(dagger.ContainerOpts{Platform: dagger.Platform(p)}).From(ref)
+	}
+	return ctrs[0].AsTarball(dagger.ContainerAsTarballOpts{PlatformVariants: ctrs[1:]})
 }
 
 // dockerfileOf is the project's docker/<kind>.Dockerfile, or this module's

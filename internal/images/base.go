@@ -17,11 +17,48 @@ import (
 // names an unset argument are left out. The module pulls them while the
 // project installs, so the image builds need not wait for them.
 func BaseImages(dockerfile []byte, args [][2]string) ([]string, error) {
+	stages, err := readStages(dockerfile, args)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, s := range stages {
+		if s.image != "" && !slices.Contains(out, s.image) {
+			out = append(out, s.image)
+		}
+	}
+	return out, nil
+}
+
+// FinalBase is the image the Dockerfile's last stage starts from, through
+// the stages it is built on: the image whose layers and history lead the
+// built image's. "" when that is scratch or a base that names an unset
+// argument: then no layer of the image is known to be the base's.
+func FinalBase(dockerfile []byte, args [][2]string) (string, error) {
+	stages, err := readStages(dockerfile, args)
+	if err != nil || len(stages) == 0 {
+		return "", err
+	}
+	s := stages[len(stages)-1]
+	for s.earlier >= 0 {
+		s = stages[s.earlier]
+	}
+	return s.image, nil
+}
+
+// stage is what one FROM starts from: an image (or "" for none that can be
+// pulled), or an earlier stage (its index; -1 for none).
+type stage struct {
+	image   string
+	earlier int
+}
+
+func readStages(dockerfile []byte, args [][2]string) ([]stage, error) {
 	res, err := parser.Parse(bytes.NewReader(dockerfile))
 	if err != nil {
 		return nil, fmt.Errorf("read the Dockerfile: %w", err)
 	}
-	stages, metaArgs, err := instructions.Parse(res.AST, nil)
+	parsed, metaArgs, err := instructions.Parse(res.AST, nil)
 	if err != nil {
 		return nil, fmt.Errorf("read the Dockerfile: %w", err)
 	}
@@ -40,20 +77,21 @@ func BaseImages(dockerfile []byte, args [][2]string) ([]string, error) {
 		}
 	}
 	lex := shell.NewLex(res.EscapeToken)
-	var out []string
-	var names []string
-	for _, s := range stages {
+	stages := make([]stage, len(parsed))
+	var names []string // stage names, lower-cased, by index ("" for none)
+	for i, s := range parsed {
+		stages[i].earlier = -1
 		base, _, err := lex.ProcessWord(s.BaseName, shell.EnvsFromSlice(env))
 		switch {
-		case err != nil, base == "", base == "scratch", strings.Contains(base, "$"), slices.Contains(names, strings.ToLower(base)):
-		case !slices.Contains(out, base):
-			out = append(out, base)
+		case err != nil, base == "", base == "scratch", strings.Contains(base, "$"):
+		case slices.Contains(names, strings.ToLower(base)):
+			stages[i].earlier = slices.Index(names, strings.ToLower(base))
+		default:
+			stages[i].image = base
 		}
-		if s.Name != "" {
-			names = append(names, strings.ToLower(s.Name))
-		}
+		names = append(names, strings.ToLower(s.Name))
 	}
-	return out, nil
+	return stages, nil
 }
 
 // BaseImagesOf are the base images of the kinds' Dockerfiles, each once, in

@@ -3,6 +3,7 @@ package images
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -327,4 +328,56 @@ func TestBaseImagesOfTheThreeDockerfilesEachOnce(t *testing.T) {
 	assert.Equal(t, []string{"busybox:stable", "nginx:stable", "node:22-slim"}, BaseImagesOf(files, "node:22", nil),
 		"the backend's base follows --node-image")
 	assert.Nil(t, BaseImagesOf(files, "node:24", []string{"SOURCES_PATH=x"}), "arguments that do not check give none")
+}
+
+func TestFinalBaseIsTheImageTheLastStageGrowsFrom(t *testing.T) {
+	for _, k := range Kinds {
+		data, err := os.ReadFile(filepath.Join("../..", k.Dockerfile()))
+		require.NoError(t, err)
+		args, err := BuildArgs(k, "node:24", nil)
+		require.NoError(t, err)
+		got, err := FinalBase(data, args)
+		require.NoError(t, err)
+		assert.Equal(t, map[Kind]string{Frontend: "nginx:stable", Backend: "node:24-slim", CodeAsData: "busybox:stable"}[k], got,
+			"%s: the final stage's base, not the helper stage's", k)
+	}
+	for _, tc := range []struct{ name, dockerfile, want string }{
+		{"one stage", "FROM alpine:3.22\nCOPY x /x\n", "alpine:3.22"},
+		{"through the stages it is built on", "FROM node:24 AS deps\nFROM deps AS build\nRUN true\nFROM build\nCOPY x /x\n", "node:24"},
+		{"stage names are not case-sensitive", "FROM node:24 AS Deps\nFROM DEPS\n", "node:24"},
+		{"scratch has no base", "FROM golang:1.26 AS b\nFROM scratch\nCOPY --from=b /x /x\n", ""},
+		{"an argument without a value", "ARG BASE\nFROM ${BASE}\n", ""},
+		{"a global argument", "ARG BASE=nginx:1.29\nFROM busybox AS site\nFROM ${BASE}\n", "nginx:1.29"},
+		{"a later stage's name is not an earlier one", "FROM app\nFROM alpine AS app\n", "alpine"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := FinalBase([]byte(tc.dockerfile), nil)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+	got, err := FinalBase([]byte("ARG BASE=nginx:1.29\nFROM ${BASE}\n"), [][2]string{{"BASE", "vendor.example.com/web:stable"}})
+	require.NoError(t, err)
+	assert.Equal(t, "vendor.example.com/web:stable", got, "a build argument replaces its default")
+	_, err = FinalBase([]byte("FROM\n"), nil)
+	assert.ErrorContains(t, err, "read the Dockerfile")
+}
+
+func FuzzDockerfileBases(f *testing.F) {
+	for _, k := range Kinds {
+		data, err := os.ReadFile(filepath.Join("../..", k.Dockerfile()))
+		require.NoError(f, err)
+		f.Add(data)
+	}
+	f.Add([]byte("FROM a AS b\nFROM b\n"))
+	f.Fuzz(func(t *testing.T, dockerfile []byte) {
+		bases, err := BaseImages(dockerfile, nil)
+		final, ferr := FinalBase(dockerfile, nil)
+		if (err == nil) != (ferr == nil) {
+			t.Fatalf("BaseImages and FinalBase disagree on reading it: %v / %v", err, ferr)
+		}
+		if ferr == nil && final != "" && !slices.Contains(bases, final) {
+			t.Fatalf("final base %q is not among the bases %q", final, bases)
+		}
+	})
 }

@@ -42,15 +42,16 @@ func Epoch(created time.Time) time.Time {
 	return created.UTC()
 }
 
-// NormalizeImage clamps every time in img to epoch: the config's created,
-// each history entry's, and the file times in each layer. A layer with no
-// time after epoch (a base image's, mostly) is kept byte for byte, so it
-// keeps its digest and is not uploaded again; a layer with one is rewritten
-// with every time clamped, no access or change time, and gzip at the
-// default level, so equal contents give equal bytes whenever they were built.
-// Whether a layer holds a later time is taken from v when it knows, and
-// recorded there when it does not.
-func NormalizeImage(img v1.Image, epoch time.Time, v Verdicts) (v1.Image, error) {
+// NormalizeImage clamps every time the build wrote in img to epoch: the
+// config's created, each history entry's, and the file times in each layer.
+// What img has of its base (see Base; nil for none) is kept as it is. A
+// layer with no time after epoch is kept byte for byte too, so it keeps its
+// digest and is not uploaded again; a layer with one is rewritten with every
+// time clamped, no access or change time, and gzip at the default level, so
+// equal contents give equal bytes whenever they were built. Whether a layer
+// holds a later time is taken from v when it knows, and recorded there when
+// it does not.
+func NormalizeImage(img v1.Image, epoch time.Time, v Verdicts, base *Base) (v1.Image, error) {
 	epoch = epoch.UTC().Truncate(time.Second)
 	manifest, err := img.Manifest()
 	if err != nil {
@@ -65,10 +66,13 @@ func NormalizeImage(img v1.Image, epoch time.Time, v Verdicts) (v1.Image, error)
 	if err != nil {
 		return nil, fmt.Errorf("read the image layers: %w", err)
 	}
+	keptLayers, keptHistory := keptOf(cfg, base)
 	out := make([]v1.Layer, len(layers))
 	cfg.RootFS.DiffIDs = make([]v1.Hash, len(layers))
 	for i, l := range layers {
-		if out[i], err = clampLayer(l, epoch, v); err != nil {
+		if i < keptLayers {
+			out[i] = l
+		} else if out[i], err = clampLayer(l, epoch, v); err != nil {
 			return nil, fmt.Errorf("layer %d: %w", i, err)
 		}
 		if cfg.RootFS.DiffIDs[i], err = out[i].DiffID(); err != nil {
@@ -76,16 +80,16 @@ func NormalizeImage(img v1.Image, epoch time.Time, v Verdicts) (v1.Image, error)
 		}
 	}
 	cfg.Created = v1.Time{Time: Clamp(cfg.Created.UTC(), epoch)}
-	for i := range cfg.History {
+	for i := keptHistory; i < len(cfg.History); i++ {
 		cfg.History[i].Created = v1.Time{Time: Clamp(cfg.History[i].Created.UTC(), epoch)}
 	}
 
-	base := mutate.MediaType(empty.Image, manifest.MediaType)
-	base = mutate.ConfigMediaType(base, manifest.Config.MediaType)
+	start := mutate.MediaType(empty.Image, manifest.MediaType)
+	start = mutate.ConfigMediaType(start, manifest.Config.MediaType)
 	if len(manifest.Annotations) > 0 {
-		base = mutate.Annotations(base, manifest.Annotations).(v1.Image)
+		start = mutate.Annotations(start, manifest.Annotations).(v1.Image)
 	}
-	withLayers, err := mutate.AppendLayers(base, out...)
+	withLayers, err := mutate.AppendLayers(start, out...)
 	if err != nil {
 		return nil, err
 	}

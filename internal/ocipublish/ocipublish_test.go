@@ -6,9 +6,11 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,12 +33,19 @@ var (
 	baseBuilt = time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC) // before the commit
 )
 
-// layer is a gzip layer of the files, every header at mtime.
+// layer is a gzip layer of the files, every header at mtime, in a fixed
+// order (the page's files first, as the tests read them back).
 func layer(t *testing.T, mtime time.Time, files map[string]string) v1.Layer {
 	t.Helper()
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	for _, n := range []string{"index.html", "app.js", "etc/os-release"} {
+	names := []string{"index.html", "app.js"}
+	for _, n := range slices.Sorted(maps.Keys(files)) {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	for _, n := range names {
 		body, ok := files[n]
 		if !ok {
 			continue
@@ -89,20 +98,20 @@ func TestTheSameSourcesBuiltAtOtherTimesGiveTheSameDigest(t *testing.T) {
 	monday, tuesday := build(t, commit.Add(24*time.Hour), amd64), build(t, commit.Add(48*time.Hour), amd64)
 	require.NotEqual(t, digestOf(t, monday), digestOf(t, tuesday), "as built, the clock is in the digest")
 
-	a, err := Normalize("frontend", monday, commit, nil, Verdicts{})
+	a, err := Normalize("frontend", monday, Options{Epoch: commit})
 	require.NoError(t, err)
-	b, err := Normalize("frontend", tuesday, commit, nil, Verdicts{})
+	b, err := Normalize("frontend", tuesday, Options{Epoch: commit})
 	require.NoError(t, err)
 	assert.Equal(t, digestOf(t, a), digestOf(t, b), "normalized, only the inputs are")
 
-	other, err := Normalize("frontend", monday, commit.Add(time.Second), nil, Verdicts{})
+	other, err := Normalize("frontend", monday, Options{Epoch: commit.Add(time.Second)})
 	require.NoError(t, err)
 	assert.NotEqual(t, digestOf(t, a), digestOf(t, other), "--created is an input")
 }
 
 func TestNormalizingClampsTimesAndKeepsWhatIsOlder(t *testing.T) {
 	img := build(t, commit.Add(time.Hour), amd64)
-	n, err := Normalize("frontend", img, commit, nil, Verdicts{})
+	n, err := Normalize("frontend", img, Options{Epoch: commit})
 	require.NoError(t, err)
 	out := n.(v1.Image)
 
@@ -151,7 +160,7 @@ func TestPlatformsAreCheckedBeforeAnythingIsPushed(t *testing.T) {
 		mutate.IndexAddendum{Add: build(t, commit.Add(time.Hour), amd64), Descriptor: v1.Descriptor{Platform: &amd64}},
 		mutate.IndexAddendum{Add: build(t, commit.Add(time.Hour), amd64), Descriptor: v1.Descriptor{Platform: &arm}})
 
-	_, err := Normalize("frontend", idx, commit, []string{"linux/amd64", "linux/arm64"}, Verdicts{})
+	_, err := Normalize("frontend", idx, Options{Epoch: commit, Platforms: []string{"linux/amd64", "linux/arm64"}})
 	require.Error(t, err, "a base image without arm64 gives amd64 twice")
 	assert.ErrorContains(t, err, "linux/arm64 is missing")
 	assert.ErrorContains(t, err, "nothing was pushed")
@@ -159,14 +168,14 @@ func TestPlatformsAreCheckedBeforeAnythingIsPushed(t *testing.T) {
 	good := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
 		mutate.IndexAddendum{Add: build(t, commit.Add(time.Hour), amd64), Descriptor: v1.Descriptor{Platform: &amd64}},
 		mutate.IndexAddendum{Add: build(t, commit.Add(time.Hour), arm), Descriptor: v1.Descriptor{Platform: &arm}})
-	n, err := Normalize("frontend", good, commit, []string{"linux/amd64", "linux/arm64"}, Verdicts{})
+	n, err := Normalize("frontend", good, Options{Epoch: commit, Platforms: []string{"linux/amd64", "linux/arm64"}})
 	require.NoError(t, err)
 	im, err := n.(v1.ImageIndex).IndexManifest()
 	require.NoError(t, err)
 	require.Len(t, im.Manifests, 2)
 	assert.Equal(t, "arm64", im.Manifests[1].Platform.Architecture, "each manifest keeps its platform")
 
-	_, err = Normalize("frontend", build(t, commit, amd64), commit, []string{"linux/arm64"}, Verdicts{})
+	_, err = Normalize("frontend", build(t, commit, amd64), Options{Epoch: commit, Platforms: []string{"linux/arm64"}})
 	assert.ErrorContains(t, err, "linux/arm64 is missing")
 }
 
@@ -196,7 +205,7 @@ func loopbackRegistry(t *testing.T) string {
 
 func TestPushWritesEveryTagAndPinsTheDigest(t *testing.T) {
 	host := loopbackRegistry(t)
-	n, err := Normalize("frontend", build(t, commit.Add(time.Hour), amd64), commit, nil, Verdicts{})
+	n, err := Normalize("frontend", build(t, commit.Add(time.Hour), amd64), Options{Epoch: commit})
 	require.NoError(t, err)
 	refs := []string{host + "/team/frontend:1.0.0", host + "/team/frontend:latest"}
 	pushed, err := Push(context.Background(), n, Target{Refs: refs, Insecure: true, Timeout: time.Minute})
@@ -215,7 +224,7 @@ func TestPushWritesEveryTagAndPinsTheDigest(t *testing.T) {
 
 func TestPushReachesAServiceUnderAnotherNameAndReportsTheGivenOne(t *testing.T) {
 	host := loopbackRegistry(t)
-	n, err := Normalize("backend", build(t, commit, amd64), commit, nil, Verdicts{})
+	n, err := Normalize("backend", build(t, commit, amd64), Options{Epoch: commit})
 	require.NoError(t, err)
 	pushed, err := Push(context.Background(), n, Target{Refs: []string{"localhost:5000/team/backend:1"}, Connect: host, Insecure: true})
 	require.NoError(t, err)
@@ -228,7 +237,7 @@ func TestPushReachesAServiceUnderAnotherNameAndReportsTheGivenOne(t *testing.T) 
 }
 
 func TestPushNamesItsTimeLimit(t *testing.T) {
-	n, err := Normalize("frontend", build(t, commit, amd64), commit, nil, Verdicts{})
+	n, err := Normalize("frontend", build(t, commit, amd64), Options{Epoch: commit})
 	require.NoError(t, err)
 	// A server that accepts and never answers.
 	hang := make(httpHang)
@@ -241,7 +250,7 @@ func TestPushNamesItsTimeLimit(t *testing.T) {
 }
 
 func TestPushRefusesAReferenceWithoutATag(t *testing.T) {
-	n, err := Normalize("frontend", build(t, commit, amd64), commit, nil, Verdicts{})
+	n, err := Normalize("frontend", build(t, commit, amd64), Options{Epoch: commit})
 	require.NoError(t, err)
 	_, err = Push(context.Background(), n, Target{Refs: []string{"registry.example.com/Team/front"}})
 	assert.ErrorContains(t, err, `reference "registry.example.com/Team/front"`)
@@ -297,7 +306,7 @@ func BenchmarkNormalize(b *testing.B) {
 	img, err := mutate.AppendLayers(mutate.MediaType(empty.Image, types.OCIManifestSchema1), big(32<<20, baseBuilt), big(2<<20, commit.Add(time.Hour)))
 	require.NoError(b, err)
 	for b.Loop() {
-		n, err := NormalizeImage(img, commit, Verdicts{})
+		n, err := NormalizeImage(img, commit, Verdicts{}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -46,22 +46,51 @@ func Load(dir string) (Artifact, error) {
 	return idx.Image(root.Digest)
 }
 
-// Normalize clamps every time of the artifact to epoch (NormalizeImage on
-// each platform's image) and checks, before anything is pushed, that it
-// holds exactly the platforms asked for (none asked: one image, any
-// platform). Attestation manifests are left out: they name the digests
-// before normalization.
-func Normalize(kind string, a Artifact, epoch time.Time, platforms []string, v Verdicts) (Artifact, error) {
-	switch a := a.(type) {
-	case v1.Image:
-		if err := checkPlatforms(kind, []v1.Image{a}, platforms); err != nil {
+// Normalize clamps every time the build wrote in the artifact to o.Epoch
+// (NormalizeImage on each platform's image, with that platform's base) and
+// checks, before anything is pushed, that it holds exactly the platforms
+// asked for (none asked: one image, any platform). Attestation manifests
+// are left out: they name the digests before normalization.
+func Normalize(kind string, a Artifact, o Options) (Artifact, error) {
+	imgs, descs, err := imagesOf(a)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPlatforms(kind, imgs, o.Platforms); err != nil {
+		return nil, err
+	}
+	if idx, ok := a.(v1.ImageIndex); ok {
+		im, err := idx.IndexManifest()
+		if err != nil {
 			return nil, err
 		}
-		return NormalizeImage(a, epoch, v)
+		out := mutate.IndexMediaType(empty.Index, im.MediaType)
+		for i, img := range imgs {
+			n, err := NormalizeImage(img, o.Epoch, o.Verdicts, baseFor(o.Bases, descs[i].Platform))
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", platformOf(descs[i].Platform), err)
+			}
+			out = mutate.AppendManifests(out, mutate.IndexAddendum{Add: n, Descriptor: v1.Descriptor{Platform: descs[i].Platform}})
+		}
+		return out, nil
+	}
+	cfg, err := imgs[0].ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	return NormalizeImage(imgs[0], o.Epoch, o.Verdicts, baseFor(o.Bases, cfg.Platform()))
+}
+
+// imagesOf are the images of an artifact, with their descriptors in its
+// index (none for a lone image), attestation manifests left out.
+func imagesOf(a Artifact) ([]v1.Image, []v1.Descriptor, error) {
+	switch a := a.(type) {
+	case v1.Image:
+		return []v1.Image{a}, nil, nil
 	case v1.ImageIndex:
 		im, err := a.IndexManifest()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var imgs []v1.Image
 		var descs []v1.Descriptor
@@ -71,24 +100,13 @@ func Normalize(kind string, a Artifact, epoch time.Time, platforms []string, v V
 			}
 			img, err := a.Image(d.Digest)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			imgs, descs = append(imgs, img), append(descs, d)
 		}
-		if err := checkPlatforms(kind, imgs, platforms); err != nil {
-			return nil, err
-		}
-		out := mutate.IndexMediaType(empty.Index, im.MediaType)
-		for i, img := range imgs {
-			n, err := NormalizeImage(img, epoch, v)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", platformOf(descs[i].Platform), err)
-			}
-			out = mutate.AppendManifests(out, mutate.IndexAddendum{Add: n, Descriptor: v1.Descriptor{Platform: descs[i].Platform}})
-		}
-		return out, nil
+		return imgs, descs, nil
 	}
-	return nil, fmt.Errorf("unknown artifact %T", a)
+	return nil, nil, fmt.Errorf("unknown artifact %T", a)
 }
 
 // checkPlatforms fails when the images are not exactly the platforms asked.

@@ -70,14 +70,14 @@ func BenchmarkNormalizeRealBaseLayer(b *testing.B) {
 		{"remembered", Verdicts{Dir: b.TempDir()}}, // a run whose build changed: its verdict is known
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			if _, err := NormalizeImage(img, commit, bc.v); err != nil { // records the verdict
+			if _, err := NormalizeImage(img, commit, bc.v, nil); err != nil { // records the verdict
 				b.Fatal(err)
 			}
 			if bc.v.Dir == "" {
 				b.SetBytes(size)
 			}
 			for b.Loop() {
-				n, err := NormalizeImage(img, commit, bc.v)
+				n, err := NormalizeImage(img, commit, bc.v, nil)
 				if err != nil {
 					b.Fatal(err)
 				}

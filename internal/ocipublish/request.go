@@ -31,6 +31,10 @@ type Prepare struct {
 	// Verdicts is a folder kept between publishes (see Verdicts); none: every
 	// layer is read.
 	Verdicts string `json:"verdicts,omitempty"`
+	// BaseTarball is Container.asTarball of the image the Dockerfile's last
+	// stage starts from, for the same platforms (see Base); none: no layer is
+	// known to be the base image's.
+	BaseTarball string `json:"baseTarball,omitempty"`
 }
 
 // Request is the second step, run on every publish: push the prepared image.
@@ -63,7 +67,13 @@ func Normalized(p Prepare, work, out string) error {
 	if err != nil {
 		return err
 	}
-	n, err := Normalize(p.Kind, loaded, p.Created, p.Platforms, Verdicts{Dir: p.Verdicts})
+	o := Options{Epoch: p.Created, Platforms: p.Platforms, Verdicts: Verdicts{Dir: p.Verdicts}}
+	if p.BaseTarball != "" {
+		if o.Bases, err = ReadBases(p.BaseTarball, filepath.Join(work, "base")); err != nil {
+			return fmt.Errorf("the base image: %w", err)
+		}
+	}
+	n, err := Normalize(p.Kind, loaded, o)
 	if err != nil {
 		return err
 	}
@@ -104,6 +114,12 @@ func PushLayout(ctx context.Context, r Request, password, dir string) (Result, e
 // Unpack extracts an image tarball's directories and regular files into
 // dir, refusing any entry that would land outside it.
 func Unpack(tarball, dir string) error {
+	return unpack(tarball, dir, -1)
+}
+
+// unpack is Unpack leaving out every file larger than maxSize (none when
+// negative): the file is skipped, not read, as the tarball is a file.
+func unpack(tarball, dir string, maxSize int64) error {
 	f, err := os.Open(tarball)
 	if err != nil {
 		return err
@@ -126,7 +142,9 @@ func Unpack(tarball, dir string) error {
 		case tar.TypeDir:
 			err = os.MkdirAll(target, 0o755)
 		case tar.TypeReg:
-			err = writeFile(target, tr)
+			if maxSize < 0 || h.Size <= maxSize {
+				err = writeFile(target, tr)
+			}
 		}
 		if err != nil {
 			return err

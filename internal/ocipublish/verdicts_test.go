@@ -21,9 +21,9 @@ import (
 func TestVerdictsRecordEachLayerAndChangeNoDigest(t *testing.T) {
 	img := build(t, commit.Add(time.Hour), amd64)
 	v := Verdicts{Dir: t.TempDir()}
-	remembered, err := Normalize("frontend", img, commit, nil, v)
+	remembered, err := Normalize("frontend", img, Options{Epoch: commit, Verdicts: v})
 	require.NoError(t, err)
-	read, err := Normalize("frontend", img, commit, nil, Verdicts{})
+	read, err := Normalize("frontend", img, Options{Epoch: commit})
 	require.NoError(t, err)
 	assert.Equal(t, digestOf(t, read), digestOf(t, remembered))
 
@@ -39,7 +39,7 @@ func TestVerdictsRecordEachLayerAndChangeNoDigest(t *testing.T) {
 		assert.False(t, known, "a verdict holds for its epoch only")
 	}
 
-	again, err := Normalize("frontend", img, commit, nil, v)
+	again, err := Normalize("frontend", img, Options{Epoch: commit, Verdicts: v})
 	require.NoError(t, err)
 	assert.Equal(t, digestOf(t, read), digestOf(t, again), "normalizing from the verdicts gives the same image")
 }
@@ -65,12 +65,12 @@ func TestARememberedVerdictSparesReadingTheLayer(t *testing.T) {
 	img, err := mutate.AppendLayers(mutate.MediaType(empty.Image, types.OCIManifestSchema1), unreadable{})
 	require.NoError(t, err)
 
-	_, err = NormalizeImage(img, commit, Verdicts{})
+	_, err = NormalizeImage(img, commit, Verdicts{}, nil)
 	require.ErrorIs(t, err, errUnread, "without a verdict the layer is read")
 
 	v := Verdicts{Dir: t.TempDir()}
 	v.record(v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("b", 64)}, commit, false)
-	n, err := NormalizeImage(img, commit, v)
+	n, err := NormalizeImage(img, commit, v, nil)
 	require.NoError(t, err, "a kept verdict keeps the layer unread")
 	layers, err := n.Layers()
 	require.NoError(t, err)

@@ -1,0 +1,105 @@
+package ocipublish
+
+import (
+	"fmt"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// Options are how Normalize rewrites an image.
+type Options struct {
+	// Epoch is the time every time the build wrote is clamped to.
+	Epoch time.Time
+	// Platforms asked for; none: one image, any platform.
+	Platforms []string
+	// Verdicts remembers which layers hold a later time.
+	Verdicts Verdicts
+	// Bases are the base image's, one per platform (ReadBases); none: no
+	// layer is known to be the base image's.
+	Bases []Base
+}
+
+// Base is what a built image has of the image its Dockerfile's last stage
+// starts from: the leading layers (by diff ID) and history entries. They
+// are kept as they are, as BuildKit's own rewrite-timestamp keeps them
+// (tests/engine-facts.md, fact 15): they come byte for byte from the
+// registry, so they are the same on every runner, whenever the base image
+// was built; rewriting them would only re-upload them under new digests.
+type Base struct {
+	Platform *v1.Platform
+	DiffIDs  []v1.Hash
+	History  []v1.History
+}
+
+// maxBaseMetadata is the largest file ReadBases reads from a base tarball:
+// its index, manifests and configs, never its layers.
+const maxBaseMetadata = 4 << 20
+
+// ReadBases reads, from Container.asTarball of the base image, each
+// platform's layers and history, without reading the layers: their
+// metadata is unpacked into work.
+func ReadBases(tarball, work string) ([]Base, error) {
+	if err := unpack(tarball, work, maxBaseMetadata); err != nil {
+		return nil, err
+	}
+	a, err := Load(work)
+	if err != nil {
+		return nil, err
+	}
+	imgs, _, err := imagesOf(a)
+	if err != nil {
+		return nil, err
+	}
+	bases := make([]Base, len(imgs))
+	for i, img := range imgs {
+		cfg, err := img.ConfigFile()
+		if err != nil {
+			return nil, fmt.Errorf("read the image config: %w", err)
+		}
+		bases[i] = Base{Platform: cfg.Platform(), DiffIDs: cfg.RootFS.DiffIDs, History: cfg.History}
+	}
+	return bases, nil
+}
+
+// baseFor is the base of an image of platform p: the one base there is, or
+// the base of the same platform.
+func baseFor(bases []Base, p *v1.Platform) *Base {
+	if len(bases) == 1 {
+		return &bases[0]
+	}
+	for i := range bases {
+		if platformOf(bases[i].Platform) == platformOf(p) {
+			return &bases[i]
+		}
+	}
+	return nil
+}
+
+// keptOf is how many leading layers and history entries of an image are its
+// base's: those equal to the base's, in order, until the first that is not;
+// a history entry of a layer counts only when its layer does.
+func keptOf(cfg *v1.ConfigFile, base *Base) (layers, history int) {
+	if base == nil {
+		return 0, 0
+	}
+	for layers < len(cfg.RootFS.DiffIDs) && layers < len(base.DiffIDs) && cfg.RootFS.DiffIDs[layers] == base.DiffIDs[layers] {
+		layers++
+	}
+	described := 0 // layers the kept history entries describe
+	for history < len(cfg.History) && history < len(base.History) && sameHistory(cfg.History[history], base.History[history]) {
+		if !cfg.History[history].EmptyLayer {
+			if described == layers {
+				break
+			}
+			described++
+		}
+		history++
+	}
+	return layers, history
+}
+
+func sameHistory(a, b v1.History) bool {
+	return a.Created.Equal(b.Created.Time) && a.CreatedBy == b.CreatedBy && a.Author == b.Author &&
+		a.Comment == b.Comment && a.EmptyLayer == b.EmptyLayer
+}

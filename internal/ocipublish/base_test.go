@@ -1,0 +1,205 @@
+package ocipublish
+
+import (
+	"archive/tar"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// baseImage is a base image built after the commit (a weekly rebuild of
+// node:24-slim, say): its own layer and history hold later times.
+func baseImage(t *testing.T, platform v1.Platform) v1.Image {
+	t.Helper()
+	rebuilt := commit.Add(72 * time.Hour)
+	img, err := mutate.AppendLayers(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON),
+		layer(t, rebuilt, map[string]string{"etc/os-release": "ID=base\n", "arch": platform.Architecture}))
+	require.NoError(t, err)
+	cfg, err := img.ConfigFile()
+	require.NoError(t, err)
+	cfg = cfg.DeepCopy()
+	cfg.OS, cfg.Architecture = platform.OS, platform.Architecture
+	cfg.History = []v1.History{{Created: v1.Time{Time: rebuilt}, CreatedBy: "ADD rootfs.tar /"}}
+	img, err = mutate.ConfigFile(img, cfg)
+	require.NoError(t, err)
+	return img
+}
+
+// onBase is the image a Dockerfile's last stage builds on base at buildClock.
+func onBase(t *testing.T, base v1.Image, buildClock time.Time) v1.Image {
+	t.Helper()
+	img, err := mutate.AppendLayers(base, layer(t, buildClock, map[string]string{"app/server.mjs": "listen()"}))
+	require.NoError(t, err)
+	cfg, err := img.ConfigFile()
+	require.NoError(t, err)
+	cfg = cfg.DeepCopy()
+	cfg.Created = v1.Time{Time: buildClock}
+	// AppendLayers added an empty entry for the layer: the build's says what made it
+	cfg.History[len(cfg.History)-1] = v1.History{Created: v1.Time{Time: buildClock}, CreatedBy: "COPY dist/node /app/"}
+	img, err = mutate.ConfigFile(img, cfg)
+	require.NoError(t, err)
+	return img
+}
+
+func basesOf(t *testing.T, imgs ...v1.Image) []Base {
+	t.Helper()
+	var out []Base
+	for _, img := range imgs {
+		cfg, err := img.ConfigFile()
+		require.NoError(t, err)
+		out = append(out, Base{Platform: cfg.Platform(), DiffIDs: cfg.RootFS.DiffIDs, History: cfg.History})
+	}
+	return out
+}
+
+func TestTheBaseImageIsKeptAsItIsWhateverItsTimes(t *testing.T) {
+	base := baseImage(t, amd64)
+	monday, tuesday := onBase(t, base, commit.Add(96*time.Hour)), onBase(t, base, commit.Add(120*time.Hour))
+	o := Options{Epoch: commit, Bases: basesOf(t, base)}
+
+	a, err := Normalize("backend", monday, o)
+	require.NoError(t, err)
+	b, err := Normalize("backend", tuesday, o)
+	require.NoError(t, err)
+	assert.Equal(t, digestOf(t, a), digestOf(t, b), "builds at other times: one digest")
+
+	out := a.(v1.Image)
+	baseLayers, err := base.Layers()
+	require.NoError(t, err)
+	layers, err := out.Layers()
+	require.NoError(t, err)
+	require.Len(t, layers, 2)
+	want, _ := baseLayers[0].Digest()
+	got, _ := layers[0].Digest()
+	assert.Equal(t, want, got, "the base's layer is kept byte for byte, though it is newer than --created")
+	assert.Equal(t, []string{"app/server.mjs " + commit.String()}, fileTimes(t, layers[1]), "the build's layer is clamped")
+
+	cfg, err := out.ConfigFile()
+	require.NoError(t, err)
+	assert.Equal(t, commit.Add(72*time.Hour), cfg.History[0].Created.UTC(), "the base's history keeps its time")
+	assert.Equal(t, commit, cfg.History[1].Created.UTC(), "the build's history is clamped")
+	assert.Equal(t, commit, cfg.Created.UTC())
+
+	without, err := Normalize("backend", monday, Options{Epoch: commit})
+	require.NoError(t, err)
+	wl, err := without.(v1.Image).Layers()
+	require.NoError(t, err)
+	rewritten, _ := wl[0].Digest()
+	assert.NotEqual(t, want, rewritten, "without its base, a newer base layer is rewritten (and uploaded again)")
+}
+
+func TestABaseThatIsNotTheImagesKeepsNothing(t *testing.T) {
+	other := baseImage(t, v1.Platform{OS: "linux", Architecture: "riscv64"})
+	img := onBase(t, baseImage(t, amd64), commit.Add(time.Hour))
+	withOther, err := Normalize("backend", img, Options{Epoch: commit, Bases: basesOf(t, other)})
+	require.NoError(t, err)
+	without, err := Normalize("backend", img, Options{Epoch: commit})
+	require.NoError(t, err)
+	assert.Equal(t, digestOf(t, without), digestOf(t, withOther), "layers that differ from the base's are the build's")
+}
+
+func TestEachPlatformKeepsItsOwnBase(t *testing.T) {
+	arm64 := v1.Platform{OS: "linux", Architecture: "arm64"}
+	bases := []v1.Image{baseImage(t, amd64), baseImage(t, arm64)}
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for i, p := range []v1.Platform{amd64, arm64} {
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: onBase(t, bases[i], commit.Add(time.Hour)), Descriptor: v1.Descriptor{Platform: &p}})
+	}
+	n, err := Normalize("backend", idx, Options{Epoch: commit, Platforms: []string{"linux/amd64", "linux/arm64"}, Bases: basesOf(t, bases...)})
+	require.NoError(t, err)
+	im, err := n.(v1.ImageIndex).IndexManifest()
+	require.NoError(t, err)
+	for i, d := range im.Manifests {
+		img, err := n.(v1.ImageIndex).Image(d.Digest)
+		require.NoError(t, err)
+		layers, err := img.Layers()
+		require.NoError(t, err)
+		baseLayers, err := bases[i].Layers()
+		require.NoError(t, err)
+		want, _ := baseLayers[0].Digest()
+		got, _ := layers[0].Digest()
+		assert.Equal(t, want, got, "%s keeps its own base's layer", d.Platform.Architecture)
+	}
+}
+
+func TestReadBasesReadsTheTarballsMetadataOnly(t *testing.T) {
+	base := baseImage(t, amd64)
+	dir := t.TempDir()
+	p, err := layout.Write(dir, empty.Index)
+	require.NoError(t, err)
+	require.NoError(t, p.AppendImage(base))
+	tarball := filepath.Join(t.TempDir(), "base.tar")
+	packDir(t, dir, tarball)
+
+	work := t.TempDir()
+	got, err := ReadBases(tarball, work)
+	require.NoError(t, err)
+	assert.Equal(t, basesOf(t, base), got)
+
+	layers, err := base.Layers()
+	require.NoError(t, err)
+	d, err := layers[0].Digest()
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(work, "blobs", d.Algorithm, d.Hex))
+	assert.NoError(t, err, "a small layer is unpacked with the metadata")
+
+	_, err = ReadBases(filepath.Join(t.TempDir(), "none.tar"), t.TempDir())
+	assert.Error(t, err)
+}
+
+// packDir writes dir as a tarball, as Container.asTarball gives a layout.
+func packDir(t *testing.T, dir, out string) {
+	t.Helper()
+	f, err := os.Create(out)
+	require.NoError(t, err)
+	defer f.Close()
+	tw := tar.NewWriter(f)
+	require.NoError(t, filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		require.NoError(t, err)
+		rel, _ := filepath.Rel(dir, p)
+		if rel == "." {
+			return nil
+		}
+		h, err := tar.FileInfoHeader(info, "")
+		require.NoError(t, err)
+		h.Name = filepath.ToSlash(rel)
+		require.NoError(t, tw.WriteHeader(h))
+		if info.Mode().IsRegular() {
+			src, err := os.Open(p)
+			require.NoError(t, err)
+			defer src.Close()
+			_, err = io.Copy(tw, src)
+			require.NoError(t, err)
+		}
+		return nil
+	}))
+	require.NoError(t, tw.Close())
+}
+
+// fileTimes lists each file of a layer with its modification time.
+func fileTimes(t *testing.T, l v1.Layer) []string {
+	t.Helper()
+	rc, err := l.Uncompressed()
+	require.NoError(t, err)
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	var out []string
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return out
+		}
+		require.NoError(t, err)
+		out = append(out, h.Name+" "+h.ModTime.UTC().String())
+	}
+}
