@@ -51,13 +51,16 @@ func goBuilder() *dagger.Container {
 		WithEnvVariable("CGO_ENABLED", "0")
 }
 
+// moduleWorkdir is the folder of the module's runtime container that
+// CurrentModule.workdirFile reads from (tests/engine-facts.md, fact 13).
+const moduleWorkdir = "/scratch"
+
 // withTool installs the module's own binary in ctr as the command name
 // (internal/busybox): the engine built it to load the module, so a cold run
 // copies it instead of compiling a tool, and an unchanged module gives the
-// same file. The function's working directory is the one
-// CurrentModule.workdirFile reads (tests/engine-facts.md).
+// same file.
 func withTool(ctr *dagger.Container, name string) (*dagger.Container, error) {
-	if err := busybox.Install("."); err != nil {
+	if err := busybox.Install(moduleWorkdir); err != nil {
 		return nil, err
 	}
 	bin := dag.CurrentModule().WorkdirFile(busybox.InstallPath)
