@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -197,11 +199,13 @@ func (t *Tests) FrontendImageKeepsItsBaseUser(ctx context.Context) error {
 	return nil
 }
 
-// The same sources built twice give the same digests, even when the second build shares no build layer with the first: no clock in an image.
+// The same sources built twice give the same digests, even when the second build shares no build layer with the first: no clock in an image; the base image's layers are kept as they are.
 //
 // The second source has one more file that no build reads, so the engine
 // runs the builds again (new file times, a new build clock), as a fresh CI
-// runner with an empty cache does.
+// runner with an empty cache does. --created is a year before node:24-slim's
+// current build, so its layers hold later times: they must still be the
+// published image's first layers, unchanged (engine-facts.md, fact 15).
 // +check
 func (t *Tests) PublishIsReproducible(ctx context.Context) error {
 	reg, err := registry(ctx, "PublishIsReproducible")
@@ -251,7 +255,65 @@ func (t *Tests) PublishIsReproducible(ctx context.Context) error {
 	if created != "2025-11-26T10:03:09Z" {
 		return fmt.Errorf("org.opencontainers.image.created is %q, want --created's 2025-11-26T10:03:09Z", created)
 	}
+	base, err := diffIDs(ctx, dag.Container().From("node:24-slim"))
+	if err != nil {
+		return err
+	}
+	published, err := diffIDs(ctx, dag.Container().From(checkRegistry+"/twice/backend:first", dagger.ContainerFromOpts{RegistryService: reg}))
+	if err != nil {
+		return err
+	}
+	if len(published) <= len(base) || !slices.Equal(published[:len(base)], base) {
+		return fmt.Errorf("the backend's layers %v do not start with node:24-slim's %v, unchanged", published, base)
+	}
 	return nil
+}
+
+// diffIDs are the image's layers, as its config lists them.
+func diffIDs(ctx context.Context, image *dagger.Container) ([]string, error) {
+	layout := dag.Container().From("alpine:3.22").
+		WithMountedFile("/image.tar", image.AsTarball()).
+		WithExec([]string{"sh", "-c", "mkdir /out && tar -xf /image.tar -C /out"}).
+		Directory("/out")
+	blob := func(digest string, into any) error {
+		algo, hex, _ := strings.Cut(digest, ":")
+		data, err := layout.File("blobs/" + algo + "/" + hex).Contents(ctx)
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal([]byte(data), into)
+	}
+	index, err := layout.File("index.json").Contents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Manifests []struct {
+			MediaType string `json:"mediaType"`
+			Digest    string `json:"digest"`
+		} `json:"manifests"`
+		Config struct {
+			Digest string `json:"digest"`
+		} `json:"config"`
+		RootFS struct {
+			DiffIDs []string `json:"diff_ids"`
+		} `json:"rootfs"`
+	}
+	if err := json.Unmarshal([]byte(index), &doc); err != nil {
+		return nil, err
+	}
+	// index → (index →) manifest → config
+	for len(doc.Manifests) > 0 {
+		next := doc.Manifests[0].Digest
+		doc.Manifests = nil
+		if err := blob(next, &doc); err != nil {
+			return nil, err
+		}
+	}
+	if err := blob(doc.Config.Digest, &doc); err != nil {
+		return nil, err
+	}
+	return doc.RootFS.DiffIDs, nil
 }
 
 // The cosign the supply-chain check verifies with: the binary of the same
