@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -56,19 +57,42 @@ func TestInstallCopiesTheRunningBinaryOnce(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist, "a process copies itself once: every later call answers with the first")
 }
 
+// built is the module, built once for the tests that run it.
+var built struct {
+	once sync.Once
+	dir  string
+	err  error
+	out  []byte
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
 // moduleBinary builds the module (the repository's root package) as the
-// engine's Go SDK does, and installs it under each name in a fresh folder.
+// engine's Go SDK does, once, and installs it under each name in a fresh
+// folder.
 func moduleBinary(t *testing.T, names ...string) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the module")
 	}
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "busybox-module-"); built.err != nil {
+			return
+		}
+		build := exec.Command("go", "build", "-ldflags", "-s -w", "-o", filepath.Join(built.dir, "lowcode-pipeline"), ".")
+		build.Dir = filepath.Join("..", "..")
+		built.out, built.err = build.CombinedOutput()
+	})
+	require.NoError(t, built.err, "%s", built.out)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "lowcode-pipeline")
-	build := exec.Command("go", "build", "-ldflags", "-s -w", "-o", bin, ".")
-	build.Dir = filepath.Join("..", "..")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	require.NoError(t, os.Link(filepath.Join(built.dir, "lowcode-pipeline"), bin))
 	for _, n := range names {
 		require.NoError(t, os.Link(bin, filepath.Join(dir, n)))
 	}
