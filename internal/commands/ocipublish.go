@@ -56,7 +56,7 @@ func OCIPublish(ctx context.Context, args []string, getenv func(string) string, 
 			return 1
 		}
 		defer os.RemoveAll(work)
-		if err := ocipublish.Normalized(p, work, *dir); err != nil {
+		if err := ocipublish.Normalized(p, work, *dir, stderr); err != nil {
 			fmt.Fprintf(stderr, "oci-publish: the %s image: %v\n", p.Kind, err)
 			return 1
 		}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -202,4 +203,48 @@ func fileTimes(t *testing.T, l v1.Layer) []string {
 		require.NoError(t, err)
 		out = append(out, h.Name+" "+h.ModTime.UTC().String())
 	}
+}
+
+// layoutTarball writes img as Container.asTarball gives it.
+func layoutTarball(t *testing.T, img v1.Image) string {
+	t.Helper()
+	dir := t.TempDir()
+	p, err := layout.Write(dir, empty.Index)
+	require.NoError(t, err)
+	require.NoError(t, p.AppendImage(img))
+	out := filepath.Join(t.TempDir(), "image.tar")
+	packDir(t, dir, out)
+	return out
+}
+
+func TestNormalizedKeepsTheBaseItIsGivenAndWarnsOfOneItCannotRead(t *testing.T) {
+	base := baseImage(t, amd64)
+	built := layoutTarball(t, onBase(t, base, commit.Add(96*time.Hour)))
+	baseLayers, err := base.Layers()
+	require.NoError(t, err)
+	want, err := baseLayers[0].Digest()
+	require.NoError(t, err)
+	firstLayer := func(dir string) v1.Hash {
+		a, err := Load(dir)
+		require.NoError(t, err)
+		layers, err := a.(v1.Image).Layers()
+		require.NoError(t, err)
+		d, err := layers[0].Digest()
+		require.NoError(t, err)
+		return d
+	}
+
+	var warn strings.Builder
+	out := filepath.Join(t.TempDir(), "out")
+	require.NoError(t, Normalized(Prepare{Kind: "backend", Tarball: built, Created: commit, BaseTarball: layoutTarball(t, base)}, t.TempDir(), out, &warn))
+	assert.Equal(t, want, firstLayer(out), "the base's layer is pushed as the registry has it")
+	assert.Empty(t, warn.String())
+
+	garbage := filepath.Join(t.TempDir(), "base.tar")
+	require.NoError(t, os.WriteFile(garbage, []byte("not a tarball"), 0o644))
+	out = filepath.Join(t.TempDir(), "out")
+	require.NoError(t, Normalized(Prepare{Kind: "backend", Tarball: built, Created: commit, BaseTarball: garbage}, t.TempDir(), out, &warn),
+		"a base that cannot be read does not fail the publish")
+	assert.Contains(t, warn.String(), "oci-publish: the backend image's base could not be read")
+	assert.NotEqual(t, want, firstLayer(out), "without its base, the newer base layer is rewritten")
 }

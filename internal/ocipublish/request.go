@@ -58,8 +58,10 @@ type Result struct {
 }
 
 // Normalized unpacks the tarball into work, normalizes the image, checks
-// its platforms and writes it as an OCI layout into out.
-func Normalized(p Prepare, work, out string) error {
+// its platforms and writes it as an OCI layout into out. A base image that
+// cannot be read is said on warn and left out: the publish stays right,
+// every layer is then checked for later times.
+func Normalized(p Prepare, work, out string, warn io.Writer) error {
 	if err := Unpack(p.Tarball, work); err != nil {
 		return err
 	}
@@ -70,7 +72,7 @@ func Normalized(p Prepare, work, out string) error {
 	o := Options{Epoch: p.Created, Platforms: p.Platforms, Verdicts: Verdicts{Dir: p.Verdicts}}
 	if p.BaseTarball != "" {
 		if o.Bases, err = ReadBases(p.BaseTarball, filepath.Join(work, "base")); err != nil {
-			return fmt.Errorf("the base image: %w", err)
+			fmt.Fprintf(warn, "oci-publish: the %s image's base could not be read, so none of its layers is known to be the base's: %v\n", p.Kind, err)
 		}
 	}
 	n, err := Normalize(p.Kind, loaded, o)
