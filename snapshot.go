@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 
 	"dagger/lowcode-pipeline/internal/dagger"
@@ -136,6 +137,14 @@ func (m *LowcodePipeline) Snapshot(
 	if run.forCLI, err = snapshotconfig.ForCLI(entries, false, "", ""); err != nil {
 		return nil, err
 	}
+	// A configuration with a git section is pushed next: ready push's git
+	// container while the toolkit runs (a failure is push's to report).
+	if slices.ContainsFunc(entries, func(e snapshotconfig.Entry) bool { return e.Git != nil }) {
+		readyCtx, cancel := context.WithTimeout(ctx, prefetchTimeout)
+		ready := make(chan struct{})
+		go func() { defer close(ready); _, _ = gitTool().Sync(readyCtx) }()
+		defer func() { <-ready; cancel() }()
+	}
 	collected, counts, err := run.snapshot(ctx, entries)
 	if err != nil {
 		return nil, err
@@ -213,8 +222,7 @@ func (s *Snapshot) Push(
 		AuthorName: authorName, AuthorEmail: authorEmail, MaxAttempts: pushAttempts, AllowEmpty: s.AllowEmpty,
 		MaxDeleteRatio: maxDeleteRatio, CreateBranch: createBranch, Timeout: timeout,
 	}
-	tool, err := withTool(dag.Container().From(runtimeImage).
-		WithExec([]string{"apk", "add", "--no-cache", "git", "ca-certificates"}), "snapshot-push")
+	tool, err := withTool(gitTool(), "snapshot-push")
 	if err != nil {
 		return nil, err
 	}
@@ -435,4 +443,10 @@ func (r *snapshotRun) snapshot(ctx context.Context, entries []snapshotconfig.Ent
 		return nil, nil, err
 	}
 	return collected, counts, nil
+}
+
+// gitTool is the container push's git step runs in, before the module's
+// binary is installed in it.
+func gitTool() *dagger.Container {
+	return dag.Container().From(runtimeImage).WithExec([]string{"apk", "add", "--no-cache", "git", "ca-certificates"})
 }
