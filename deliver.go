@@ -137,11 +137,7 @@ func (m *LowcodePipeline) Deliver(
 // returns a function that waits for them. What fails is left to the step
 // that uses it to report.
 func prefetch(ctx context.Context, source *dagger.Directory, buildArg []string, nodeImage string, platform []dagger.Platform) (wait func()) {
-	nodeImage = nodebuild.ImageOrDefault(nodeImage)
-	platforms := make([]string, len(platform))
-	for i, p := range platform {
-		platforms[i] = string(p)
-	}
+	nodeImage, platforms := nodebuild.ImageOrDefault(nodeImage), platformNames(platform)
 	dockerfiles := map[images.Kind][]byte{}
 	var fetches []func(context.Context) error
 	for _, kind := range images.Kinds {

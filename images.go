@@ -124,10 +124,7 @@ func (b *Build) Publish(
 	// +optional
 	label []string,
 ) (*Release, error) {
-	platforms := make([]string, len(platform))
-	for i, p := range platform {
-		platforms[i] = string(p)
-	}
+	platforms := platformNames(platform)
 	targets, err := images.PublishRequest{Repository: repository, HasCodeAsData: b.HasCodeAsData, Tags: tag, Platforms: platforms,
 		Username: registryUsername, HasPassword: registryPassword != nil}.Targets()
 	if err != nil {
@@ -458,6 +455,15 @@ func (b *Build) recipe(ctx context.Context, kind images.Kind, labels [][2]string
 		r.base, _ = images.FinalBase([]byte(text), args)
 	}
 	return r, nil
+}
+
+// platformNames are the platforms as strings.
+func platformNames(platform []dagger.Platform) []string {
+	out := make([]string, len(platform))
+	for i, p := range platform {
+		out[i] = string(p)
+	}
+	return out
 }
 
 // baseTarball is the image ref for each platform ("" the engine's), as

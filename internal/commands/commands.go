@@ -1,13 +1,15 @@
 // Package commands holds the programs the module runs inside containers
 // (oci-publish, snapshot-push, webhook-receiver). They are not built on
 // their own: the module's binary is each of them when installed under its
-// name (see internal/busybox), and cmd/<name> builds one for local use.
+// name (see internal/busybox); to run one locally, build the module and link
+// it under that name.
 package commands
 
 import (
 	"context"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 )
 
 // A Command is a program: arguments and environment in, output written,
@@ -23,10 +25,5 @@ var All = map[string]Command{
 
 // Names are the commands' names, sorted.
 func Names() []string {
-	names := make([]string, 0, len(All))
-	for n := range All {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(All))
 }

@@ -10,6 +10,7 @@
 //
 // pushes that layout under every tag, reads each back, and prints the
 // result as JSON.
+
 package commands
 
 import (

@@ -5,6 +5,7 @@
 // 1 when an entry failed.
 //
 //	GIT_TOKEN=… snapshot-push -batch batch.json
+
 package commands
 
 import (

@@ -4,6 +4,7 @@
 // and answers 200 {"message":"success"}.
 //
 //	WEBHOOK_TOKEN=… webhook-receiver -listen :8080
+
 package commands
 
 import (
