@@ -22,37 +22,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"dagger/lowcode-pipeline/internal/ocipublish"
+	"dagger/lowcode-pipeline/internal/testsupport/tartest"
 )
-
-// tarDir packs dir as an image tarball, as Container.asTarball gives it.
-func tarDir(t *testing.T, dir, out string, extra ...*tar.Header) {
-	t.Helper()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	require.NoError(t, filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
-		require.NoError(t, err)
-		rel, _ := filepath.Rel(dir, p)
-		if rel == "." {
-			return nil
-		}
-		h, err := tar.FileInfoHeader(info, "")
-		require.NoError(t, err)
-		h.Name = filepath.ToSlash(rel)
-		require.NoError(t, tw.WriteHeader(h))
-		if info.Mode().IsRegular() {
-			data, err := os.ReadFile(p)
-			require.NoError(t, err)
-			_, err = tw.Write(data)
-			require.NoError(t, err)
-		}
-		return nil
-	}))
-	for _, h := range extra {
-		require.NoError(t, tw.WriteHeader(h))
-	}
-	require.NoError(t, tw.Close())
-	require.NoError(t, os.WriteFile(out, buf.Bytes(), 0o600))
-}
 
 func TestRunPushesTheTarballAndPrintsThePinnedReferences(t *testing.T) {
 	srv := httptest.NewServer(registry.New())
@@ -66,7 +37,7 @@ func TestRunPushesTheTarballAndPrintsThePinnedReferences(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, p.AppendImage(img))
 	tarball := filepath.Join(dir, "image.tar")
-	tarDir(t, filepath.Join(dir, "layout"), tarball)
+	tartest.Pack(t, filepath.Join(dir, "layout"), tarball)
 
 	prepare, _ := json.Marshal(ocipublish.Prepare{Kind: "frontend", Tarball: tarball, Created: time.Unix(0, 0).UTC()})
 	prepareFile := filepath.Join(dir, "prepare.json")
@@ -100,7 +71,7 @@ func TestNormalizingTwiceWritesTheSameLayout(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, p.AppendImage(img))
 	tarball := filepath.Join(dir, "image.tar")
-	tarDir(t, filepath.Join(dir, "layout"), tarball)
+	tartest.Pack(t, filepath.Join(dir, "layout"), tarball)
 	prepare, _ := json.Marshal(ocipublish.Prepare{Kind: "backend", Tarball: tarball, Created: time.Unix(0, 0).UTC()})
 	prepareFile := filepath.Join(dir, "prepare.json")
 	require.NoError(t, os.WriteFile(prepareFile, prepare, 0o600))
@@ -120,7 +91,7 @@ func TestRunRefusesATarballThatWritesOutsideItsFolder(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "layout"), 0o755))
 	tarball := filepath.Join(dir, "image.tar")
-	tarDir(t, filepath.Join(dir, "layout"), tarball, &tar.Header{Name: "../escape", Typeflag: tar.TypeReg, Mode: 0o644})
+	tartest.Pack(t, filepath.Join(dir, "layout"), tarball, &tar.Header{Name: "../escape", Typeflag: tar.TypeReg, Mode: 0o644})
 	data, _ := json.Marshal(ocipublish.Prepare{Kind: "backend", Tarball: tarball})
 	reqFile := filepath.Join(dir, "request.json")
 	require.NoError(t, os.WriteFile(reqFile, data, 0o600))

@@ -16,6 +16,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"dagger/lowcode-pipeline/internal/testsupport/tartest"
 )
 
 // baseImage is a base image built after the commit (a weekly rebuild of
@@ -135,12 +137,7 @@ func TestEachPlatformKeepsItsOwnBase(t *testing.T) {
 
 func TestReadBasesReadsTheTarballsMetadataOnly(t *testing.T) {
 	base := baseImage(t, amd64)
-	dir := t.TempDir()
-	p, err := layout.Write(dir, empty.Index)
-	require.NoError(t, err)
-	require.NoError(t, p.AppendImage(base))
-	tarball := filepath.Join(t.TempDir(), "base.tar")
-	packDir(t, dir, tarball)
+	tarball := layoutTarball(t, base)
 
 	work := t.TempDir()
 	got, err := ReadBases(tarball, work)
@@ -156,35 +153,6 @@ func TestReadBasesReadsTheTarballsMetadataOnly(t *testing.T) {
 
 	_, err = ReadBases(filepath.Join(t.TempDir(), "none.tar"), t.TempDir())
 	assert.Error(t, err)
-}
-
-// packDir writes dir as a tarball, as Container.asTarball gives a layout.
-func packDir(t *testing.T, dir, out string) {
-	t.Helper()
-	f, err := os.Create(out)
-	require.NoError(t, err)
-	defer f.Close()
-	tw := tar.NewWriter(f)
-	require.NoError(t, filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
-		require.NoError(t, err)
-		rel, _ := filepath.Rel(dir, p)
-		if rel == "." {
-			return nil
-		}
-		h, err := tar.FileInfoHeader(info, "")
-		require.NoError(t, err)
-		h.Name = filepath.ToSlash(rel)
-		require.NoError(t, tw.WriteHeader(h))
-		if info.Mode().IsRegular() {
-			src, err := os.Open(p)
-			require.NoError(t, err)
-			defer src.Close()
-			_, err = io.Copy(tw, src)
-			require.NoError(t, err)
-		}
-		return nil
-	}))
-	require.NoError(t, tw.Close())
 }
 
 // fileTimes lists each file of a layer with its modification time.
@@ -213,7 +181,7 @@ func layoutTarball(t *testing.T, img v1.Image) string {
 	require.NoError(t, err)
 	require.NoError(t, p.AppendImage(img))
 	out := filepath.Join(t.TempDir(), "image.tar")
-	packDir(t, dir, out)
+	tartest.Pack(t, dir, out)
 	return out
 }
 
