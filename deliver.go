@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/images"
 	"dagger/lowcode-pipeline/internal/nodebuild"
+	"dagger/lowcode-pipeline/internal/prefetch"
 	"dagger/lowcode-pipeline/internal/results"
 )
 
@@ -102,15 +102,15 @@ func (m *LowcodePipeline) Deliver(
 	// Allow an http:// address (a local receiver); the token would travel unencrypted
 	// +optional
 	allowHttp bool,
-) (*Delivery, error) {
+) (_ *Delivery, err error) {
 	// Everything that can be checked without building is checked first.
 	if _, err := prepareWebhook(deployRequest{url: webhookUrl, token: "checked-later", allowHTTP: allowHttp}); err != nil {
 		return nil, err
 	}
 	// What publish needs beside the build does not depend on the install:
 	// fetch it while the install runs.
-	fetched := prefetch(ctx, source, buildArg, nodeImage, platform)
-	defer fetched()
+	early := readyPublish(ctx, source, buildArg, nodeImage, platform)
+	defer func() { early.Done(err != nil) }()
 	b, err := m.Build(ctx, source, toolkit, drawPackage, codeAsData, codeAsDataArg, buildArg, nodeImage, npmrc)
 	if err != nil {
 		return nil, err
@@ -131,12 +131,11 @@ func (m *LowcodePipeline) Deliver(
 	return &Delivery{Summary: doc.Text(), Json: results.JSON(doc), Build: b, Release: rel, Payload: p, Receipt: rec}, nil
 }
 
-// prefetch starts fetching the images the three Dockerfiles start from,
+// readyPublish starts fetching the images the three Dockerfiles start from,
 // the base image of each as normalize reads it (for the platforms asked),
-// and publish's tool container (its image and the module's binary), and
-// returns a function that waits for them. What fails is left to the step
-// that uses it to report.
-func prefetch(ctx context.Context, source *dagger.Directory, buildArg []string, nodeImage string, platform []dagger.Platform) (wait func()) {
+// and publish's tool container (its image and the module's binary). What
+// fails is left to the step that uses it to report.
+func readyPublish(ctx context.Context, source *dagger.Directory, buildArg []string, nodeImage string, platform []dagger.Platform) *prefetch.Group {
 	nodeImage, platforms := nodebuild.ImageOrDefault(nodeImage), platformNames(platform)
 	dockerfiles := map[images.Kind][]byte{}
 	var fetches []func(context.Context) error
@@ -164,12 +163,7 @@ func prefetch(ctx context.Context, source *dagger.Directory, buildArg []string, 
 		fetches = append(fetches, func(ctx context.Context) error { _, err := ctr.Sync(ctx); return err })
 	}
 	// A fetch that hangs must not hold deliver: the step that needs it fetches again.
-	fetchCtx, cancel := context.WithTimeout(ctx, prefetchTimeout)
-	var wg sync.WaitGroup
-	for _, fetch := range fetches {
-		wg.Go(func() { _ = fetch(fetchCtx) })
-	}
-	return func() { wg.Wait(); cancel() }
+	return prefetch.Start(ctx, prefetchTimeout, fetches...)
 }
 
 // prefetchTimeout bounds the early fetches.

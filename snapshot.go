@@ -15,6 +15,7 @@ import (
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/nodebuild"
+	"dagger/lowcode-pipeline/internal/prefetch"
 	"dagger/lowcode-pipeline/internal/results"
 	"dagger/lowcode-pipeline/internal/snapshotconfig"
 	"dagger/lowcode-pipeline/internal/snapshotpush"
@@ -127,7 +128,7 @@ func (m *LowcodePipeline) Snapshot(
 	// .npmrc for private registries; mounted as a secret, never in a layer
 	// +optional
 	npmrc *dagger.Secret,
-) (*Snapshot, error) {
+) (_ *Snapshot, err error) {
 	run := snapshotRun{source: source, config: config, toolkit: toolkit, token: toolkitToken, tokenEnv: toolkitTokenEnv,
 		allowEmpty: allowEmpty, nodeImage: nodeImage, npmrc: npmrc}
 	entries, err := run.read(ctx)
@@ -140,10 +141,8 @@ func (m *LowcodePipeline) Snapshot(
 	// A configuration with a git section is pushed next: ready push's git
 	// container while the toolkit runs (a failure is push's to report).
 	if slices.ContainsFunc(entries, func(e snapshotconfig.Entry) bool { return e.Git != nil }) {
-		readyCtx, cancel := context.WithTimeout(ctx, prefetchTimeout)
-		ready := make(chan struct{})
-		go func() { defer close(ready); _, _ = gitTool().Sync(readyCtx) }()
-		defer func() { <-ready; cancel() }()
+		early := prefetch.Start(ctx, prefetchTimeout, func(ctx context.Context) error { _, err := gitTool().Sync(ctx); return err })
+		defer func() { early.Done(err != nil) }()
 	}
 	collected, counts, err := run.snapshot(ctx, entries)
 	if err != nil {
