@@ -111,19 +111,26 @@ func (m *LowcodePipeline) Deliver(
 	// fetch it while the install runs.
 	early := readyPublish(ctx, source, buildArg, nodeImage, platform)
 	defer func() { early.Done(err != nil) }()
-	b, err := m.Build(ctx, source, toolkit, drawPackage, codeAsData, codeAsDataArg, buildArg, nodeImage, npmrc)
+	// Each step in a span of its own; the builds run lazily, in publish's.
+	b, err := inSpan(ctx, "build", func(ctx context.Context) (*Build, error) {
+		return m.Build(ctx, source, toolkit, drawPackage, codeAsData, codeAsDataArg, buildArg, nodeImage, npmrc)
+	})
 	if err != nil {
 		return nil, err
 	}
-	rel, err := b.Publish(ctx, repository, tag, platform, registryUsername, registryPassword, registryService, created, label)
+	rel, err := inSpan(ctx, "publish", func(ctx context.Context) (*Release, error) {
+		return b.Publish(ctx, repository, tag, platform, registryUsername, registryPassword, registryService, created, label)
+	})
 	if err != nil {
 		return nil, err
 	}
-	p, err := rel.Payload(ctx, payload)
+	p, err := inSpan(ctx, "payload", func(ctx context.Context) (*Payload, error) { return rel.Payload(ctx, payload) })
 	if err != nil {
 		return nil, err
 	}
-	rec, err := p.Deploy(ctx, webhookUrl, webhookToken, allowHttp, "", "", defaultConnectAttempts, webhookCaCert)
+	rec, err := inSpan(ctx, "deploy", func(ctx context.Context) (*Receipt, error) {
+		return p.Deploy(ctx, webhookUrl, webhookToken, allowHttp, "", "", defaultConnectAttempts, webhookCaCert)
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -156,8 +156,10 @@ func (b *Build) Publish(
 		variants := recipes[target.Kind].variants(platforms)
 		rel.Images[slices.Index(images.Kinds, target.Kind)] = variants[0]
 		g.Go(func() error {
-			base := baseTarball(recipes[target.Kind].base, platforms)
-			refs, err := rel.push(gctx, target, variants, base, ocipublish.Epoch(epoch), platforms)
+			// the image's output is built here too, when first used
+			refs, err := inSpan(gctx, "push the "+string(target.Kind)+" image", func(ctx context.Context) ([]*PushedImage, error) {
+				return rel.push(ctx, target, variants, baseTarball(recipes[target.Kind].base, platforms), ocipublish.Epoch(epoch), platforms)
+			})
 			mu.Lock()
 			defer mu.Unlock()
 			pushed[target.Kind] = refs

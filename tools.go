@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	telemetry "github.com/dagger/otel-go"
+
 	"dagger/lowcode-pipeline/internal/busybox"
 	"dagger/lowcode-pipeline/internal/commands"
 	"dagger/lowcode-pipeline/internal/dagger"
@@ -94,4 +96,13 @@ func explain(err error) error {
 		said = append(said[:5], fmt.Sprintf("(%d more lines in the log)", len(said)-5))
 	}
 	return fmt.Errorf("%w\n%s", err, strings.Join(said, "\n"))
+}
+
+// inSpan runs f in a span of its own, named for a person: `--progress plain`
+// and the TUI then show where a call's time goes (deliver runs its steps in
+// one call), and a failed step is marked failed with its error.
+func inSpan[T any](ctx context.Context, name string, f func(context.Context) (T, error)) (_ T, err error) {
+	ctx, span := Tracer().Start(ctx, name)
+	defer telemetry.EndWithCause(span, &err)
+	return f(ctx)
 }
