@@ -254,6 +254,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).DeliverIsTheChainInOneCall(&parent, ctx)
+		case "DeliverSendsNothingWhenTheBuildFails":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).DeliverSendsNothingWhenTheBuildFails(&parent, ctx)
 		case "DemoRunsTheWholePipeline":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)

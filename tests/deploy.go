@@ -284,6 +284,34 @@ func (t *Tests) DeliverIsTheChainInOneCall(ctx context.Context) error {
 	return oneDelivery(ctx, rcv, d.Payload())
 }
 
+// deliver whose builds fail sends nothing to the webhook, and fails with the build's exit code.
+// +check
+func (t *Tests) DeliverSendsNothingWhenTheBuildFails(ctx context.Context) error {
+	rcv, err := startReceiver(ctx, "/acme/broken")
+	if err != nil {
+		return err
+	}
+	defer rcv.svc.Stop(ctx)
+	// both builds fail, so no push starts whichever image goes first
+	broken := t.app().
+		WithNewFile("scripts/build-web.mjs", "process.exit(7)\n").
+		WithNewFile("scripts/build-node.mjs", "process.exit(7)\n")
+	_, err = dag.LowcodePipeline().Deliver(checkRegistry+"/broken/{kind}", []string{"1.0.0"}, rcv.url, rcv.token, dagger.LowcodePipelineDeliverOpts{
+		Source: broken, Toolkit: toolkit, DrawPackage: drawPackage, AllowHTTP: true,
+	}).Summary(ctx)
+	if err := fails("builds that exit 7", err, "exit code: 7"); err != nil {
+		return err
+	}
+	got, err := rcv.deliveries(ctx)
+	if err != nil {
+		return err
+	}
+	if len(got) != 0 {
+		return fmt.Errorf("the receiver recorded %d deliveries of a run whose build failed, want none", len(got))
+	}
+	return nil
+}
+
 // demo runs the whole pipeline on the embedded example and prints a readable receipt: status 200, three images published by digest.
 // +check
 func (t *Tests) DemoRunsTheWholePipeline(ctx context.Context) error {
