@@ -178,7 +178,7 @@ func (b *Build) Publish(
 func (r *Release) Sboms(
 	// syft's published image, whose /syft is used (pin it by digest: name:tag@sha256:…)
 	// +optional
-	// +default="docker.io/anchore/syft:v1.57.1"
+	// +default="docker.io/anchore/syft:v1.51.0@sha256:678bfa565b60f747aac0f8e964fe5588a24445b8d0a480e91f6efd70020dfbb0"
 	syftImage string,
 	// Build syft from its Go module at the same version instead (slow on an empty engine cache)
 	// +optional
@@ -214,7 +214,7 @@ func (r *Release) Sign(
 	// +optional
 	// +default="gcr.io/projectsigstore/cosign:v2.6.5@sha256:ad281047f85c5e1fc6ffbc30c2b55be3b07b4032bef715a12122ce5829619aca"
 	cosignImage string,
-	// syft's published image, for --attest-sbom (default: docker.io/anchore/syft:v1.57.1)
+	// syft's published image, for --attest-sbom (default: docker.io/anchore/syft:v1.51.0@sha256:678bfa565b60f747aac0f8e964fe5588a24445b8d0a480e91f6efd70020dfbb0)
 	// +optional
 	syftImage string,
 	// Build cosign (and syft) from their Go modules at the same versions instead (slow on an empty engine cache)

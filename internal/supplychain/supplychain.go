@@ -14,18 +14,20 @@ import (
 
 // The tools' Go packages, pinned.
 const (
-	Syft   = "github.com/anchore/syft/cmd/syft@v1.57.1"
+	Syft   = "github.com/anchore/syft/cmd/syft@v1.51.0"
 	Cosign = "github.com/sigstore/cosign/v2/cmd/cosign@v2.6.5"
 )
 
 // The tools' published images at the same versions, and where each keeps
 // its binary (syft's image is the binary at /syft; cosign's is built with
-// ko, which puts it at /ko-app/cosign). cosign's is pinned by its index
-// digest, as four public repositories pinned it (2026; no registry is
-// reachable where this module is developed, so syft's, which none gave, is
-// pinned by version only); the engine checks a digest when it pulls.
+// ko, which puts it at /ko-app/cosign). Each is pinned by its index digest
+// as independent public repositories pin it (2026: cosign's by four, syft's
+// by three, one of which read it from the registry's Docker-Content-Digest);
+// no registry is reachable where this module is developed, and the engine
+// checks a digest when it pulls. syft is v1.51.0, the newest release whose
+// digest could be confirmed that way.
 const (
-	SyftImage    = "docker.io/anchore/syft:v1.57.1"
+	SyftImage    = "docker.io/anchore/syft:v1.51.0@sha256:678bfa565b60f747aac0f8e964fe5588a24445b8d0a480e91f6efd70020dfbb0"
 	SyftBinary   = "/syft"
 	CosignImage  = "gcr.io/projectsigstore/cosign:v2.6.5@sha256:ad281047f85c5e1fc6ffbc30c2b55be3b07b4032bef715a12122ce5829619aca"
 	CosignBinary = "/ko-app/cosign"

@@ -450,7 +450,7 @@ func TestLoadingTheModuleUploadsWhatItNeeds(t *testing.T) {
 }
 
 // The supply-chain tools' default images are the versions supplychain pins,
-// and the from-source build is of the same versions.
+// each pinned by digest, and the from-source build is of the same versions.
 func TestToolImagesAreThePinnedVersions(t *testing.T) {
 	s := apiSchema(t)
 	release := s.Types["LowcodePipelineRelease"]
@@ -469,9 +469,8 @@ func TestToolImagesAreThePinnedVersions(t *testing.T) {
 		_, version, _ := strings.Cut(tc.pkg, "@")
 		tagged, digest, pinned := strings.Cut(tc.image, "@")
 		assert.True(t, strings.HasSuffix(tagged, ":"+version), "%s is the version built from source, %s", tc.image, version)
-		if pinned {
-			assert.Regexp(t, "^sha256:[0-9a-f]{64}$", digest, "%s is pinned by a whole digest", tc.image)
-		}
+		assert.True(t, pinned, "%s is pinned by digest", tc.image)
+		assert.Regexp(t, "^sha256:[0-9a-f]{64}$", digest, "%s is pinned by a whole digest", tc.image)
 	}
 }
 
