@@ -87,6 +87,42 @@ func TestExampleAppBuildsForReal(t *testing.T) {
 	assertBackendServes(t, filepath.Join(app, NodeDir))
 }
 
+// TestTheInstallReadsTheProjectsNpmrc installs, with this machine's npm, a
+// folder holding only the install inputs of a project whose .npmrc sets
+// ignore-scripts: its postinstall must not run, as it would not in a
+// checkout (a setting left behind would, say, fail a legacy-peer-deps tree).
+func TestTheInstallReadsTheProjectsNpmrc(t *testing.T) {
+	_, err := exec.LookPath("npm")
+	require.NoError(t, err, "the install test needs npm")
+	project := t.TempDir()
+	files := map[string]string{
+		ManifestFile:        `{"name":"p","version":"1.0.0","scripts":{"postinstall":"node -e \"require('fs').writeFileSync('postinstall-ran','')\""}}`,
+		"package-lock.json": `{"name":"p","version":"1.0.0","lockfileVersion":3,"requires":true,"packages":{"":{"name":"p","version":"1.0.0","hasInstallScript":true}}}`,
+		ProjectConfig:       "ignore-scripts=true\n",
+		"index.js":          "export {}\n",
+	}
+	for name, text := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(project, name), []byte(text), 0o644))
+	}
+	m, err := ParseManifest([]byte(files[ManifestFile]))
+	require.NoError(t, err)
+	entries := readDirNames(t, project)
+	inputs, err := m.InstallInputs(entries)
+	require.NoError(t, err)
+	// what the install container holds: the inputs, nothing else
+	installDir := t.TempDir()
+	for _, in := range inputs {
+		data, err := os.ReadFile(filepath.Join(project, in.Path))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(installDir, in.Path), data, 0o644))
+	}
+	assert.NoFileExists(t, filepath.Join(installDir, "index.js"), "sources are not install inputs")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run(t, ctx, installDir, InstallCommand(entries)...)
+	assert.NoFileExists(t, filepath.Join(installDir, "postinstall-ran"), "the install ignored the project's .npmrc")
+}
+
 func assertBackendServes(t *testing.T, dir string) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

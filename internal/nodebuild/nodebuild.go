@@ -33,6 +33,10 @@ const (
 // LockFiles are the files that make `npm ci` possible, in npm's order of preference.
 var LockFiles = []string{"npm-shrinkwrap.json", "package-lock.json"}
 
+// ProjectConfig is the project's own npm configuration (a registry for a
+// scope, legacy-peer-deps…), which npm reads from the project's root.
+const ProjectConfig = ".npmrc"
+
 // Manifest is what the build needs of package.json.
 type Manifest struct {
 	Name                 string            `json:"name"`
@@ -102,16 +106,17 @@ type Input struct {
 
 // InstallInputs are the paths the install step needs, and nothing else, so
 // that a change to the sources does not invalidate the installed layer:
-// package.json, the lock file, and local (file:) dependencies, folders or
-// tarballs. rootFiles are the names at the project root.
+// package.json, the lock file, the project's .npmrc, and local (file:)
+// dependencies, folders or tarballs. rootFiles are the names at the project
+// root.
 func (m *Manifest) InstallInputs(rootFiles []string) ([]Input, error) {
 	if len(m.Workspaces) > 0 && string(m.Workspaces) != "null" {
 		return nil, fmt.Errorf("%s: npm workspaces are not supported yet: the install needs every workspace's package.json", ManifestFile)
 	}
 	inputs := []string{ManifestFile}
-	for _, lock := range LockFiles {
-		if slices.Contains(rootFiles, lock) {
-			inputs = append(inputs, lock)
+	for _, name := range append(slices.Clone(LockFiles), ProjectConfig) {
+		if slices.Contains(rootFiles, name) {
+			inputs = append(inputs, name)
 		}
 	}
 	var local []string

@@ -31,10 +31,10 @@ func TestInstallInputsAreOnlyWhatTheInstallReads(t *testing.T) {
 		"devDependencies": {"cli": "file:./tools/cli/", "packed": "file:vendor/tool-1.0.0.tgz", "ui2": "file:packages/ui"},
 		"optionalDependencies": {"gh": "github:owner/repo"}}`))
 	require.NoError(t, err)
-	inputs, err := m.InstallInputs([]string{"package.json", "package-lock.json", "src", "README.md"})
+	inputs, err := m.InstallInputs([]string{"package.json", "package-lock.json", ".npmrc", "src", "README.md", ".env"})
 	require.NoError(t, err)
 	assert.Equal(t, []Input{
-		{Path: "package.json"}, {Path: "package-lock.json"},
+		{Path: "package.json"}, {Path: "package-lock.json"}, {Path: ".npmrc"},
 		{Path: "packages/ui", Dir: true}, {Path: "tools/cli", Dir: true}, {Path: "vendor/tool-1.0.0.tgz"},
 	}, inputs)
 }

@@ -555,12 +555,13 @@ type LowcodePipelineBuildOpts struct {
 
 // Build the project: dist/web, dist/node and, when asked, dist/codeAsData, off one install, each built when first used
 //
-// Only package.json, the lock file and local file: dependencies are copied
-// before `npm ci` (`npm install` without a lock file), so a change to the
-// sources does not re-run it; the npm cache is a cache volume. The Node.js
-// check runs in the install's own exec. Each output is built when it is
-// first used (exported, made into an image, published), so `build frontend
-// export` runs build:draw alone, and publish builds all three concurrently.
+// Only package.json, the lock file, the project's .npmrc and local file:
+// dependencies are copied before `npm ci` (`npm install` without a lock
+// file), so a change to the sources does not re-run it; the npm cache is a
+// cache volume. The Node.js check runs in the install's own exec. Each
+// output is built when it is first used (exported, made into an image,
+// published), so `build frontend export` runs build:draw alone, and publish
+// builds all three concurrently.
 // The design-tool version is read from the installed dependencies.
 func (r *LowcodePipeline) Build(opts ...LowcodePipelineBuildOpts) *LowcodePipelineBuild { // lowcode-pipeline (../../:0:0)
 	q := r.query.Select("build")
