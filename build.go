@@ -51,8 +51,10 @@ type Build struct {
 //
 // Only package.json, the lock file, the project's .npmrc and local file:
 // dependencies are copied before `npm ci` (`npm install` without a lock
-// file), so a change to the sources does not re-run it; the npm cache is a
-// cache volume. The Node.js check runs in the install's own exec. Each
+// file), so a change to the sources does not re-run it; a project whose
+// package.json runs its own scripts at install time (postinstall, prepare…)
+// gets what they read: the whole project, but nothing for husky and the
+// patches folder for patch-package. The npm cache is a cache volume. The Node.js check runs in the install's own exec. Each
 // output is built when it is first used (exported, made into an image,
 // published), so `build frontend export` runs build:draw alone, and publish
 // builds all three concurrently.
@@ -209,22 +211,24 @@ func install(ctx context.Context, source *dagger.Directory, nodeImage string, np
 		return nil, err
 	}
 	nodeImage = nodebuild.ImageOrDefault(nodeImage)
+	// the inputs come from the scrubbed project: a script's whole project
+	// holds no snapshot token either
+	project, err := scrubbed(ctx, source, config)
+	if err != nil {
+		return nil, err
+	}
 	manifestOnly := dag.Directory()
 	for _, in := range inputs {
 		if in.Dir {
-			manifestOnly = manifestOnly.WithDirectory(in.Path, source.Directory(in.Path))
+			manifestOnly = manifestOnly.WithDirectory(in.Path, project.Directory(in.Path))
 		} else {
-			manifestOnly = manifestOnly.WithFile(in.Path, source.File(in.Path))
+			manifestOnly = manifestOnly.WithFile(in.Path, project.File(in.Path))
 		}
 	}
 	deps := node(nodeImage, npmrc).
 		WithDirectory(appDir, manifestOnly).
 		WithWorkdir(appDir).
 		WithExec(nodebuild.CheckedInstall(nodeImage, root))
-	project, err := scrubbed(ctx, source, config)
-	if err != nil {
-		return nil, err
-	}
 	return &installation{deps: deps, project: deps.WithDirectory(appDir, project), manifest: manifest}, nil
 }
 

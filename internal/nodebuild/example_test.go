@@ -87,40 +87,71 @@ func TestExampleAppBuildsForReal(t *testing.T) {
 	assertBackendServes(t, filepath.Join(app, NodeDir))
 }
 
-// TestTheInstallReadsTheProjectsNpmrc installs, with this machine's npm, a
-// folder holding only the install inputs of a project whose .npmrc sets
-// ignore-scripts: its postinstall must not run, as it would not in a
-// checkout (a setting left behind would, say, fail a legacy-peer-deps tree).
-func TestTheInstallReadsTheProjectsNpmrc(t *testing.T) {
+// TestTheInstallHasWhatNpmReads installs, with this machine's npm, a folder
+// holding only the install inputs of a project, as the install container
+// does, and checks what npm did there as it would in a checkout.
+func TestTheInstallHasWhatNpmReads(t *testing.T) {
 	_, err := exec.LookPath("npm")
 	require.NoError(t, err, "the install test needs npm")
-	project := t.TempDir()
-	files := map[string]string{
-		ManifestFile:        `{"name":"p","version":"1.0.0","scripts":{"postinstall":"node -e \"require('fs').writeFileSync('postinstall-ran','')\""}}`,
-		"package-lock.json": `{"name":"p","version":"1.0.0","lockfileVersion":3,"requires":true,"packages":{"":{"name":"p","version":"1.0.0","hasInstallScript":true}}}`,
-		ProjectConfig:       "ignore-scripts=true\n",
-		"index.js":          "export {}\n",
+	const lock = `{"name":"p","version":"1.0.0","lockfileVersion":3,"requires":true,"packages":{"":{"name":"p","version":"1.0.0"}}}`
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		whole bool // whether the install needs the whole project
+	}{
+		{
+			// husky is not installed: the install fails unless the project's
+			// ignore-scripts is honoured (a setting left behind would, say,
+			// fail a tree that needs legacy-peer-deps)
+			name: "the project's .npmrc is honoured",
+			files: map[string]string{
+				ManifestFile:  `{"name":"p","version":"1.0.0","scripts":{"prepare":"husky"}}`,
+				ProjectConfig: "ignore-scripts=true\n",
+			},
+		},
+		{
+			name: "a postinstall that runs a project file finds it",
+			files: map[string]string{
+				ManifestFile:        `{"name":"p","version":"1.0.0","scripts":{"postinstall":"node scripts/setup.mjs"}}`,
+				"scripts/setup.mjs": "import { writeFileSync } from 'node:fs'\nwriteFileSync('postinstall-ran', '')\n",
+			},
+			whole: true,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			project := t.TempDir()
+			tc.files["package-lock.json"] = lock
+			tc.files["src/index.js"] = "export {}\n"
+			for name, text := range tc.files {
+				require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(project, name)), 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(project, name), []byte(text), 0o644))
+			}
+			m, err := ParseManifest([]byte(tc.files[ManifestFile]))
+			require.NoError(t, err)
+			entries := readDirNames(t, project)
+			inputs, err := m.InstallInputs(entries)
+			require.NoError(t, err)
+			installDir := filepath.Join(t.TempDir(), "install")
+			for _, in := range inputs {
+				if in.Dir {
+					require.NoError(t, os.CopyFS(filepath.Join(installDir, in.Path), os.DirFS(filepath.Join(project, in.Path))))
+					continue
+				}
+				data, err := os.ReadFile(filepath.Join(project, in.Path))
+				require.NoError(t, err)
+				require.NoError(t, os.MkdirAll(installDir, 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(installDir, in.Path), data, 0o644))
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			run(t, ctx, installDir, InstallCommand(entries)...)
+			if tc.whole {
+				assert.FileExists(t, filepath.Join(installDir, "postinstall-ran"))
+			} else {
+				assert.NoFileExists(t, filepath.Join(installDir, "src/index.js"), "sources are not install inputs")
+			}
+		})
 	}
-	for name, text := range files {
-		require.NoError(t, os.WriteFile(filepath.Join(project, name), []byte(text), 0o644))
-	}
-	m, err := ParseManifest([]byte(files[ManifestFile]))
-	require.NoError(t, err)
-	entries := readDirNames(t, project)
-	inputs, err := m.InstallInputs(entries)
-	require.NoError(t, err)
-	// what the install container holds: the inputs, nothing else
-	installDir := t.TempDir()
-	for _, in := range inputs {
-		data, err := os.ReadFile(filepath.Join(project, in.Path))
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(installDir, in.Path), data, 0o644))
-	}
-	assert.NoFileExists(t, filepath.Join(installDir, "index.js"), "sources are not install inputs")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	run(t, ctx, installDir, InstallCommand(entries)...)
-	assert.NoFileExists(t, filepath.Join(installDir, "postinstall-ran"), "the install ignored the project's .npmrc")
 }
 
 func assertBackendServes(t *testing.T, dir string) {

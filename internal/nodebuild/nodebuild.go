@@ -106,8 +106,10 @@ type Input struct {
 
 // InstallInputs are the paths the install step needs, and nothing else, so
 // that a change to the sources does not invalidate the installed layer:
-// package.json, the lock file, the project's .npmrc, and local (file:)
-// dependencies, folders or tarballs. rootFiles are the names at the project
+// package.json, the lock file, the project's .npmrc, local (file:)
+// dependencies, folders or tarballs, and what the project's install-time
+// scripts read: a known tool's folder, or the whole project (".") for a
+// script not known to need less. rootFiles are the names at the project
 // root.
 func (m *Manifest) InstallInputs(rootFiles []string) ([]Input, error) {
 	if len(m.Workspaces) > 0 && string(m.Workspaces) != "null" {
@@ -133,6 +135,11 @@ func (m *Manifest) InstallInputs(rootFiles []string) ([]Input, error) {
 			local = append(local, clean)
 		}
 	}
+	dirs, whole := m.scriptNeeds(rootFiles)
+	if whole {
+		return []Input{{Path: ".", Dir: true}}, nil
+	}
+	local = append(local, dirs...)
 	slices.Sort(local)
 	out := make([]Input, 0, len(inputs)+len(local))
 	for _, p := range inputs {
