@@ -94,10 +94,13 @@ func TestTheInstallHasWhatNpmReads(t *testing.T) {
 	_, err := exec.LookPath("npm")
 	require.NoError(t, err, "the install test needs npm")
 	const lock = `{"name":"p","version":"1.0.0","lockfileVersion":3,"requires":true,"packages":{"":{"name":"p","version":"1.0.0"}}}`
+	sourcesLeftOut := func(t *testing.T, dir string) {
+		assert.NoFileExists(t, filepath.Join(dir, "src/index.js"), "sources are not install inputs")
+	}
 	for _, tc := range []struct {
 		name  string
 		files map[string]string
-		whole bool // whether the install needs the whole project
+		check func(t *testing.T, installDir string)
 	}{
 		{
 			// husky is not installed: the install fails unless the project's
@@ -105,22 +108,34 @@ func TestTheInstallHasWhatNpmReads(t *testing.T) {
 			// fail a tree that needs legacy-peer-deps)
 			name: "the project's .npmrc is honoured",
 			files: map[string]string{
-				ManifestFile:  `{"name":"p","version":"1.0.0","scripts":{"prepare":"husky"}}`,
-				ProjectConfig: "ignore-scripts=true\n",
+				ManifestFile:        `{"name":"p","version":"1.0.0","scripts":{"prepare":"husky"}}`,
+				"package-lock.json": lock,
+				ProjectConfig:       "ignore-scripts=true\n",
+			},
+			check: sourcesLeftOut,
+		},
+		{
+			name: "npm workspaces are linked",
+			files: map[string]string{
+				ManifestFile:               `{"name":"p","version":"1.0.0","workspaces":["packages/*"]}`,
+				"packages/ui/package.json": `{"name":"ui","version":"1.0.0"}`,
+			},
+			check: func(t *testing.T, dir string) {
+				assert.FileExists(t, filepath.Join(dir, "node_modules/ui/package.json"), "the workspace is linked")
 			},
 		},
 		{
 			name: "a postinstall that runs a project file finds it",
 			files: map[string]string{
 				ManifestFile:        `{"name":"p","version":"1.0.0","scripts":{"postinstall":"node scripts/setup.mjs"}}`,
+				"package-lock.json": lock,
 				"scripts/setup.mjs": "import { writeFileSync } from 'node:fs'\nwriteFileSync('postinstall-ran', '')\n",
 			},
-			whole: true,
+			check: func(t *testing.T, dir string) { assert.FileExists(t, filepath.Join(dir, "postinstall-ran")) },
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			project := t.TempDir()
-			tc.files["package-lock.json"] = lock
 			tc.files["src/index.js"] = "export {}\n"
 			for name, text := range tc.files {
 				require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(project, name)), 0o755))
@@ -145,11 +160,7 @@ func TestTheInstallHasWhatNpmReads(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			run(t, ctx, installDir, InstallCommand(entries)...)
-			if tc.whole {
-				assert.FileExists(t, filepath.Join(installDir, "postinstall-ran"))
-			} else {
-				assert.NoFileExists(t, filepath.Join(installDir, "src/index.js"), "sources are not install inputs")
-			}
+			tc.check(t, installDir)
 		})
 	}
 }

@@ -109,12 +109,9 @@ type Input struct {
 // package.json, the lock file, the project's .npmrc, local (file:)
 // dependencies, folders or tarballs, and what the project's install-time
 // scripts read: a known tool's folder, or the whole project (".") for a
-// script not known to need less. rootFiles are the names at the project
-// root.
+// script not known to need less, and for npm workspaces. rootFiles are the
+// names at the project root.
 func (m *Manifest) InstallInputs(rootFiles []string) ([]Input, error) {
-	if len(m.Workspaces) > 0 && string(m.Workspaces) != "null" {
-		return nil, fmt.Errorf("%s: npm workspaces are not supported yet: the install needs every workspace's package.json", ManifestFile)
-	}
 	inputs := []string{ManifestFile}
 	for _, name := range append(slices.Clone(LockFiles), ProjectConfig) {
 		if slices.Contains(rootFiles, name) {
@@ -136,7 +133,9 @@ func (m *Manifest) InstallInputs(rootFiles []string) ([]Input, error) {
 		}
 	}
 	dirs, whole := m.scriptNeeds(rootFiles)
-	if whole {
+	// npm workspaces: the install links every workspace and runs its
+	// install-time scripts, with its files
+	if whole || m.hasWorkspaces() {
 		return []Input{{Path: ".", Dir: true}}, nil
 	}
 	local = append(local, dirs...)
@@ -149,6 +148,12 @@ func (m *Manifest) InstallInputs(rootFiles []string) ([]Input, error) {
 		out = append(out, Input{Path: p, Dir: !strings.HasSuffix(p, ".tgz") && !strings.HasSuffix(p, ".tar.gz")})
 	}
 	return out, nil
+}
+
+// hasWorkspaces says whether package.json declares npm workspaces.
+func (m *Manifest) hasWorkspaces() bool {
+	w := strings.TrimSpace(string(m.Workspaces))
+	return w != "" && w != "null" && w != "[]" && w != "{}"
 }
 
 // RunScript is the command line of `npm run <script>`.

@@ -51,6 +51,26 @@ func TestInstallInputsFollowTheInstallTimeScripts(t *testing.T) {
 	}
 }
 
+func TestWorkspacesGetTheWholeProject(t *testing.T) {
+	for _, tc := range []struct {
+		name, workspaces string
+		whole            bool
+	}{
+		{"a list of folders", `["packages/*"]`, true},
+		{"the object form", `{"packages": ["packages/*"]}`, true},
+		{"an empty list is none", `[]`, false},
+		{"null is none", `null`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := ParseManifest([]byte(`{"workspaces": ` + tc.workspaces + `}`))
+			require.NoError(t, err)
+			got, err := m.InstallInputs([]string{"package.json", "packages/"})
+			require.NoError(t, err)
+			assert.Equal(t, tc.whole, len(got) == 1 && got[0] == Input{Path: ".", Dir: true}, "%v", got)
+		})
+	}
+}
+
 func TestAWholeProjectStillRefusesADependencyOutsideIt(t *testing.T) {
 	m, err := ParseManifest([]byte(`{"scripts":{"postinstall":"node x.js"},"dependencies":{"x":"file:../x"}}`))
 	require.NoError(t, err)
