@@ -220,6 +220,10 @@ func install(ctx context.Context, source *dagger.Directory, nodeImage string, np
 	}
 	manifestOnly := dag.Directory()
 	for _, in := range inputs {
+		if in.Path == "." { // the whole project (nodebuild.InstallInputs)
+			manifestOnly = project
+			continue
+		}
 		if in.Dir {
 			manifestOnly = manifestOnly.WithDirectory(in.Path, project.Directory(in.Path))
 		} else {
