@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -66,6 +67,38 @@ func (t *Tests) BuildNamesMissingScript(ctx context.Context) error {
 	source := dag.Directory().WithNewFile("package.json", `{"name":"x","scripts":{"build:node":"true"}}`)
 	_, err := dag.LowcodePipeline().Build(dagger.LowcodePipelineBuildOpts{Source: source}).DrawVersion(ctx)
 	return fails("no build:draw", err, `package.json: no "build:draw" script`)
+}
+
+// A postinstall that runs a project file finds it, as in a checkout: the install gets what the project's install-time scripts read.
+// +check
+func (t *Tests) InstallRunsTheProjectsPostinstall(ctx context.Context) error {
+	manifest, err := t.app().File("package.json").Contents(ctx)
+	if err != nil {
+		return err
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(manifest), &doc); err != nil {
+		return err
+	}
+	scripts, ok := doc["scripts"].(map[string]any)
+	if !ok {
+		return fmt.Errorf("examples/app/package.json has no scripts")
+	}
+	scripts["postinstall"] = "node scripts/postinstall.mjs"
+	edited, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	source := t.app().WithNewFile("package.json", string(edited)).
+		WithNewFile("scripts/postinstall.mjs", "import { writeFileSync } from 'node:fs'\nwriteFileSync('postinstall-ran.txt', 'yes')\n")
+	ran, err := dag.LowcodePipeline().Install(dagger.LowcodePipelineInstallOpts{Source: source}).File("/app/postinstall-ran.txt").Contents(ctx)
+	if err != nil {
+		return fmt.Errorf("the postinstall did not leave its file: %w", err)
+	}
+	if ran != "yes" {
+		return fmt.Errorf("the postinstall wrote %q, want yes", ran)
+	}
+	return nil
 }
 
 const npmrcMarker = "npm-secret-token-4711"
