@@ -239,8 +239,21 @@ func install(ctx context.Context, source *dagger.Directory, nodeImage string, np
 
 // scrubbed is the source as every npm and toolkit container sees it: a token
 // kept in a snapshot configuration's git.repo is removed (the file is
-// otherwise the project's), so it reaches the git step only.
+// otherwise the project's), so it reaches the git step only; the project's
+// .npmrc keeps no setting that names an environment variable, which the
+// containers never have (nodebuild.ProjectNpmrc), so --npmrc supplies it.
 func scrubbed(ctx context.Context, source *dagger.Directory, config string) (*dagger.Directory, error) {
+	if ok, err := source.Exists(ctx, nodebuild.ProjectConfig); err != nil {
+		return nil, err
+	} else if ok {
+		data, err := source.File(nodebuild.ProjectConfig).Contents(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if kept := nodebuild.ProjectNpmrc([]byte(data)); string(kept) != data {
+			source = source.WithNewFile(nodebuild.ProjectConfig, string(kept))
+		}
+	}
 	paths := []string{snapshotconfig.DefaultPath}
 	if config != "" && config != snapshotconfig.DefaultPath {
 		paths = append(paths, config)
