@@ -101,6 +101,20 @@ func (t *Tests) InstallRunsTheProjectsPostinstall(ctx context.Context) error {
 	return nil
 }
 
+// The project's .npmrc reaches npm without the settings that name an environment variable, which --npmrc then gives.
+// +check
+func (t *Tests) InstallKeepsTheProjectsNpmrcSettings(ctx context.Context) error {
+	source := t.app().WithNewFile(".npmrc", "fund=false\n//npm.vendor.example/:_authToken=${NPM_TOKEN}\n")
+	got, err := dag.LowcodePipeline().Install(dagger.LowcodePipelineInstallOpts{Source: source}).File("/app/.npmrc").Contents(ctx)
+	if err != nil {
+		return err
+	}
+	if got != "fund=false\n" {
+		return fmt.Errorf("the install's .npmrc is %q, want the project's settings without the ${NPM_TOKEN} one", got)
+	}
+	return nil
+}
+
 const npmrcMarker = "npm-secret-token-4711"
 
 // The .npmrc secret reaches npm but never the project, the cache or the image's filesystem.

@@ -317,6 +317,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).GoExamplePlans(&parent, ctx)
+		case "InstallKeepsTheProjectsNpmrcSettings":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).InstallKeepsTheProjectsNpmrcSettings(&parent, ctx)
 		case "InstallRunsTheProjectsPostinstall":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
