@@ -55,10 +55,10 @@ type Build struct {
 // package.json runs its own scripts at install time (postinstall, prepare…)
 // gets what they read: the whole project, but nothing for husky and the
 // patches folder for patch-package; npm workspaces, the whole project. The
-// npm cache is a cache volume. The Node.js check runs in the install's own exec. Each
-// output is built when it is first used (exported, made into an image,
-// published), so `build frontend export` runs build:draw alone, and publish
-// builds all three concurrently.
+// npm cache is a cache volume. The Node.js check runs in the install's own
+// exec. Each output is built when it is first used (exported, made into an
+// image, published), so `build frontend export` runs build:draw alone, and
+// publish builds all three concurrently.
 // The design-tool version is read from the installed dependencies.
 func (m *LowcodePipeline) Build(
 	ctx context.Context,
