@@ -35,6 +35,11 @@ const (
 	DefaultMaxErrorBody   = 8 << 10
 )
 
+// MaxTokenBytes is the longest webhook token taken: an HTTP server refuses a
+// longer header line (nginx's and Apache's default limit is 8 KiB), and the
+// scrubbing of every spelling of the token stays well under a second.
+const MaxTokenBytes = 8 << 10
+
 // Config is one deployment call.
 type Config struct {
 	URL   string
@@ -113,6 +118,8 @@ func Prepare(cfg Config) (*Prepared, error) {
 		return nil, errors.New("webhook token contains a line break: check the secret's value (a trailing newline from a file?)")
 	case strings.ContainsFunc(cfg.Token, func(r rune) bool { return r < 0x20 || r == 0x7f }) || !utf8.ValidString(cfg.Token):
 		return nil, errors.New("--webhook-token contains a control character (a NUL?) or invalid UTF-8, which no HTTP header can carry: check the secret's value; nothing was sent")
+	case len(cfg.Token) > MaxTokenBytes:
+		return nil, fmt.Errorf("--webhook-token is %d bytes, more than the %d an HTTP header line carries (nginx's and Apache's default limit): check the secret's value (a whole file?); nothing was sent", len(cfg.Token), MaxTokenBytes)
 	}
 	if cfg.ConnectTimeout <= 0 {
 		cfg.ConnectTimeout = DefaultConnectTimeout

@@ -418,3 +418,17 @@ func TestATokenNoHeaderCanCarryIsRefusedBeforeAnyAttempt(t *testing.T) {
 	}
 	assert.Zero(t, n.Load())
 }
+
+func TestATokenLongerThanAHeaderLineIsRefusedBeforeAnyAttempt(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { n.Add(1) }))
+	defer srv.Close()
+	longest := strings.Repeat("a", MaxTokenBytes)
+	_, err := Prepare(Config{URL: srv.URL, Token: longest, AllowHTTP: true})
+	assert.NoError(t, err, "a token of exactly the limit is taken")
+	_, err = Prepare(Config{URL: srv.URL, Token: longest + "b", AllowHTTP: true, ConnectAttempts: 4})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--webhook-token is 8193 bytes, more than the 8192 an HTTP header line carries")
+	assert.Less(t, len(err.Error()), 300, "the error does not echo the token")
+	assert.Zero(t, n.Load())
+}
