@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"dagger/lowcode-pipeline/internal/dagger"
@@ -36,7 +38,8 @@ type Delivery struct {
 // argument objects and a CI run should pay for one call. The payload starts
 // from --payload (deploy rules and modes kept in the repository) or the
 // reference default, with this run's images pinned by digest. One POST;
-// never sent twice.
+// never sent twice. Every flag is checked before anything is built: a bad
+// tag, label, payload or token fails at once, all of them together.
 //
 // +cache="never"
 func (m *LowcodePipeline) Deliver(
@@ -104,7 +107,10 @@ func (m *LowcodePipeline) Deliver(
 	allowHttp bool,
 ) (_ *Delivery, err error) {
 	// Everything that can be checked without building is checked first.
-	if _, err := prepareWebhook(deployRequest{url: webhookUrl, token: "checked-later", allowHTTP: allowHttp}); err != nil {
+	checks := deliveryCheck{codeAsData: codeAsData, toolkit: toolkit, codeAsDataArg: codeAsDataArg, drawPackage: drawPackage,
+		repository: repository, tag: tag, platform: platform, registryUsername: registryUsername, hasPassword: registryPassword != nil,
+		created: created, label: label, webhookUrl: webhookUrl, allowHTTP: allowHttp}
+	if err := checks.run(ctx, payload, webhookToken, webhookCaCert); err != nil {
 		return nil, err
 	}
 	// What publish needs beside the build does not depend on the install:
@@ -124,7 +130,9 @@ func (m *LowcodePipeline) Deliver(
 	if err != nil {
 		return nil, err
 	}
-	p, err := inSpan(ctx, "payload", func(ctx context.Context) (*Payload, error) { return rel.Payload(ctx, payload) })
+	p, err := inSpan(ctx, "payload", func(ctx context.Context) (*Payload, error) {
+		return composePayload(ctx, payload, "--payload", rel.payloadOptions())
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -136,6 +144,82 @@ func (m *LowcodePipeline) Deliver(
 	}
 	doc := results.Delivery{Release: rel.document(), Receipt: rec.document()}
 	return &Delivery{Summary: doc.Text(), Json: results.JSON(doc), Build: b, Release: rel, Payload: p, Receipt: rec}, nil
+}
+
+// deliveryCheck is what deliver's later steps (publish, payload, deploy)
+// check of their flags, which needs no build.
+type deliveryCheck struct {
+	codeAsData       CodeAsDataKind
+	toolkit          string
+	codeAsDataArg    []string
+	drawPackage      string
+	repository       string
+	tag              []string
+	platform         []dagger.Platform
+	registryUsername string
+	hasPassword      bool
+	created          string
+	label            []string
+	webhookUrl       string
+	allowHTTP        bool
+}
+
+// run reads the files and the secret the checks need, then checks.
+func (c deliveryCheck) run(ctx context.Context, payloadFile *dagger.File, webhookToken *dagger.Secret, webhookCaCert *dagger.File) error {
+	token, err := webhookToken.Plaintext(ctx)
+	if err != nil {
+		return fmt.Errorf("read --webhook-token: %w", err)
+	}
+	var caPEM, base []byte
+	if webhookCaCert != nil {
+		text, err := webhookCaCert.Contents(ctx)
+		if err != nil {
+			return fmt.Errorf("read --webhook-ca-cert: %w", err)
+		}
+		caPEM = []byte(text)
+	}
+	if payloadFile != nil {
+		text, err := payloadFile.Contents(ctx)
+		if err != nil {
+			return fmt.Errorf("read --payload: %w", err)
+		}
+		base = []byte(text)
+	}
+	return c.check(token, caPEM, base)
+}
+
+// check runs, all at once, the checks publish, payload and deploy make of
+// their flags before they do anything, so that a bad flag fails in a second
+// rather than after the install and the pushes. The payload is composed
+// with the references it will carry, digests unknown yet. Build's own
+// checks run first thing in build.
+func (c deliveryCheck) check(token string, caPEM, payloadBase []byte) error {
+	var errs []error
+	// build reports a bad --code-as-data itself
+	cad, _ := nodebuild.CodeAsDataStep(string(c.codeAsData), c.toolkit, c.codeAsDataArg)
+	targets, err := images.PublishRequest{Repository: c.repository, HasCodeAsData: cad != nil, Tags: c.tag, Platforms: platformNames(c.platform),
+		Username: c.registryUsername, HasPassword: c.hasPassword}.Targets()
+	errs = append(errs, err)
+	epoch, err := images.ParseCreated(c.created)
+	errs = append(errs, err)
+	drawVersion := "" // known after the install; without --draw-package, never
+	if c.drawPackage != "" {
+		drawVersion = "0.0.0"
+	}
+	_, err = images.Labels(images.Meta{DrawVersion: drawVersion, Created: epoch, Labels: c.label})
+	errs = append(errs, err)
+	if err == nil && len(targets) > 0 {
+		refs := map[images.Kind]string{}
+		for _, t := range targets {
+			refs[t.Kind] = t.Placeholder()
+		}
+		if _, err := newPayload(payloadBase, payloadOptionsOf(refs)); err != nil {
+			errs = append(errs, fmt.Errorf("--payload: %w", err))
+		}
+	}
+	_, err = prepareWebhook(deployRequest{url: c.webhookUrl, token: token, allowHTTP: c.allowHTTP, caPEM: caPEM})
+	errs = append(errs, err)
+	return errors.Join(errs...)
 }
 
 // readyPublish starts fetching the images the three Dockerfiles start from,

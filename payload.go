@@ -6,6 +6,7 @@ import (
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/durationflag"
+	"dagger/lowcode-pipeline/internal/images"
 	"dagger/lowcode-pipeline/internal/payload"
 	"dagger/lowcode-pipeline/internal/results"
 	"dagger/lowcode-pipeline/internal/rules"
@@ -75,7 +76,7 @@ func (m *LowcodePipeline) Payload(
 	// +optional
 	codeAsDataRef string,
 ) (*Payload, error) {
-	return composePayload(ctx, from, payload.Options{FrontendImage: frontendRef, BackendImages: backendRef, CodeAsDataImage: codeAsDataRef})
+	return composePayload(ctx, from, "--from", payload.Options{FrontendImage: frontendRef, BackendImages: backendRef, CodeAsDataImage: codeAsDataRef})
 }
 
 // The deployment payload of this release: the reference default, or one you give, with the release's images
@@ -89,20 +90,25 @@ func (r *Release) Payload(
 	// +optional
 	from *dagger.File,
 ) (*Payload, error) {
-	return composePayload(ctx, from, r.payloadOptions())
+	return composePayload(ctx, from, "--from", r.payloadOptions())
 }
 
 // payloadOptions are the release's images as a payload carries them.
 func (r *Release) payloadOptions() payload.Options {
-	var opts payload.Options
-	if len(r.Frontend) > 0 {
-		opts.FrontendImage = r.Frontend[0].Ref
+	refs := map[images.Kind]string{}
+	for kind, pushed := range map[images.Kind][]*PushedImage{images.Frontend: r.Frontend, images.Backend: r.Backend, images.CodeAsData: r.CodeAsData} {
+		if len(pushed) > 0 {
+			refs[kind] = pushed[0].Ref
+		}
 	}
-	if len(r.Backend) > 0 {
-		opts.BackendImages = []string{r.Backend[0].Ref}
-	}
-	if len(r.CodeAsData) > 0 {
-		opts.CodeAsDataImage = r.CodeAsData[0].Ref
+	return payloadOptionsOf(refs)
+}
+
+// payloadOptionsOf are images, by kind, as a payload carries them.
+func payloadOptionsOf(refs map[images.Kind]string) payload.Options {
+	opts := payload.Options{FrontendImage: refs[images.Frontend], CodeAsDataImage: refs[images.CodeAsData]}
+	if ref := refs[images.Backend]; ref != "" {
+		opts.BackendImages = []string{ref}
 	}
 	return opts
 }
@@ -205,12 +211,12 @@ func (p *Payload) Plan(
 }
 
 // composePayload reads the starting payload, if any, and applies opts.
-func composePayload(ctx context.Context, from *dagger.File, opts payload.Options) (*Payload, error) {
+func composePayload(ctx context.Context, from *dagger.File, flag string, opts payload.Options) (*Payload, error) {
 	var base []byte
 	if from != nil {
 		s, err := from.Contents(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("--from: %w", err)
+			return nil, fmt.Errorf("%s: %w", flag, err)
 		}
 		base = []byte(s)
 	}

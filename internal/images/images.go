@@ -135,6 +135,18 @@ func (t Target) Refs() []string {
 	return refs
 }
 
+// UnknownDigest stands for a digest not known before the push.
+const UnknownDigest = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+
+// Placeholder is the reference a payload will carry for the image, pinned
+// to UnknownDigest: what a payload can be checked with before the build.
+func (t Target) Placeholder() string {
+	if len(t.Tags) == 0 {
+		return ""
+	}
+	return t.Repository + ":" + t.Tags[0] + "@" + UnknownDigest
+}
+
 // KindPlaceholder in --repository stands for each image's kind.
 const KindPlaceholder = "{kind}"
 

@@ -381,3 +381,13 @@ func FuzzDockerfileBases(f *testing.F) {
 		}
 	})
 }
+
+func TestPlaceholderIsTheFirstTagPinnedToAnUnknownDigest(t *testing.T) {
+	target := Target{Kind: Backend, Repository: "registry.example.com/team/app-backend", Tags: []string{"1.4.0", "latest"}}
+	ref := target.Placeholder()
+	assert.Equal(t, "registry.example.com/team/app-backend:1.4.0@sha256:"+strings.Repeat("0", 64), ref)
+	pinned, err := ParsePinned(ref)
+	require.NoError(t, err, "a placeholder reads as the reference publish will give")
+	assert.Equal(t, "1.4.0", pinned.Tag)
+	assert.Empty(t, Target{Repository: "r/x"}.Placeholder(), "no tag, no reference")
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A delivery whose flags are right, as a CI passes them.
+func goodDelivery() deliveryCheck {
+	return deliveryCheck{drawPackage: "@vendor/draw", repository: "registry.example.com/team/app-{kind}", tag: []string{"1.4.0", "latest"},
+		registryUsername: "ci", hasPassword: true, created: "2026-11-20T10:00:00Z", label: []string{"org.opencontainers.image.revision=abc123"},
+		webhookUrl: "https://hooks.example.com/acme/prod"}
+}
+
+func TestDeliveryCheckPassesGoodFlags(t *testing.T) {
+	c := goodDelivery()
+	assert.NoError(t, c.check(testToken, nil, nil), "the reference default payload")
+	assert.NoError(t, c.check(testToken, nil, []byte(`{"backends":{"images":[],"deployRules":[{"source":"/backend:","target":"^api$"}]},"codeAsData":{"updateMode":"auto"}}`)), "a payload of the repository's")
+	c.codeAsData, c.toolkit = CodeAsDataKindBricks, "@vendor/cli"
+	assert.NoError(t, c.check(testToken, nil, nil), "with the code-as-data image")
+}
+
+func TestDeliveryCheckRefusesBeforeTheBuild(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		edit  func(*deliveryCheck)
+		token string
+		base  string
+		want  []string
+	}{
+		{"a bad tag", func(c *deliveryCheck) { c.tag = []string{"bad tag"} }, testToken, "", []string{`--tag: "bad tag" is not a valid tag`}},
+		{"no {kind} in the repository", func(c *deliveryCheck) { c.repository = "registry.example.com/app" }, testToken, "", []string{"{kind}"}},
+		{"a bad creation time", func(c *deliveryCheck) { c.created = "yesterday" }, testToken, "", []string{`--created "yesterday"`}},
+		{"a bad label", func(c *deliveryCheck) { c.label = []string{"no-equals"} }, testToken, "", []string{"--label[0]", "want KEY=VALUE"}},
+		{"no design-tool package to label the images", func(c *deliveryCheck) { c.drawPackage = "" }, testToken, "", []string{"set --draw-package"}},
+		{"a payload with an unknown key", func(*deliveryCheck) {}, testToken, `{"noDowntim":{"promotionMode":"auto"}}`, []string{"--payload:", `noDowntim: unknown key (did you mean "noDowntime"?)`}},
+		{"a payload that is not JSON", func(*deliveryCheck) {}, testToken, `{"frontend":`, []string{"--payload:"}},
+		{"plain http", func(c *deliveryCheck) { c.webhookUrl = "http://hooks.example.com/acme/prod" }, testToken, "", []string{"uses plain http"}},
+		{"a token read from a file with its newline", func(*deliveryCheck) {}, testToken + "\n", "", []string{"contains a line break"}},
+		{"every problem at once", func(c *deliveryCheck) { c.tag, c.created, c.webhookUrl = []string{"bad tag"}, "yesterday", "ftp://x/y" }, testToken, "",
+			[]string{"--tag", "--created", "scheme must be https"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := goodDelivery()
+			tc.edit(&c)
+			var base []byte
+			if tc.base != "" {
+				base = []byte(tc.base)
+			}
+			err := c.check(tc.token, nil, base)
+			require.Error(t, err)
+			for _, w := range tc.want {
+				assert.Contains(t, err.Error(), w)
+			}
+			assert.NotContains(t, err.Error(), testToken)
+		})
+	}
+}
