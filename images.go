@@ -427,10 +427,11 @@ func (b *Build) image(ctx context.Context, kind images.Kind, platform dagger.Pla
 }
 
 // recipe is how one kind of image is built, whatever the platform: the
-// project's docker/<kind>.Dockerfile (or this module's copy) over a context
-// that holds only its build output, with its build arguments and labels.
+// project's docker/<kind>.Dockerfile (or this module's copy) over the project
+// with its build output at SOURCES_PATH, with its build arguments and labels.
 type recipe struct {
 	kind       images.Kind
+	project    *dagger.Directory // the context, without any build output
 	dist       *dagger.Directory
 	dockerfile *dagger.File
 	args       []dagger.BuildArg
@@ -447,8 +448,15 @@ func (b *Build) recipe(ctx context.Context, kind images.Kind, labels [][2]string
 	if err != nil {
 		return nil, err
 	}
+	// the project as every container sees it: no snapshot token in a
+	// Dockerfile's COPY either
+	project, err := scrubbed(ctx, b.Source, "")
+	if err != nil {
+		return nil, err
+	}
 	r := &recipe{kind: kind, labels: labels, dockerfile: dockerfileOf(ctx, b.Source, kind),
-		dist: map[images.Kind]*dagger.Directory{images.Frontend: b.Frontend, images.Backend: b.Backend, images.CodeAsData: b.CodeAsData}[kind]}
+		project: dag.Directory().WithDirectory(".", project, dagger.DirectoryWithDirectoryOpts{Exclude: images.ContextExcludes}),
+		dist:    map[images.Kind]*dagger.Directory{images.Frontend: b.Frontend, images.Backend: b.Backend, images.CodeAsData: b.CodeAsData}[kind]}
 	for _, a := range args {
 		r.args = append(r.args, dagger.BuildArg{Name: a[0], Value: a[1]})
 	}
@@ -494,9 +502,11 @@ func dockerfileOf(ctx context.Context, source *dagger.Directory, kind images.Kin
 	return dag.CurrentModule().Source().File(kind.Dockerfile())
 }
 
-// build is the image for one platform ("" for the engine's).
+// build is the image for one platform ("" for the engine's). The context is
+// the project, as for `docker build` in it, so a Dockerfile can copy its
+// own files (docker/nginx.conf); BuildKit keys each COPY on what it copies.
 func (r *recipe) build(platform dagger.Platform) *dagger.Container {
-	ctr := dag.Directory().
+	ctr := r.project.
 		WithDirectory(r.kind.SourcesPath(), r.dist).
 		WithFile(r.kind.Dockerfile(), r.dockerfile).
 		DockerBuild(dagger.DirectoryDockerBuildOpts{Dockerfile: r.kind.Dockerfile(), BuildArgs: r.args, Platform: platform})

@@ -303,6 +303,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).FrontendImageServesTheSite(&parent, ctx)
+		case "FrontendImageTakesTheProjectsOwnFiles":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).FrontendImageTakesTheProjectsOwnFiles(&parent, ctx)
 		case "GoExampleDelivers":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)

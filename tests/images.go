@@ -178,6 +178,25 @@ func checkLabels(ctx context.Context, kind string, pulled *dagger.Container) err
 	return nil
 }
 
+// A project's Dockerfile copies its own files beside its build output (a web server's configuration), as docker build in the project would.
+// +check
+func (t *Tests) FrontendImageTakesTheProjectsOwnFiles(ctx context.Context) error {
+	const conf = "server { listen 80; location / { root /usr/share/nginx/html; } }\n"
+	source := t.app().
+		WithNewFile("docker/nginx.conf", conf).
+		WithNewFile("docker/frontend.Dockerfile", "ARG FRONTEND_BASE_IMAGE=nginx:stable\nFROM ${FRONTEND_BASE_IMAGE}\nARG SOURCES_PATH\n"+
+			"COPY ${SOURCES_PATH}/ /usr/share/nginx/html/\nCOPY docker/nginx.conf /etc/nginx/conf.d/default.conf\n")
+	img := build(source, dagger.LowcodePipelineBuildOpts{}).FrontendImage()
+	got, err := img.File("/etc/nginx/conf.d/default.conf").Contents(ctx)
+	if err != nil {
+		return err
+	}
+	if got != conf {
+		return fmt.Errorf("the image's nginx configuration is %q, want the project's docker/nginx.conf", got)
+	}
+	return fetchesSite(ctx, img)
+}
+
 // The frontend image keeps an unprivileged base image's own user (101) and puts the files in a custom DOCUMENT_ROOT, owned by the web user with group root.
 // +check
 func (t *Tests) FrontendImageKeepsItsBaseUser(ctx context.Context) error {
