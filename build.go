@@ -40,7 +40,7 @@ type Build struct {
 	DrawVersion string
 
 	// +private
-	Source *dagger.Directory
+	Source *dagger.Directory // the project as every container sees it (scrubbed)
 	// +private
 	NodeImage string
 	// +private
@@ -109,7 +109,7 @@ func (m *LowcodePipeline) Build(
 	}
 	installed := in.project
 
-	b := &Build{Source: source, NodeImage: nodeImage, BuildArg: buildArg, HasCodeAsData: cadCmd != nil, CodeAsData: dag.Directory(),
+	b := &Build{Source: in.source, NodeImage: nodeImage, BuildArg: buildArg, HasCodeAsData: cadCmd != nil, CodeAsData: dag.Directory(),
 		Frontend: output(installed, nodebuild.RunScript(nodebuild.DrawScript), nodebuild.WebDir),
 		Backend:  output(installed, nodebuild.RunScript(nodebuild.NodeScript), nodebuild.NodeDir)}
 	doc := results.Build{Outputs: []string{nodebuild.WebDir + " (npm run build:draw)", nodebuild.NodeDir + " (npm run build:node)"}}
@@ -183,6 +183,7 @@ func drawVersion(ctx context.Context, in *installation, pkg string) (string, err
 type installation struct {
 	deps     *dagger.Container   // the dependencies alone: package.json, the lock file, node_modules
 	project  *dagger.Container   // the whole project on them, ready to build
+	source   *dagger.Directory   // the project as every container sees it (scrubbed)
 	manifest *nodebuild.Manifest // its package.json
 }
 
@@ -234,7 +235,7 @@ func install(ctx context.Context, source *dagger.Directory, nodeImage string, np
 		WithDirectory(appDir, manifestOnly).
 		WithWorkdir(appDir).
 		WithExec(nodebuild.CheckedInstall(nodeImage, root))
-	return &installation{deps: deps, project: deps.WithDirectory(appDir, project), manifest: manifest}, nil
+	return &installation{deps: deps, project: deps.WithDirectory(appDir, project), source: project, manifest: manifest}, nil
 }
 
 // scrubbed is the source as every npm and toolkit container sees it: a token

@@ -448,14 +448,10 @@ func (b *Build) recipe(ctx context.Context, kind images.Kind, labels [][2]string
 	if err != nil {
 		return nil, err
 	}
-	// the project as every container sees it: no snapshot token in a
-	// Dockerfile's COPY either
-	project, err := scrubbed(ctx, b.Source, "")
-	if err != nil {
-		return nil, err
-	}
+	// b.Source is the project as every container sees it (scrubbed): no
+	// snapshot token in a Dockerfile's COPY either
 	r := &recipe{kind: kind, labels: labels, dockerfile: dockerfileOf(ctx, b.Source, kind),
-		project: dag.Directory().WithDirectory(".", project, dagger.DirectoryWithDirectoryOpts{Exclude: images.ContextExcludes}),
+		project: dag.Directory().WithDirectory(".", b.Source, dagger.DirectoryWithDirectoryOpts{Exclude: images.ContextExcludes}),
 		dist:    map[images.Kind]*dagger.Directory{images.Frontend: b.Frontend, images.Backend: b.Backend, images.CodeAsData: b.CodeAsData}[kind]}
 	for _, a := range args {
 		r.args = append(r.args, dagger.BuildArg{Name: a[0], Value: a[1]})
