@@ -112,6 +112,9 @@ type Input struct {
 // script not known to need less, and for npm workspaces. rootFiles are the
 // names at the project root.
 func (m *Manifest) InstallInputs(rootFiles []string) ([]Input, error) {
+	if err := checkLockFiles(rootFiles); err != nil {
+		return nil, err
+	}
 	inputs := []string{ManifestFile}
 	for _, name := range append(slices.Clone(LockFiles), ProjectConfig) {
 		if slices.Contains(rootFiles, name) {
@@ -148,6 +151,23 @@ func (m *Manifest) InstallInputs(rootFiles []string) ([]Input, error) {
 		out = append(out, Input{Path: p, Dir: !strings.HasSuffix(p, ".tgz") && !strings.HasSuffix(p, ".tar.gz")})
 	}
 	return out, nil
+}
+
+// otherLockFiles are other package managers' lock files, which npm does not read.
+var otherLockFiles = []string{"yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.lock"}
+
+// checkLockFiles refuses a project locked by another package manager only:
+// npm would resolve its tree afresh, not the versions the project tested.
+func checkLockFiles(rootFiles []string) error {
+	if slices.ContainsFunc(LockFiles, func(l string) bool { return slices.Contains(rootFiles, l) }) {
+		return nil
+	}
+	for _, other := range otherLockFiles {
+		if slices.Contains(rootFiles, other) {
+			return fmt.Errorf("%s locks the project's dependencies, but the platform installs with npm, which does not read it and would resolve other versions: commit a package-lock.json (npm install --package-lock-only)", other)
+		}
+	}
+	return nil
 }
 
 // hasWorkspaces says whether package.json declares npm workspaces.

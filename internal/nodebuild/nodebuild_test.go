@@ -40,13 +40,19 @@ func TestInstallInputsAreOnlyWhatTheInstallReads(t *testing.T) {
 }
 
 func TestInstallInputsRefuseWhatTheBuildCannotSee(t *testing.T) {
-	for _, tc := range []struct{ manifest, want string }{
-		{`{"dependencies": {"x": "file:../shared/x"}}`, `dependency "x" is "file:../shared/x", outside the project`},
-		{`{"dependencies": {"x": "file:/opt/x"}}`, `outside the project`},
+	for _, tc := range []struct {
+		manifest string
+		root     []string
+		want     string
+	}{
+		{`{"dependencies": {"x": "file:../shared/x"}}`, nil, `dependency "x" is "file:../shared/x", outside the project`},
+		{`{"dependencies": {"x": "file:/opt/x"}}`, nil, `outside the project`},
+		{`{}`, []string{"yarn.lock"}, "yarn.lock locks the project's dependencies, but the platform installs with npm"},
+		{`{}`, []string{"pnpm-lock.yaml", "src/"}, "pnpm-lock.yaml locks"},
 	} {
 		m, err := ParseManifest([]byte(tc.manifest))
 		require.NoError(t, err)
-		_, err = m.InstallInputs([]string{"package.json"})
+		_, err = m.InstallInputs(append([]string{"package.json"}, tc.root...))
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), tc.want)
 	}
@@ -221,4 +227,14 @@ func FuzzManifestVersion(f *testing.F) {
 			t.Fatalf("error of %d bytes", len(err.Error()))
 		}
 	})
+}
+
+func TestAnotherLockFileBesideNpmsIsLeftToNpm(t *testing.T) {
+	m, err := ParseManifest([]byte(`{}`))
+	require.NoError(t, err)
+	inputs, err := m.InstallInputs([]string{"package.json", "package-lock.json", "yarn.lock"})
+	require.NoError(t, err, "npm ci reads package-lock.json")
+	assert.Equal(t, []Input{{Path: "package.json"}, {Path: "package-lock.json"}}, inputs)
+	_, err = m.InstallInputs([]string{"package.json"})
+	assert.NoError(t, err, "no lock file at all: npm install, as the interface says")
 }
