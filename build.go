@@ -244,22 +244,17 @@ func install(ctx context.Context, source *dagger.Directory, nodeImage string, np
 // .npmrc keeps no setting that names an environment variable, which the
 // containers never have (nodebuild.ProjectNpmrc), so --npmrc supplies it.
 func scrubbed(ctx context.Context, source *dagger.Directory, config string) (*dagger.Directory, error) {
-	if ok, err := source.Exists(ctx, nodebuild.ProjectConfig); err != nil {
-		return nil, err
-	} else if ok {
-		data, err := source.File(nodebuild.ProjectConfig).Contents(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if kept := nodebuild.ProjectNpmrc([]byte(data)); string(kept) != data {
-			source = source.WithNewFile(nodebuild.ProjectConfig, string(kept))
-		}
+	// in a fixed order: the same project gives the same directory, and cached steps stay cached
+	type rewrite struct {
+		path  string
+		clean func([]byte) []byte
 	}
-	paths := []string{snapshotconfig.DefaultPath}
+	rewrites := []rewrite{{nodebuild.ProjectConfig, nodebuild.ProjectNpmrc}, {snapshotconfig.DefaultPath, snapshotconfig.ScrubCredentials}}
 	if config != "" && config != snapshotconfig.DefaultPath {
-		paths = append(paths, config)
+		rewrites = append(rewrites, rewrite{config, snapshotconfig.ScrubCredentials})
 	}
-	for _, p := range paths {
+	for _, r := range rewrites {
+		p := r.path
 		ok, err := source.Exists(ctx, p)
 		if err != nil {
 			return nil, err
@@ -271,7 +266,7 @@ func scrubbed(ctx context.Context, source *dagger.Directory, config string) (*da
 		if err != nil {
 			return nil, err
 		}
-		if clean := snapshotconfig.ScrubCredentials([]byte(data)); string(clean) != data {
+		if clean := r.clean([]byte(data)); string(clean) != data {
 			source = source.WithNewFile(p, string(clean))
 		}
 	}

@@ -209,11 +209,7 @@ func (c deliveryCheck) check(token string, caPEM, payloadBase []byte) error {
 	_, err = images.Labels(images.Meta{DrawVersion: drawVersion, Created: epoch, Labels: c.label})
 	errs = append(errs, err)
 	if err == nil && len(targets) > 0 {
-		refs := map[images.Kind]string{}
-		for _, t := range targets {
-			refs[t.Kind] = t.Placeholder()
-		}
-		if _, err := newPayload(payloadBase, payloadOptionsOf(refs)); err != nil {
+		if _, err := newPayload(payloadBase, payloadOptionsOf(images.Placeholders(targets))); err != nil {
 			errs = append(errs, fmt.Errorf("--payload: %w", err))
 		}
 	}

@@ -153,6 +153,16 @@ func (t Target) Placeholder() string {
 	return t.Repository + ":" + t.Tags[0] + "@" + UnknownDigest
 }
 
+// Placeholders are the references a payload will carry for the targets,
+// by kind (Target.Placeholder).
+func Placeholders(targets []Target) map[Kind]string {
+	refs := make(map[Kind]string, len(targets))
+	for _, t := range targets {
+		refs[t.Kind] = t.Placeholder()
+	}
+	return refs
+}
+
 // KindPlaceholder in --repository stands for each image's kind.
 const KindPlaceholder = "{kind}"
 

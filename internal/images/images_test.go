@@ -390,4 +390,5 @@ func TestPlaceholderIsTheFirstTagPinnedToAnUnknownDigest(t *testing.T) {
 	require.NoError(t, err, "a placeholder reads as the reference publish will give")
 	assert.Equal(t, "1.4.0", pinned.Tag)
 	assert.Empty(t, Target{Repository: "r/x"}.Placeholder(), "no tag, no reference")
+	assert.Equal(t, map[Kind]string{Backend: ref}, Placeholders([]Target{target}))
 }
