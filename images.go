@@ -17,6 +17,7 @@ import (
 	"dagger/lowcode-pipeline/internal/images"
 	"dagger/lowcode-pipeline/internal/ocipublish"
 	"dagger/lowcode-pipeline/internal/results"
+	"dagger/lowcode-pipeline/internal/steplimit"
 	"dagger/lowcode-pipeline/internal/supplychain"
 )
 
@@ -373,7 +374,7 @@ func (r *Release) push(ctx context.Context, target images.Target, variants []*da
 func (r *Release) sign(ctx context.Context, cosign *dagger.File, ref string, sbomFile *dagger.File, key, password *dagger.Secret) error {
 	s := supplychain.Signing{Ref: ref, Registry: r.Registry}
 	ctr := dag.Container().From(runtimeImage).
-		WithExec([]string{"apk", "add", "--no-cache", "socat", "ca-certificates"}).
+		WithExec(steplimit.Within(steplimit.Tool, []string{"apk", "add", "--no-cache", "socat", "ca-certificates"})).
 		WithFile("/usr/local/bin/cosign", cosign).
 		WithMountedSecret(supplychain.KeyPath, key)
 	if password != nil {
@@ -398,7 +399,7 @@ func (r *Release) sign(ctx context.Context, cosign *dagger.File, ref string, sbo
 		return err
 	}
 	// signing is never cached: sign anew
-	if _, err := rerun(ctr).WithExec([]string{"sh", "-c", script}).Sync(ctx); err != nil {
+	if _, err := rerun(ctr).WithExec(steplimit.WithinAs(steplimit.Tool, "cosign sign "+ref, []string{"sh", "-c", script})).Sync(ctx); err != nil {
 		return fmt.Errorf("sign %s: %w", ref, explain(err))
 	}
 	return nil
@@ -409,7 +410,7 @@ func sbomOf(syft *dagger.File, image *dagger.Container) *dagger.File {
 	return dag.Container().From(runtimeImage).
 		WithFile("/usr/local/bin/syft", syft).
 		WithMountedFile("/image.tar", image.AsTarball()).
-		WithExec(supplychain.SBOMCommand("/image.tar", "/sbom.spdx.json")).
+		WithExec(steplimit.Within(steplimit.Tool, supplychain.SBOMCommand("/image.tar", "/sbom.spdx.json"))).
 		File("/sbom.spdx.json")
 }
 

@@ -19,6 +19,7 @@ import (
 	"dagger/lowcode-pipeline/internal/results"
 	"dagger/lowcode-pipeline/internal/snapshotconfig"
 	"dagger/lowcode-pipeline/internal/snapshotpush"
+	"dagger/lowcode-pipeline/internal/steplimit"
 )
 
 // Snapshot is what the toolkit's snapshot command wrote into each outputDir
@@ -432,7 +433,7 @@ func (r *snapshotRun) snapshot(ctx context.Context, entries []snapshotconfig.Ent
 		installed = installed.WithSecretVariable(fmt.Sprintf("LOWCODE_PIPELINE_MASKED_%d", i), s)
 	}
 	// the platform's state moves: always re-run
-	collected := rerun(installed).WithExec(cmd).WithExec(snapshotconfig.CollectCommand(entries, snapshotsAt))
+	collected := rerun(installed).WithExec(steplimit.Within(steplimit.Project, cmd)).WithExec(snapshotconfig.CollectCommand(entries, snapshotsAt))
 	out, err := collected.Stdout(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("npx %s snapshot failed: %w", r.toolkit, explain(err))
@@ -447,5 +448,5 @@ func (r *snapshotRun) snapshot(ctx context.Context, entries []snapshotconfig.Ent
 // gitTool is the container push's git step runs in, before the module's
 // binary is installed in it.
 func gitTool() *dagger.Container {
-	return dag.Container().From(runtimeImage).WithExec([]string{"apk", "add", "--no-cache", "git", "ca-certificates"})
+	return dag.Container().From(runtimeImage).WithExec(steplimit.Within(steplimit.Tool, []string{"apk", "add", "--no-cache", "git", "ca-certificates"}))
 }

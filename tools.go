@@ -16,6 +16,7 @@ import (
 	"dagger/lowcode-pipeline/internal/commands"
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/fielderr"
+	"dagger/lowcode-pipeline/internal/steplimit"
 	"dagger/lowcode-pipeline/internal/supplychain"
 )
 
@@ -75,7 +76,7 @@ func goTool(pkg string) *dagger.File {
 	name := path[strings.LastIndex(path, "/")+1:]
 	return goBuilder().
 		WithEnvVariable("GOBIN", "/out").
-		WithExec(supplychain.BuildCommand(pkg)).
+		WithExec(steplimit.Within(steplimit.Tool, supplychain.BuildCommand(pkg))).
 		File("/out/" + name)
 }
 

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"dagger/lowcode-pipeline/internal/steplimit"
 )
 
 // fakeNode puts a `node` that reports version on PATH, and an `npm` that
@@ -77,6 +79,24 @@ func TestCheckedBuildFailsAStepThatWroteNothing(t *testing.T) {
 			require.ErrorAs(t, err, &exit)
 			assert.Equal(t, tc.wantCode, exit.ExitCode())
 			assert.Contains(t, string(out), tc.wantErr)
+		})
+	}
+}
+
+func TestProjectCommandsRunWithinTheProjectTimeLimit(t *testing.T) {
+	install := InstallCommand([]string{"package.json", "package-lock.json"})
+	build := RunScript(DrawScript)
+	for _, tc := range []struct {
+		name  string
+		cmd   []string
+		limit []string
+	}{
+		{"the install", CheckedInstall("node:24", []string{"package.json", "package-lock.json"}), steplimit.Within(steplimit.Project, install)},
+		{"a build", CheckedBuild(build, WebDir), steplimit.Within(steplimit.Project, build)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Greater(t, len(tc.cmd), len(tc.limit))
+			assert.Equal(t, tc.limit, tc.cmd[len(tc.cmd)-len(tc.limit):], "the command runs under steplimit.Within")
 		})
 	}
 }

@@ -6,6 +6,7 @@ package nodebuild
 
 import (
 	"dagger/lowcode-pipeline/internal/fielderr"
+	"dagger/lowcode-pipeline/internal/steplimit"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -248,7 +249,8 @@ func ImageOrDefault(image string) string {
 // CheckedInstall is the install command run after a check of the image's
 // Node.js, in the same exec: no exec of its own runs before the install
 // (a separate `node --version` cost 1.8 s on a cold engine, run on its own).
-// An old Node.js exits 3 with the reason on stderr.
+// An old Node.js exits 3 with the reason on stderr. The install has the time
+// limit of a project's step (steplimit.Project).
 func CheckedInstall(image string, files []string) []string {
 	script := fmt.Sprintf(`v=$(node -p process.versions.node) || { echo "lowcode-pipeline: node image $0: no node command" >&2; exit 3; }
 if [ "${v%%%%.*}" -lt %d ]; then
@@ -256,17 +258,19 @@ if [ "${v%%%%.*}" -lt %d ]; then
   exit 3
 fi
 exec "$@"`, MinNodeMajor, MinNodeMajor)
-	return append([]string{"sh", "-c", script, image}, InstallCommand(files)...)
+	return append([]string{"sh", "-c", script, image}, steplimit.Within(steplimit.Project, InstallCommand(files))...)
 }
 
 // CheckedBuild runs a build step and, in the same exec, fails it when it
-// exited 0 but left dir missing or empty, naming the step. The step stays
-// lazy: nothing runs until its output is used.
+// exited 0 but left dir missing or empty, naming the step. The step has the
+// time limit of a project's step (steplimit.Project), and stays lazy:
+// nothing runs until its output is used.
 func CheckedBuild(cmd []string, dir string) []string {
-	const script = `"$@" || exit $?
+	const script = `what=$1; shift
+"$@" || exit $?
 if [ ! -d "./$0" ] || [ -z "$(ls -A "./$0")" ]; then
-  echo "lowcode-pipeline: $* exited 0 but left $0 missing or empty: the step must write its output there" >&2
+  echo "lowcode-pipeline: $what exited 0 but left $0 missing or empty: the step must write its output there" >&2
   exit 4
 fi`
-	return append([]string{"sh", "-c", script, dir}, cmd...)
+	return append([]string{"sh", "-c", script, dir, steplimit.Describe(cmd)}, steplimit.Within(steplimit.Project, cmd)...)
 }
