@@ -64,7 +64,7 @@ func (m *LowcodePipeline) Build(
 	ctx context.Context,
 	// Project to build: a package.json with build:draw and build:node scripts (from another directory or module: pass it, e.g. --source .)
 	// +defaultPath="/"
-	// +ignore=["node_modules", "dist", ".git"]
+	// +ignore=["**/node_modules", "dist", ".git"]
 	source *dagger.Directory,
 	// The platform toolkit's npm package (with optional @version) that npx runs for buildCodeAsData; needed with --code-as-data
 	// +optional
@@ -134,7 +134,7 @@ func (m *LowcodePipeline) Install(
 	ctx context.Context,
 	// Project to install
 	// +defaultPath="/"
-	// +ignore=["node_modules", "dist", ".git"]
+	// +ignore=["**/node_modules", "dist", ".git"]
 	source *dagger.Directory,
 	// Node.js image (Node.js 20 or above)
 	// +optional

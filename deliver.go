@@ -46,7 +46,7 @@ func (m *LowcodePipeline) Deliver(
 	ctx context.Context,
 	// Project to build: a package.json with build:draw and build:node scripts (from another directory or module: pass it, e.g. --source .)
 	// +defaultPath="/"
-	// +ignore=["node_modules", "dist", ".git"]
+	// +ignore=["**/node_modules", "dist", ".git"]
 	source *dagger.Directory,
 	// The platform toolkit's npm package (with optional @version) that npx runs for buildCodeAsData; needed with --code-as-data
 	// +optional

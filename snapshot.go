@@ -104,7 +104,7 @@ func (m *LowcodePipeline) Snapshot(
 	ctx context.Context,
 	// The project: a package.json, and the snapshot configuration
 	// +defaultPath="/"
-	// +ignore=["node_modules", "dist", ".git"]
+	// +ignore=["**/node_modules", "dist", ".git"]
 	source *dagger.Directory,
 	// Snapshot configuration file, relative to the project
 	// +optional
@@ -263,7 +263,7 @@ func (m *LowcodePipeline) ToolkitSnapshot(
 	ctx context.Context,
 	// The project: a package.json, and the snapshot configuration
 	// +defaultPath="/"
-	// +ignore=["node_modules", "dist", ".git"]
+	// +ignore=["**/node_modules", "dist", ".git"]
 	source *dagger.Directory,
 	// Snapshot configuration file, relative to the project
 	// +optional

@@ -115,6 +115,26 @@ func (t *Tests) InstallKeepsTheProjectsNpmrcSettings(ctx context.Context) error 
 	return nil
 }
 
+// A node_modules below the project's root (a sub-project's, installed for another machine) never reaches the build: it would be laid over the install.
+// +check
+func (t *Tests) InstallLeavesOutNestedNodeModules(ctx context.Context) error {
+	source := t.app().WithNewFile("tools/sub/node_modules/host-only/index.js", "throw new Error('built for the host')\n").
+		WithNewFile("tools/sub/index.js", "export {}\n")
+	app := dag.LowcodePipeline().Install(dagger.LowcodePipelineInstallOpts{Source: source}).Directory("/app")
+	kept, err := app.Exists(ctx, "tools/sub/index.js")
+	if err != nil {
+		return err
+	}
+	nested, err := app.Exists(ctx, "tools/sub/node_modules")
+	if err != nil {
+		return err
+	}
+	if !kept || nested {
+		return fmt.Errorf("tools/sub/index.js in the project: %v (want true); tools/sub/node_modules: %v (want false)", kept, nested)
+	}
+	return nil
+}
+
 const npmrcMarker = "npm-secret-token-4711"
 
 // The .npmrc secret reaches npm but never the project, the cache or the image's filesystem.

@@ -331,6 +331,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).InstallKeepsTheProjectsNpmrcSettings(&parent, ctx)
+		case "InstallLeavesOutNestedNodeModules":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).InstallLeavesOutNestedNodeModules(&parent, ctx)
 		case "InstallRunsTheProjectsPostinstall":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)

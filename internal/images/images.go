@@ -37,7 +37,7 @@ func (k Kind) Dockerfile() string { return "docker/" + string(k) + ".Dockerfile"
 // project, which is the context as in `docker build -f docker/<kind>.Dockerfile .`:
 // what the module never uploads of a project, and the build output, which
 // comes from the build (the image's own, at its SOURCES_PATH).
-var ContextExcludes = []string{"dist", "node_modules", ".git"}
+var ContextExcludes = []string{"dist", "**/node_modules", ".git"}
 
 // SourcesPath is the SOURCES_PATH build argument: the build output the image holds.
 func (k Kind) SourcesPath() string {

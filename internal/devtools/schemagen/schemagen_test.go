@@ -205,3 +205,28 @@ func TestSideEffectsAreNeverCached(t *testing.T) {
 		assert.NotZero(t, checked, "%s has side-effecting functions", tc.name)
 	}
 }
+
+// Every project argument (a Directory read from the caller's disk by
+// default) leaves out what must never reach a container: node_modules at any
+// depth (a workspace's or a sub-project's, installed for the host, would be
+// laid over the install; the patterns follow .dockerignore, so a bare
+// "node_modules" is the root one only), the build output, git's folder.
+func TestProjectArgumentsLeaveOutInstalledAndBuiltFiles(t *testing.T) {
+	m, err := Load("lowcode-pipeline", "../../..")
+	require.NoError(t, err)
+	checked := 0
+	for _, fns := range m.methods {
+		for _, fn := range fns {
+			for _, p := range fn.Type.Params.List {
+				doc := m.comment[m.files[fn]][m.fset.Position(p.Pos()).Line-1]
+				if exprString(p.Type) != "*dagger.Directory" || !pragma(doc, "defaultPath") {
+					continue
+				}
+				checked++
+				v, _ := pragmaValue(doc, "ignore")
+				assert.Equal(t, `["**/node_modules", "dist", ".git"]`, v, "%s's --%s", fn.Name.Name, kebab(p.Names[0].Name))
+			}
+		}
+	}
+	assert.GreaterOrEqual(t, checked, 5, "build, install, deliver, snapshot and toolkit-snapshot take the project")
+}
