@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"path"
+	"slices"
+
+	"golang.org/x/sync/errgroup"
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/images"
@@ -54,7 +57,9 @@ type Build struct {
 // file), so a change to the sources does not re-run it; a project whose
 // package.json runs its own scripts at install time (postinstall, prepare…)
 // gets what they read: the whole project, but nothing for husky and the
-// patches folder for patch-package; npm workspaces, the whole project. The
+// patches folder for patch-package; npm workspaces, each workspace's
+// package.json (the whole project when one has its own install-time script
+// or command, or a pattern is npm's alone to match). The
 // npm cache is a cache volume. The Node.js check runs in the install's own
 // exec. Each output is built when it is first used (exported, made into an
 // image, published), so `build frontend export` runs build:draw alone, and
@@ -208,7 +213,11 @@ func install(ctx context.Context, source *dagger.Directory, nodeImage string, np
 	if err != nil {
 		return nil, err
 	}
-	inputs, err := manifest.InstallInputs(root)
+	workspaces, err := listWorkspaces(ctx, source, manifest)
+	if err != nil {
+		return nil, err
+	}
+	inputs, err := manifest.InstallInputsWith(root, workspaces)
 	if err != nil {
 		return nil, err
 	}
@@ -219,23 +228,76 @@ func install(ctx context.Context, source *dagger.Directory, nodeImage string, np
 	if err != nil {
 		return nil, err
 	}
+	if len(inputs) == 1 && inputs[0].Path == "." { // the whole project (nodebuild.InstallInputs)
+		// the project as the install left it, as in a checkout: no copy
+		// over it undoes what npm did to its files (a command's mode)
+		deps := installed(nodeImage, npmrc, project, root)
+		return &installation{deps: deps, project: deps, source: project, manifest: manifest}, nil
+	}
 	manifestOnly := dag.Directory()
 	for _, in := range inputs {
-		if in.Path == "." { // the whole project (nodebuild.InstallInputs)
-			manifestOnly = project
-			continue
-		}
 		if in.Dir {
 			manifestOnly = manifestOnly.WithDirectory(in.Path, project.Directory(in.Path))
 		} else {
 			manifestOnly = manifestOnly.WithFile(in.Path, project.File(in.Path))
 		}
 	}
-	deps := node(nodeImage, npmrc).
-		WithDirectory(appDir, manifestOnly).
+	deps := installed(nodeImage, npmrc, manifestOnly, root)
+	return &installation{deps: deps, project: deps.WithDirectory(appDir, project), source: project, manifest: manifest}, nil
+}
+
+// installed is the install run on inputs, the files it reads.
+func installed(nodeImage string, npmrc *dagger.Secret, inputs *dagger.Directory, root []string) *dagger.Container {
+	return node(nodeImage, npmrc).
+		WithDirectory(appDir, inputs).
 		WithWorkdir(appDir).
 		WithExec(nodebuild.CheckedInstall(nodeImage, root))
-	return &installation{deps: deps, project: deps.WithDirectory(appDir, project), source: project, manifest: manifest}, nil
+}
+
+// listWorkspaces finds the project's npm workspaces and reads each one's
+// package.json, so that the install takes those instead of the whole
+// project; not Listed when npm's patterns need npm's own matching.
+func listWorkspaces(ctx context.Context, source *dagger.Directory, m *nodebuild.Manifest) (nodebuild.Workspaces, error) {
+	globs, ok := m.WorkspaceGlobs()
+	if !ok || len(globs) == 0 {
+		return nodebuild.Workspaces{Listed: ok}, nil
+	}
+	var files []string
+	for _, g := range globs {
+		found, err := source.Glob(ctx, g)
+		if err != nil {
+			return nodebuild.Workspaces{}, err
+		}
+		files = append(files, found...)
+	}
+	slices.Sort(files)
+	files = slices.Compact(files)
+	each := make([]nodebuild.Workspace, len(files))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for i, file := range files {
+		g.Go(func() error {
+			dir, ok := nodebuild.WorkspaceDir(file)
+			if !ok {
+				return nil
+			}
+			data, err := source.File(file).Contents(gctx)
+			if err != nil {
+				return err
+			}
+			m, err := nodebuild.ParseManifestAt(file, []byte(data))
+			if err != nil {
+				return err
+			}
+			each[i] = nodebuild.Workspace{Dir: dir, Manifest: m}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nodebuild.Workspaces{}, err
+	}
+	each = slices.DeleteFunc(each, func(w nodebuild.Workspace) bool { return w.Manifest == nil })
+	return nodebuild.Workspaces{Listed: true, Each: each}, nil
 }
 
 // scrubbed is the source as every npm and toolkit container sees it: a token

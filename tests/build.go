@@ -135,6 +135,24 @@ func (t *Tests) InstallLeavesOutNestedNodeModules(ctx context.Context) error {
 	return nil
 }
 
+// npm workspaces install from each one's package.json, and the project the builds get resolves every workspace with its files.
+// +check
+func (t *Tests) InstallLinksWorkspaces(ctx context.Context) error {
+	source := dag.Directory().
+		WithNewFile("package.json", `{"name":"ws","private":true,"workspaces":["packages/*"]}`).
+		WithNewFile("packages/ui/package.json", `{"name":"ui","version":"1.0.0","main":"index.js"}`).
+		WithNewFile("packages/ui/index.js", "module.exports = 'from the ui workspace'\n")
+	got, err := dag.LowcodePipeline().Install(dagger.LowcodePipelineInstallOpts{Source: source}).
+		WithExec([]string{"node", "-p", "require('ui')"}).Stdout(ctx)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(got) != "from the ui workspace" {
+		return fmt.Errorf("require('ui') gave %q, want the workspace's export", got)
+	}
+	return nil
+}
+
 const npmrcMarker = "npm-secret-token-4711"
 
 // The .npmrc secret reaches npm but never the project, the cache or the image's filesystem.

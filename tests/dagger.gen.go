@@ -338,6 +338,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).InstallLeavesOutNestedNodeModules(&parent, ctx)
+		case "InstallLinksWorkspaces":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).InstallLinksWorkspaces(&parent, ctx)
 		case "InstallRunsTheProjectsPostinstall":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)

@@ -101,6 +101,7 @@ func TestTheInstallHasWhatNpmReads(t *testing.T) {
 		name  string
 		files map[string]string
 		check func(t *testing.T, installDir string)
+		built func(t *testing.T, projectDir string) // after the project is laid over the install, as the builds see it
 	}{
 		{
 			// husky is not installed: the install fails unless the project's
@@ -115,13 +116,38 @@ func TestTheInstallHasWhatNpmReads(t *testing.T) {
 			check: sourcesLeftOut,
 		},
 		{
-			name: "npm workspaces are linked",
+			name: "npm workspaces install from their package.json alone",
 			files: map[string]string{
-				ManifestFile:               `{"name":"p","version":"1.0.0","workspaces":["packages/*"]}`,
-				"packages/ui/package.json": `{"name":"ui","version":"1.0.0"}`,
+				ManifestFile:                `{"name":"p","version":"1.0.0","workspaces":["packages/*", "./apps/web/"]}`,
+				"packages/ui/package.json":  `{"name":"ui","version":"1.0.0","main":"index.js"}`,
+				"packages/ui/index.js":      "module.exports = 'ui ' + require('tokens')\n",
+				"libs/tokens/package.json":  `{"name":"tokens","version":"1.0.0","main":"index.js"}`,
+				"libs/tokens/index.js":      "module.exports = 'tokens'\n",
+				"packages/app/package.json": `{"name":"app","version":"1.0.0","dependencies":{"ui":"1.0.0","tokens":"file:../../libs/tokens"}}`,
+				"apps/web/package.json":     `{"name":"web","version":"1.0.0"}`,
 			},
 			check: func(t *testing.T, dir string) {
+				assert.NoFileExists(t, filepath.Join(dir, "packages/ui/index.js"), "a workspace's sources are not install inputs")
 				assert.FileExists(t, filepath.Join(dir, "node_modules/ui/package.json"), "the workspace is linked")
+				assert.FileExists(t, filepath.Join(dir, "node_modules/web/package.json"), "the workspace is linked")
+			},
+			built: func(t *testing.T, dir string) {
+				assert.Equal(t, "ui tokens\n", run(t, context.Background(), dir, "node", "-e", "console.log(require('ui'))"),
+					"with the project laid over the install, a workspace and its local dependency resolve")
+			},
+		},
+		{
+			name: "a workspace's command is linked",
+			files: map[string]string{
+				ManifestFile:                `{"name":"p","version":"1.0.0","workspaces":["packages/*"]}`,
+				"packages/cli/package.json": `{"name":"cli","version":"1.0.0","bin":{"lp-cli":"cli.js"}}`,
+				"packages/cli/cli.js":       "#!/usr/bin/env node\nconsole.log('cli ran')\n",
+			},
+			check: func(t *testing.T, dir string) {
+				assert.FileExists(t, filepath.Join(dir, "node_modules/.bin/lp-cli"), "npm links a command whose file it finds")
+			},
+			built: func(t *testing.T, dir string) {
+				assert.Equal(t, "cli ran\n", run(t, context.Background(), dir, "npm", "exec", "--offline", "--", "lp-cli"))
 			},
 		},
 		{
@@ -144,7 +170,7 @@ func TestTheInstallHasWhatNpmReads(t *testing.T) {
 			m, err := ParseManifest([]byte(tc.files[ManifestFile]))
 			require.NoError(t, err)
 			entries := readDirNames(t, project)
-			inputs, err := m.InstallInputs(entries)
+			inputs, err := m.InstallInputsWith(entries, workspacesOnDisk(t, project, m))
 			require.NoError(t, err)
 			installDir := filepath.Join(t.TempDir(), "install")
 			for _, in := range inputs {
@@ -154,15 +180,71 @@ func TestTheInstallHasWhatNpmReads(t *testing.T) {
 				}
 				data, err := os.ReadFile(filepath.Join(project, in.Path))
 				require.NoError(t, err)
-				require.NoError(t, os.MkdirAll(installDir, 0o755))
+				require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(installDir, in.Path)), 0o755))
 				require.NoError(t, os.WriteFile(filepath.Join(installDir, in.Path), data, 0o644))
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			run(t, ctx, installDir, InstallCommand(entries)...)
 			tc.check(t, installDir)
+			if tc.built == nil {
+				return
+			}
+			if len(inputs) > 1 || inputs[0].Path != "." { // as build.go's install: the whole project is there already
+				require.NoError(t, copyOver(project, installDir))
+			}
+			tc.built(t, installDir)
 		})
 	}
+}
+
+// workspacesOnDisk lists a project's workspaces as build.go's
+// listWorkspaces does, with the file system's glob (* matches no /, as
+// Directory.glob's).
+func workspacesOnDisk(t *testing.T, project string, m *Manifest) Workspaces {
+	globs, ok := m.WorkspaceGlobs()
+	if !ok {
+		return Workspaces{}
+	}
+	ws := Workspaces{Listed: true}
+	for _, g := range globs {
+		found, err := filepath.Glob(filepath.Join(project, g))
+		require.NoError(t, err)
+		for _, f := range found {
+			rel, err := filepath.Rel(project, f)
+			require.NoError(t, err)
+			dir, ok := WorkspaceDir(filepath.ToSlash(rel))
+			if !ok {
+				continue
+			}
+			data, err := os.ReadFile(f)
+			require.NoError(t, err)
+			wm, err := ParseManifestAt(rel, data)
+			require.NoError(t, err)
+			ws.Each = append(ws.Each, Workspace{Dir: dir, Manifest: wm})
+		}
+	}
+	return ws
+}
+
+// copyOver copies every file of src onto dst, keeping what dst has beside
+// them, as Container.withDirectory does.
+func copyOver(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
 }
 
 func assertBackendServes(t *testing.T, dir string) {

@@ -46,13 +46,23 @@ type Manifest struct {
 	DevDependencies      map[string]string `json:"devDependencies"`
 	OptionalDependencies map[string]string `json:"optionalDependencies"`
 	Workspaces           json.RawMessage   `json:"workspaces"`
+	Bin                  json.RawMessage   `json:"bin"`
+	Directories          struct {
+		Bin string `json:"bin"`
+	} `json:"directories"`
 }
 
 // ParseManifest reads package.json.
 func ParseManifest(data []byte) (*Manifest, error) {
+	return ParseManifestAt(ManifestFile, data)
+}
+
+// ParseManifestAt reads the package.json at file (a workspace's), naming it
+// in its error.
+func ParseManifestAt(file string, data []byte) (*Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%s: not valid JSON: %w", ManifestFile, err)
+		return nil, fmt.Errorf("%s: not valid JSON: %w", file, err)
 	}
 	return &m, nil
 }
@@ -113,6 +123,14 @@ type Input struct {
 // script not known to need less, and for npm workspaces. rootFiles are the
 // names at the project root.
 func (m *Manifest) InstallInputs(rootFiles []string) ([]Input, error) {
+	return m.InstallInputsWith(rootFiles, Workspaces{})
+}
+
+// InstallInputsWith is InstallInputs for a project whose npm workspaces
+// were listed (ListWorkspaces): each workspace's package.json instead of the
+// whole project, unless one of them needs more of its files at install time
+// (WorkspaceNeedsFiles).
+func (m *Manifest) InstallInputsWith(rootFiles []string, workspaces Workspaces) ([]Input, error) {
 	if err := checkLockFiles(rootFiles); err != nil {
 		return nil, err
 	}
@@ -122,24 +140,32 @@ func (m *Manifest) InstallInputs(rootFiles []string) ([]Input, error) {
 			inputs = append(inputs, name)
 		}
 	}
-	var local []string
-	for _, deps := range []map[string]string{m.Dependencies, m.DevDependencies, m.OptionalDependencies} {
-		for name, spec := range deps {
-			p, ok := strings.CutPrefix(spec, "file:")
-			if !ok {
-				continue
-			}
-			clean := path.Clean(p)
-			if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
-				return nil, fmt.Errorf("%s: dependency %q is %q, outside the project: the build only sees the project directory", ManifestFile, name, spec)
-			}
-			local = append(local, clean)
-		}
+	local, err := m.localDependencies(".")
+	if err != nil {
+		return nil, err
 	}
 	dirs, whole := m.scriptNeeds(rootFiles)
-	// npm workspaces: the install links every workspace and runs its
-	// install-time scripts, with its files
-	if whole || m.hasWorkspaces() {
+	if m.hasWorkspaces() {
+		// npm links every workspace and runs its install-time scripts, with
+		// its files: without a listing, or for a workspace that needs more
+		// than its package.json, the whole project
+		if !workspaces.Listed {
+			whole = true
+		}
+		for _, w := range workspaces.Each {
+			if w.Manifest.needsFiles() {
+				whole = true
+				break
+			}
+			wsLocal, err := w.Manifest.localDependencies(w.Dir)
+			if err != nil {
+				return nil, err
+			}
+			local = append(local, wsLocal...)
+			inputs = append(inputs, path.Join(w.Dir, ManifestFile))
+		}
+	}
+	if whole {
 		return []Input{{Path: ".", Dir: true}}, nil
 	}
 	local = append(local, dirs...)
@@ -152,6 +178,28 @@ func (m *Manifest) InstallInputs(rootFiles []string) ([]Input, error) {
 		out = append(out, Input{Path: p, Dir: !strings.HasSuffix(p, ".tgz") && !strings.HasSuffix(p, ".tar.gz")})
 	}
 	return out, nil
+}
+
+// localDependencies are the local (file:) dependencies of the package in
+// dir, as paths from the project's root; one outside the project is refused.
+func (m *Manifest) localDependencies(dir string) ([]string, error) {
+	file := path.Join(dir, ManifestFile)
+	var local []string
+	for _, deps := range []map[string]string{m.Dependencies, m.DevDependencies, m.OptionalDependencies} {
+		for name, spec := range deps {
+			p, ok := strings.CutPrefix(spec, "file:")
+			if !ok {
+				continue
+			}
+			clean := path.Join(dir, p)
+			if path.IsAbs(p) || clean == ".." || strings.HasPrefix(clean, "../") {
+				return nil, fmt.Errorf("%s: dependency %q is %q, outside the project: the build only sees the project directory", file, name, spec)
+			}
+			local = append(local, clean)
+		}
+	}
+	slices.Sort(local)
+	return local, nil
 }
 
 // otherLockFiles are other package managers' lock files, which npm does not read.

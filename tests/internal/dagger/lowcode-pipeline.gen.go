@@ -560,7 +560,9 @@ type LowcodePipelineBuildOpts struct {
 // file), so a change to the sources does not re-run it; a project whose
 // package.json runs its own scripts at install time (postinstall, prepare…)
 // gets what they read: the whole project, but nothing for husky and the
-// patches folder for patch-package; npm workspaces, the whole project. The
+// patches folder for patch-package; npm workspaces, each workspace's
+// package.json (the whole project when one has its own install-time script
+// or command, or a pattern is npm's alone to match). The
 // npm cache is a cache volume. The Node.js check runs in the install's own
 // exec. Each output is built when it is first used (exported, made into an
 // image, published), so `build frontend export` runs build:draw alone, and
