@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -191,7 +192,7 @@ func TestTheInstallHasWhatNpmReads(t *testing.T) {
 				return
 			}
 			if len(inputs) > 1 || inputs[0].Path != "." { // as build.go's install: the whole project is there already
-				require.NoError(t, copyOver(project, installDir))
+				require.NoError(t, copyTree(project, installDir))
 			}
 			tc.built(t, installDir)
 		})
@@ -227,23 +228,31 @@ func workspacesOnDisk(t *testing.T, project string, m *Manifest) Workspaces {
 	return ws
 }
 
-// copyOver copies every file of src onto dst, keeping what dst has beside
-// them, as Container.withDirectory does.
-func copyOver(src, dst string) error {
+// copyTree copies every file of src onto dst, keeping what dst has beside
+// them, as Container.withDirectory does, and leaving out the top folders
+// named in skip.
+func copyTree(src, dst string, skip ...string) error {
 	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() && slices.Contains(skip, rel) {
+			return filepath.SkipDir
+		}
 		target := filepath.Join(dst, rel)
 		if d.IsDir() {
 			return os.MkdirAll(target, 0o755)
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(target, data, 0o644)
+		return os.WriteFile(target, data, info.Mode())
 	})
 }
 
@@ -277,25 +286,7 @@ func copyExample(t *testing.T) string {
 	src, err := filepath.Abs("../../examples/app")
 	require.NoError(t, err)
 	dst := filepath.Join(t.TempDir(), "app")
-	err = filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if rel == "node_modules" || rel == "dist" {
-			return filepath.SkipDir
-		}
-		target := filepath.Join(dst, rel)
-		if info.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, info.Mode())
-	})
-	require.NoError(t, err)
+	require.NoError(t, copyTree(src, dst, "node_modules", "dist"))
 	return dst
 }
 
