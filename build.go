@@ -262,16 +262,11 @@ func listWorkspaces(ctx context.Context, source *dagger.Directory, m *nodebuild.
 	if !ok || len(globs) == 0 {
 		return nodebuild.Workspaces{Listed: ok}, nil
 	}
-	var files []string
-	for _, g := range globs {
-		found, err := source.Glob(ctx, g)
-		if err != nil {
-			return nodebuild.Workspaces{}, err
-		}
-		files = append(files, found...)
+	found, err := source.Glob(ctx, nodebuild.AnyManifest)
+	if err != nil {
+		return nodebuild.Workspaces{}, err
 	}
-	slices.Sort(files)
-	files = slices.Compact(files)
+	files := nodebuild.WorkspaceManifests(globs, found)
 	each := make([]nodebuild.Workspace, len(files))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)

@@ -200,30 +200,31 @@ func TestTheInstallHasWhatNpmReads(t *testing.T) {
 }
 
 // workspacesOnDisk lists a project's workspaces as build.go's
-// listWorkspaces does, with the file system's glob (* matches no /, as
-// Directory.glob's).
+// listWorkspaces does: every package.json, then those the patterns match.
 func workspacesOnDisk(t *testing.T, project string, m *Manifest) Workspaces {
 	globs, ok := m.WorkspaceGlobs()
 	if !ok {
 		return Workspaces{}
 	}
-	ws := Workspaces{Listed: true}
-	for _, g := range globs {
-		found, err := filepath.Glob(filepath.Join(project, g))
-		require.NoError(t, err)
-		for _, f := range found {
-			rel, err := filepath.Rel(project, f)
-			require.NoError(t, err)
-			dir, ok := WorkspaceDir(filepath.ToSlash(rel))
-			if !ok {
-				continue
-			}
-			data, err := os.ReadFile(f)
-			require.NoError(t, err)
-			wm, err := ParseManifestAt(rel, data)
-			require.NoError(t, err)
-			ws.Each = append(ws.Each, Workspace{Dir: dir, Manifest: wm})
+	var found []string
+	require.NoError(t, filepath.WalkDir(project, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Name() == ManifestFile {
+			rel, _ := filepath.Rel(project, p)
+			found = append(found, filepath.ToSlash(rel))
 		}
+		return err
+	}))
+	ws := Workspaces{Listed: true}
+	for _, rel := range WorkspaceManifests(globs, found) {
+		dir, ok := WorkspaceDir(rel)
+		if !ok {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(project, rel))
+		require.NoError(t, err)
+		wm, err := ParseManifestAt(rel, data)
+		require.NoError(t, err)
+		ws.Each = append(ws.Each, Workspace{Dir: dir, Manifest: wm})
 	}
 	return ws
 }

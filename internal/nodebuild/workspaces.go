@@ -68,6 +68,25 @@ func plainPattern(p string) bool {
 	return true
 }
 
+// AnyManifest is the pattern of a listing that finds every package.json of
+// the project, from which WorkspaceManifests picks the workspaces': one walk
+// of the project, however many patterns "workspaces" has.
+const AnyManifest = "**/" + ManifestFile
+
+// WorkspaceManifests are the files, of those a listing found, that globs
+// (WorkspaceGlobs) match, * standing for any characters but / as in npm's
+// patterns; sorted.
+func WorkspaceManifests(globs, files []string) []string {
+	var out []string
+	for _, f := range files {
+		if slices.ContainsFunc(globs, func(g string) bool { ok, err := path.Match(g, f); return err == nil && ok }) {
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // WorkspaceDir is the folder of the workspace whose package.json a listing
 // of WorkspaceGlobs found at file; false for a path npm would not take as a
 // workspace (a hidden folder, which npm's * does not match) or none.

@@ -41,6 +41,27 @@ func TestWorkspaceGlobsListWhatNpmWouldMatch(t *testing.T) {
 	}
 }
 
+func TestWorkspaceManifestsAreTheFoundFilesThePatternsMatch(t *testing.T) {
+	found := []string{"package.json", "packages/ui/package.json", "packages/ui/fixtures/package.json", "packages/api/package.json",
+		"apps/web/package.json", "apps/admin/package.json", "tools/x/package.json"}
+	for _, tc := range []struct {
+		name  string
+		globs []string
+		want  []string
+	}{
+		{"* stands for one folder name", []string{"packages/*/package.json"}, []string{"packages/api/package.json", "packages/ui/package.json"}},
+		{"a folder by its path", []string{"apps/web/package.json"}, []string{"apps/web/package.json"}},
+		{"several patterns, one list", []string{"packages/*/package.json", "apps/*/package.json"},
+			[]string{"apps/admin/package.json", "apps/web/package.json", "packages/api/package.json", "packages/ui/package.json"}},
+		{"* never stands for a /", []string{"*/package.json"}, nil},
+		{"a pattern that matches nothing", []string{"libs/*/package.json"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, WorkspaceManifests(tc.globs, found))
+		})
+	}
+}
+
 func TestWorkspaceDirIsTheFolderOfAFoundPackageJSON(t *testing.T) {
 	for _, tc := range []struct {
 		file, want string
