@@ -61,9 +61,9 @@ type Build struct {
 // package.json (the whole project when one has its own install-time script
 // or command, or a pattern is npm's alone to match). The
 // npm cache is a cache volume. The Node.js check runs in the install's own
-// exec. Each output is built when it is first used (exported, made into an
-// image, published), so `build frontend export` runs build:draw alone, and
-// publish builds all three concurrently.
+// exec. The install runs in build; each output is built when it is first
+// used (exported, made into an image, published), so `build frontend
+// export` runs build:draw alone, and publish builds all three concurrently.
 // The design-tool version is read from the installed dependencies.
 func (m *LowcodePipeline) Build(
 	ctx context.Context,
@@ -124,6 +124,11 @@ func (m *LowcodePipeline) Build(
 		b.Dist = b.Dist.WithDirectory("codeAsData", b.CodeAsData)
 		doc.Outputs = append(doc.Outputs, nodebuild.CodeAsDataDir+" (buildCodeAsData)")
 	}
+	// the install runs here, so that its failure is build's, and the
+	// outputs' builds, whoever first uses them, start from it
+	if _, err := in.deps.Sync(ctx); err != nil {
+		return nil, explain(err)
+	}
 	if drawPackage != "" {
 		if b.DrawVersion, err = drawVersion(ctx, in, drawPackage); err != nil {
 			return nil, err
@@ -167,9 +172,6 @@ func output(installed *dagger.Container, cmd []string, dir string) *dagger.Direc
 // exec; anything else (a workspace's dependency, none) is npm ls's to say.
 func drawVersion(ctx context.Context, in *installation, pkg string) (string, error) {
 	deps := in.deps
-	if _, err := deps.Sync(ctx); err != nil {
-		return "", explain(err)
-	}
 	if in.manifest.DependsOn(pkg) {
 		if data, err := deps.File(path.Join(appDir, nodebuild.InstalledManifest(pkg))).Contents(ctx); err == nil {
 			return nodebuild.ManifestVersion(pkg, []byte(data))

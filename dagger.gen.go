@@ -191,6 +191,7 @@ func (r Delivery) MarshalJSON() ([]byte, error) {
 		Release *Release
 		Payload *Payload
 		Receipt *Receipt
+		Steps   []*StepTime
 	}
 	concrete.Summary = r.Summary
 	concrete.Json = r.Json
@@ -198,6 +199,7 @@ func (r Delivery) MarshalJSON() ([]byte, error) {
 	concrete.Release = r.Release
 	concrete.Payload = r.Payload
 	concrete.Receipt = r.Receipt
+	concrete.Steps = r.Steps
 	return json.Marshal(&concrete)
 }
 
@@ -209,6 +211,7 @@ func (r *Delivery) UnmarshalJSON(bs []byte) error {
 		Release *Release
 		Payload *Payload
 		Receipt *Receipt
+		Steps   []*StepTime
 	}
 	err := json.Unmarshal(bs, &concrete)
 	if err != nil {
@@ -220,6 +223,7 @@ func (r *Delivery) UnmarshalJSON(bs []byte) error {
 	r.Release = concrete.Release
 	r.Payload = concrete.Payload
 	r.Receipt = concrete.Receipt
+	r.Steps = concrete.Steps
 	return nil
 }
 
@@ -440,6 +444,30 @@ func (r *Receipt) UnmarshalJSON(bs []byte) error {
 	r.DurationMs = concrete.DurationMs
 	r.ConnectAttempts = concrete.ConnectAttempts
 	r.Warnings = concrete.Warnings
+	return nil
+}
+
+func (r StepTime) MarshalJSON() ([]byte, error) {
+	var concrete struct {
+		Step string
+		Ms   int
+	}
+	concrete.Step = r.Step
+	concrete.Ms = r.Ms
+	return json.Marshal(&concrete)
+}
+
+func (r *StepTime) UnmarshalJSON(bs []byte) error {
+	var concrete struct {
+		Step string
+		Ms   int
+	}
+	err := json.Unmarshal(bs, &concrete)
+	if err != nil {
+		return err
+	}
+	r.Step = concrete.Step
+	r.Ms = concrete.Ms
 	return nil
 }
 

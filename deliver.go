@@ -27,6 +27,16 @@ type Delivery struct {
 	Payload *Payload
 	// The webhook's answer
 	Receipt *Receipt
+	// Where the call's time went, step by step
+	Steps []*StepTime
+}
+
+// How long one of a delivery's steps took in its call
+type StepTime struct {
+	// build (the install, and the design-tool version), publish (the builds, which run when first used, the images and their pushes), payload or deploy
+	Step string
+	// Its time in milliseconds
+	Ms int
 }
 
 // Build, publish and deploy in one call: the platform's reference pipeline as one module call, for CI
@@ -117,33 +127,47 @@ func (m *LowcodePipeline) Deliver(
 	// fetch it while the install runs.
 	early := readyPublish(ctx, source, buildArg, nodeImage, platform)
 	defer func() { early.Done(err != nil) }()
-	// Each step in a span of its own; the builds run lazily, in publish's.
-	b, err := inSpan(ctx, "build", func(ctx context.Context) (*Build, error) {
+	// Each step in a span of its own, and timed; the builds run lazily, in
+	// publish's.
+	var steps []results.StepTime
+	b, err := inStep(ctx, &steps, "build", func(ctx context.Context) (*Build, error) {
 		return m.Build(ctx, source, toolkit, drawPackage, codeAsData, codeAsDataArg, buildArg, nodeImage, npmrc)
 	})
 	if err != nil {
 		return nil, err
 	}
-	rel, err := inSpan(ctx, "publish", func(ctx context.Context) (*Release, error) {
+	rel, err := inStep(ctx, &steps, "publish", func(ctx context.Context) (*Release, error) {
 		return b.Publish(ctx, repository, tag, platform, registryUsername, registryPassword, registryService, created, label)
 	})
 	if err != nil {
 		return nil, err
 	}
-	p, err := inSpan(ctx, "payload", func(ctx context.Context) (*Payload, error) {
+	p, err := inStep(ctx, &steps, "payload", func(ctx context.Context) (*Payload, error) {
 		return composePayload(ctx, payload, "--payload", rel.payloadOptions())
 	})
 	if err != nil {
 		return nil, err
 	}
-	rec, err := inSpan(ctx, "deploy", func(ctx context.Context) (*Receipt, error) {
+	rec, err := inStep(ctx, &steps, "deploy", func(ctx context.Context) (*Receipt, error) {
 		return p.Deploy(ctx, webhookUrl, webhookToken, allowHttp, "", "", defaultConnectAttempts, webhookCaCert)
 	})
 	if err != nil {
 		return nil, err
 	}
-	doc := results.Delivery{Release: rel.document(), Receipt: rec.document()}
-	return &Delivery{Summary: doc.Text(), Json: results.JSON(doc), Build: b, Release: rel, Payload: p, Receipt: rec}, nil
+	doc := results.Delivery{Release: rel.document(), Receipt: rec.document(), Steps: steps}
+	d := &Delivery{Summary: doc.Text(), Json: results.JSON(doc), Build: b, Release: rel, Payload: p, Receipt: rec}
+	for _, st := range steps {
+		d.Steps = append(d.Steps, &StepTime{Step: st.Step, Ms: int(st.Ms)})
+	}
+	return d, nil
+}
+
+// inStep runs one of deliver's steps in its span (inSpan) and adds how long
+// it took to steps.
+func inStep[T any](ctx context.Context, steps *[]results.StepTime, name string, f func(context.Context) (T, error)) (T, error) {
+	start := time.Now()
+	defer func() { *steps = append(*steps, results.StepTime{Step: name, Ms: time.Since(start).Milliseconds()}) }()
+	return inSpan(ctx, name, f)
 }
 
 // deliveryCheck is what deliver's later steps (publish, payload, deploy)

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"dagger/lowcode-pipeline/internal/results"
 )
 
 // A delivery whose flags are right, as a CI passes them.
@@ -57,4 +61,22 @@ func TestDeliveryCheckRefusesBeforeTheBuild(t *testing.T) {
 			assert.NotContains(t, err.Error(), testToken)
 		})
 	}
+}
+
+func TestInStepTimesEachStepInItsSpan(t *testing.T) {
+	rec := recordSpans(t)
+	var steps []results.StepTime
+	_, err := inStep(context.Background(), &steps, "build", func(context.Context) (int, error) {
+		time.Sleep(30 * time.Millisecond)
+		return 1, nil
+	})
+	require.NoError(t, err)
+	_, err = inStep(context.Background(), &steps, "publish", func(context.Context) (int, error) { return 2, nil })
+	require.NoError(t, err)
+	require.Len(t, steps, 2)
+	assert.Equal(t, []string{"build", "publish"}, []string{steps[0].Step, steps[1].Step}, "in the order they ran")
+	assert.GreaterOrEqual(t, steps[0].Ms, int64(30), "a step's time holds all of its work")
+	spans := rec.Ended()
+	require.Len(t, spans, 2)
+	assert.Equal(t, "build", spans[0].Name(), "each step still has its span")
 }

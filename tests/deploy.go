@@ -274,6 +274,9 @@ func (t *Tests) DeliverIsTheChainInOneCall(ctx context.Context) error {
 	if strings.Count(summary, ":4.0.0@sha256:") != 6 || !strings.Contains(summary, "deployed: 200 success") {
 		return fmt.Errorf("deliver printed %q: want three images pinned by digest (in the release and the receipt) and 200 success", summary)
 	}
+	if !strings.Contains(summary, "\nsteps:    build ") || !strings.Contains(summary, " · deploy ") {
+		return fmt.Errorf("deliver printed %q: want the steps' times last", summary)
+	}
 	doc, err := d.Payload().JSON(ctx)
 	if err != nil {
 		return err

@@ -189,15 +189,32 @@ func (s Snapshot) Text() string {
 	return b.String()
 }
 
-// Delivery is a whole run: the images pushed and the deployment sent.
+// Delivery is a whole run: the images pushed, the deployment sent, and
+// where the call's time went.
 type Delivery struct {
-	Release Release `json:"release"`
-	Receipt Receipt `json:"receipt"`
+	Release Release    `json:"release"`
+	Receipt Receipt    `json:"receipt"`
+	Steps   []StepTime `json:"steps"`
 }
 
-// Text is the release, then the receipt.
+// StepTime is how long one step of a delivery took in its call: what a CI
+// log shows of where a run's time went, without the engine's progress.
+type StepTime struct {
+	Step string `json:"step"`
+	Ms   int64  `json:"ms"`
+}
+
+// Text is the release, then the receipt, then the steps' times.
 func (d Delivery) Text() string {
-	return d.Release.Text() + d.Receipt.Text()
+	s := d.Release.Text() + d.Receipt.Text()
+	if len(d.Steps) == 0 {
+		return s
+	}
+	times := make([]string, len(d.Steps))
+	for i, st := range d.Steps {
+		times[i] = fmt.Sprintf("%s %.1f s", st.Step, float64(st.Ms)/1000)
+	}
+	return s + "steps:    " + strings.Join(times, " · ") + "\n"
 }
 
 // JSON is v as indented JSON, ending in a line feed, for a terminal as much

@@ -59,7 +59,7 @@ func TestEveryResultsJSONUsesTheAPIsFieldNames(t *testing.T) {
 	}{
 		{"LowcodePipelineReceipt", Receipt{Status: 200, Images: []string{"r/a:1"}, Warnings: []string{"w"}}},
 		{"LowcodePipelineSnapshot", Snapshot{Entries: []SnapshotDir{{Name: "n", OutputDir: "d", Files: 2}}}},
-		{"LowcodePipelineDelivery", Delivery{Release: Release{Frontend: []PushedImage{ref}}, Receipt: Receipt{Status: 200}}},
+		{"LowcodePipelineDelivery", Delivery{Release: Release{Frontend: []PushedImage{ref}}, Receipt: Receipt{Status: 200}, Steps: []StepTime{{"build", 1}}}},
 		{"LowcodePipelineRelease", Release{Frontend: []PushedImage{ref}, Backend: []PushedImage{ref}, CodeAsData: []PushedImage{ref}}},
 		{"LowcodePipelineSnapshotReport", SnapshotReport{Entries: []SnapshotEntry{{Name: "n", Commit: "c"}}}},
 		{"LowcodePipelinePlan", Plan{Images: []PlanImage{{Image: "i"}}, Backends: []PlanBackend{{Name: "api"}}, Warnings: []string{"w"}}},
@@ -106,7 +106,10 @@ func TestTextSaysWhatAPersonNeeds(t *testing.T) {
 			[]string{"[0] Orders: codeasdata/orders, 2 files (git section: push commits it)\n", "[1] Local: codeasdata/local, 1 file\n"}, nil},
 		{"a delivery: the release, then the receipt", Delivery{Release: Release{Frontend: []PushedImage{{Ref: "r/front:1@sha256:01"}}},
 			Receipt: Receipt{Status: 200, Message: "success", ConnectAttempts: 1}}.Text(),
-			[]string{"frontend    r/front:1@sha256:01\ndeployed: 200 success\n"}, nil},
+			[]string{"frontend    r/front:1@sha256:01\ndeployed: 200 success\n"}, []string{"steps:"}},
+		{"a delivery says where its time went, last", Delivery{Receipt: Receipt{Status: 200, Message: "success", ConnectAttempts: 1},
+			Steps: []StepTime{{"build", 6840}, {"publish", 4125}, {"payload", 3}, {"deploy", 212}}}.Text(),
+			[]string{"\nsteps:    build 6.8 s · publish 4.1 s · payload 0.0 s · deploy 0.2 s\n"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, w := range tc.want {

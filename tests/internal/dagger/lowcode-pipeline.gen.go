@@ -52,6 +52,9 @@ type LowcodePipelineSnapshotOutputID string // lowcode-pipeline (../../:0:0)
 // A unique identifier for an object.
 type LowcodePipelineSnapshotReportID string // lowcode-pipeline (../../:0:0)
 
+// A unique identifier for an object.
+type LowcodePipelineStepTimeID string // lowcode-pipeline (../../:0:0)
+
 // Retrieve the binding value, as type LowcodePipeline
 func (r *Binding) AsLowcodePipeline() *LowcodePipeline { // lowcode-pipeline (../../:0:0)
 	q := r.query.Select("asLowcodePipeline")
@@ -174,6 +177,15 @@ func (r *Binding) AsLowcodePipelineSnapshotReport() *LowcodePipelineSnapshotRepo
 	q := r.query.Select("asLowcodePipelineSnapshotReport")
 
 	return &LowcodePipelineSnapshotReport{
+		query: q,
+	}
+}
+
+// Retrieve the binding value, as type LowcodePipelineStepTime
+func (r *Binding) AsLowcodePipelineStepTime() *LowcodePipelineStepTime { // lowcode-pipeline (../../:0:0)
+	q := r.query.Select("asLowcodePipelineStepTime")
+
+	return &LowcodePipelineStepTime{
 		query: q,
 	}
 }
@@ -514,6 +526,30 @@ func (r *Env) WithLowcodePipelineSnapshotReportOutput(name string, description s
 	}
 }
 
+// Create or update a binding of type LowcodePipelineStepTime in the environment
+func (r *Env) WithLowcodePipelineStepTimeInput(name string, value *LowcodePipelineStepTime, description string) *Env { // lowcode-pipeline (../../:0:0)
+	assertNotNil("value", value)
+	q := r.query.Select("withLowcodePipelineStepTimeInput")
+	q = q.Arg("name", name)
+	q = q.Arg("value", value)
+	q = q.Arg("description", description)
+
+	return &Env{
+		query: q,
+	}
+}
+
+// Declare a desired LowcodePipelineStepTime output to be assigned in the environment
+func (r *Env) WithLowcodePipelineStepTimeOutput(name string, description string) *Env { // lowcode-pipeline (../../:0:0)
+	q := r.query.Select("withLowcodePipelineStepTimeOutput")
+	q = q.Arg("name", name)
+	q = q.Arg("description", description)
+
+	return &Env{
+		query: q,
+	}
+}
+
 // LowcodePipeline is the module: it holds nothing, so that a call costs one module function call and no constructor
 //
 // Every step takes what it uses (the project is --source, the current
@@ -564,9 +600,9 @@ type LowcodePipelineBuildOpts struct {
 // package.json (the whole project when one has its own install-time script
 // or command, or a pattern is npm's alone to match). The
 // npm cache is a cache volume. The Node.js check runs in the install's own
-// exec. Each output is built when it is first used (exported, made into an
-// image, published), so `build frontend export` runs build:draw alone, and
-// publish builds all three concurrently.
+// exec. The install runs in build; each output is built when it is first
+// used (exported, made into an image, published), so `build frontend
+// export` runs build:draw alone, and publish builds all three concurrently.
 // The design-tool version is read from the installed dependencies.
 func (r *LowcodePipeline) Build(opts ...LowcodePipelineBuildOpts) *LowcodePipelineBuild { // lowcode-pipeline (../../:0:0)
 	q := r.query.Select("build")
@@ -1478,6 +1514,39 @@ func (r *LowcodePipelineDelivery) Release() *LowcodePipelineRelease { // lowcode
 	return &LowcodePipelineRelease{
 		query: q,
 	}
+}
+
+// Where the call's time went, step by step
+func (r *LowcodePipelineDelivery) Steps(ctx context.Context) ([]LowcodePipelineStepTime, error) { // lowcode-pipeline (../../:0:0)
+	q := r.query.Select("steps")
+
+	q = q.Select("id")
+
+	type steps struct {
+		Id ID
+	}
+
+	convert := func(fields []steps) []LowcodePipelineStepTime {
+		out := []LowcodePipelineStepTime{}
+
+		for i := range fields {
+			val := LowcodePipelineStepTime{id: &fields[i].Id}
+			val.query = selectNode(q.Root(), fields[i].Id, "LowcodePipelineStepTime")
+			out = append(out, val)
+		}
+
+		return out
+	}
+	var response []steps
+
+	q = q.Bind(&response)
+
+	err := q.Execute(ctx)
+	if err != nil {
+		return nil, err
+	}
+
+	return convert(response), nil
 }
 
 // The images pushed and the deployment's receipt, for a person
@@ -3465,6 +3534,104 @@ func (r *LowcodePipelineSnapshotReport) AsNode() Node {
 	}
 }
 
+// How long one of a delivery's steps took in its call
+type LowcodePipelineStepTime struct { // lowcode-pipeline (../../:0:0)
+	query *querybuilder.Selection
+
+	id   *ID
+	ms   *int
+	step *string
+}
+
+func (r *LowcodePipelineStepTime) WithGraphQLQuery(q *querybuilder.Selection) *LowcodePipelineStepTime {
+	return &LowcodePipelineStepTime{
+		query: q,
+	}
+}
+
+// A unique identifier for this LowcodePipelineStepTime.
+func (r *LowcodePipelineStepTime) ID(ctx context.Context) (ID, error) { // lowcode-pipeline (../../:0:0)
+	if r.id != nil {
+		return *r.id, nil
+	}
+	q := r.query.Select("id")
+
+	var response ID
+
+	q = q.Bind(&response)
+	return response, q.Execute(ctx)
+}
+
+// XXX_GraphQLType is an internal function. It returns the native GraphQL type name
+func (r *LowcodePipelineStepTime) XXX_GraphQLType() string {
+	return "LowcodePipelineStepTime"
+}
+
+// XXX_GraphQLIDType is an internal function. It returns the native GraphQL type name for the ID of this object
+func (r *LowcodePipelineStepTime) XXX_GraphQLIDType() string {
+	return "ID"
+}
+
+// XXX_GraphQLID is an internal function. It returns the underlying type ID
+func (r *LowcodePipelineStepTime) XXX_GraphQLID(ctx context.Context) (string, error) {
+	id, err := r.ID(ctx)
+	if err != nil {
+		return "", err
+	}
+	return string(id), nil
+}
+
+func (r *LowcodePipelineStepTime) MarshalJSON() ([]byte, error) {
+	id, err := r.ID(marshalCtx)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(id)
+}
+func (r *LowcodePipelineStepTime) UnmarshalJSON(bs []byte) error {
+	var id string
+	err := json.Unmarshal(bs, &id)
+	if err != nil {
+		return err
+	}
+	*r = LowcodePipelineStepTime{query: selectNode(dag.query, id, "LowcodePipelineStepTime")}
+	return nil
+}
+
+// Its time in milliseconds
+func (r *LowcodePipelineStepTime) Ms(ctx context.Context) (int, error) { // lowcode-pipeline (../../:0:0)
+	if r.ms != nil {
+		return *r.ms, nil
+	}
+	q := r.query.Select("ms")
+
+	var response int
+
+	q = q.Bind(&response)
+	return response, q.Execute(ctx)
+}
+
+// build (the install, and the design-tool version), publish (the builds, which run when first used, the images and their pushes), payload or deploy
+func (r *LowcodePipelineStepTime) Step(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+	if r.step != nil {
+		return *r.step, nil
+	}
+	q := r.query.Select("step")
+
+	var response string
+
+	q = q.Bind(&response)
+	return response, q.Execute(ctx)
+}
+
+// AsNode returns this LowcodePipelineStepTime as a Node.
+// This is a local type conversion — no GraphQL call.
+func (r *LowcodePipelineStepTime) AsNode() Node {
+	return &NodeClient{
+		query: r.query,
+	}
+}
+
 func (r *Query) LoadLowcodePipelineBuildFromID(id LowcodePipelineBuildID) *LowcodePipelineBuild { // lowcode-pipeline (../../:0:0)
 	q := r.query.Select("loadLowcodePipelineBuildFromID")
 	q = q.Arg("id", id)
@@ -3587,6 +3754,15 @@ func (r *Query) LoadLowcodePipelineSnapshotReportFromID(id LowcodePipelineSnapsh
 	q = q.Arg("id", id)
 
 	return &LowcodePipelineSnapshotReport{
+		query: q,
+	}
+}
+
+func (r *Query) LoadLowcodePipelineStepTimeFromID(id LowcodePipelineStepTimeID) *LowcodePipelineStepTime { // lowcode-pipeline (../../:0:0)
+	q := r.query.Select("loadLowcodePipelineStepTimeFromID")
+	q = q.Arg("id", id)
+
+	return &LowcodePipelineStepTime{
 		query: q,
 	}
 }
