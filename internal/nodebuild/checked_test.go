@@ -63,6 +63,7 @@ func TestCheckedBuildFailsAStepThatWroteNothing(t *testing.T) {
 	}{
 		{"a step that writes its output", "mkdir -p dist/web && echo x > dist/web/index.html", 0, ""},
 		{"a step that writes nothing", "true", 4, "lowcode-pipeline: sh -c true exited 0 but left dist/web missing or empty"},
+		{"a step named as it is, backslashes and all", `true \c`, 4, `lowcode-pipeline: sh -c true \c exited 0 but left dist/web missing or empty`},
 		{"a step that leaves the folder empty", "mkdir -p dist/web", 4, "left dist/web missing or empty"},
 		{"a failing step keeps its own exit code", "echo broken >&2; exit 2", 2, "broken"},
 	} {

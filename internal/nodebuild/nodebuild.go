@@ -317,7 +317,7 @@ func CheckedBuild(cmd []string, dir string) []string {
 	const script = `what=$1; shift
 "$@" || exit $?
 if [ ! -d "./$0" ] || [ -z "$(ls -A "./$0")" ]; then
-  echo "lowcode-pipeline: $what exited 0 but left $0 missing or empty: the step must write its output there" >&2
+  printf '%s\n' "lowcode-pipeline: $what exited 0 but left $0 missing or empty: the step must write its output there" >&2
   exit 4
 fi`
 	return append([]string{"sh", "-c", script, dir, steplimit.Describe(cmd)}, steplimit.Within(steplimit.Project, cmd)...)

@@ -56,7 +56,7 @@ nap=$!
 ) &
 run=$!
 if wait $nap && kill -0 $run 2>/dev/null; then
-  echo "lowcode-pipeline: $what did not finish within $limit, the time limit of one step: stopped" >&2
+  printf '%%s\n' "lowcode-pipeline: $what did not finish within $limit, the time limit of one step: stopped" >&2
   kill -TERM $run
   exit %[1]d
 fi

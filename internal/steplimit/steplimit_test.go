@@ -62,6 +62,7 @@ func TestWithinStopsACommandAtItsLimitAndSaysSo(t *testing.T) {
 	}{
 		{"a command alone", []string{"sleep", "30"}, "sleep 30"},
 		{"a command with children of its own, as npm runs a script", []string{"sh", "-c", `sleep 30; echo E""NDED >&2`}, `sh -c sleep 30; echo E""NDED >&2`},
+		{"a command named as it is, backslashes and all", []string{"sh", "-c", `sleep 30 # \n \c %s`}, `sh -c sleep 30 # \n \c %s`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stderr, took := run(t, time.Second, tc.cmd...)
