@@ -32,9 +32,6 @@ func TestExampleAppBuildsForReal(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	check := CheckedInstall("this machine", nil)
-	run(t, ctx, app, append(check[:4:4], "true")...) // the install's own Node.js check passes here
-
 	manifestData, err := os.ReadFile(filepath.Join(app, ManifestFile))
 	require.NoError(t, err)
 	m, err := ParseManifest(manifestData)
@@ -47,12 +44,14 @@ func TestExampleAppBuildsForReal(t *testing.T) {
 
 	install := InstallCommand(entries)
 	assert.Equal(t, "ci", install[1], "the example commits its lock file")
-	run(t, ctx, app, install...)
-	run(t, ctx, app, RunScript(DrawScript)...)
-	run(t, ctx, app, RunScript(NodeScript)...)
+	// the command lines the containers run: the Node.js check, the checks of
+	// each output, the time limits
+	run(t, ctx, app, CheckedInstall("this machine", entries)...)
+	run(t, ctx, app, CheckedBuild(RunScript(DrawScript), WebDir)...)
+	run(t, ctx, app, CheckedBuild(RunScript(NodeScript), NodeDir)...)
 	cad, err := CodeAsDataCommand("platform-cli-standin", false, nil)
 	require.NoError(t, err)
-	run(t, ctx, app, cad...)
+	run(t, ctx, app, CheckedBuild(cad, CodeAsDataDir)...)
 
 	// dist/web: an index.html that loads built JS and CSS that exist.
 	index, err := os.ReadFile(filepath.Join(app, WebDir, "index.html"))
