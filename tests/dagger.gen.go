@@ -436,6 +436,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).SnapshotWritesTheOutputDirs(&parent, ctx)
+		case "StepLimitInAlpineSh":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).StepLimitInAlpineSh(&parent, ctx)
 		case "UnitTests":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)

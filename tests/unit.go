@@ -21,3 +21,17 @@ func (t *Tests) UnitTests(ctx context.Context) error {
 		Sync(ctx)
 	return err
 }
+
+// A step's time limit kept by Alpine's sh (busybox), where the module's tools run, as by Debian's dash in unit-tests
+// +check
+func (t *Tests) StepLimitInAlpineSh(ctx context.Context) error {
+	_, err := dag.Container().From("golang:1.26-alpine").
+		WithMountedCache("/go/pkg/mod", dag.CacheVolume("lowcode-pipeline-tests-gomod-alpine")).
+		WithMountedCache("/root/.cache/go-build", dag.CacheVolume("lowcode-pipeline-tests-gobuild-alpine")).
+		WithEnvVariable("CGO_ENABLED", "0").
+		WithDirectory("/src", t.Repo).
+		WithWorkdir("/src").
+		WithExec([]string{"go", "test", "-count=1", "./internal/steplimit/"}).
+		Sync(ctx)
+	return err
+}
