@@ -134,6 +134,9 @@ func TestTheInstallHasWhatNpmReads(t *testing.T) {
 			built: func(t *testing.T, dir string) {
 				assert.Equal(t, "ui tokens\n", run(t, context.Background(), dir, "node", "-e", "console.log(require('ui'))"),
 					"with the project laid over the install, a workspace and its local dependency resolve")
+				version, err := InstalledVersion("tokens", []byte(runAllowFailure(t, context.Background(), dir, ListCommand("tokens")...)))
+				require.NoError(t, err, "a workspace's dependency is found in npm ls's tree")
+				assert.Equal(t, "1.0.0", version)
 			},
 		},
 		{

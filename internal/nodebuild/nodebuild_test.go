@@ -97,6 +97,15 @@ func TestInstalledVersion(t *testing.T) {
 		{name: "missing", out: `{"dependencies":{"@vendor/draw":{"missing":true,"required":"^2"}}}`, err: "is not installed"},
 		{name: "an odd version", out: `{"dependencies":{"@vendor/draw":{"version":"latest"}}}`, err: `has version "latest"`},
 		{name: "not JSON", out: `npm ERR!`, err: "reading `npm ls @vendor/draw --json`"},
+		{name: "a workspace's dependency, as npm lists it under the workspace",
+			out: `{"dependencies":{"web":{"version":"1.0.0","resolved":"file:../packages/web","dependencies":{"@vendor/draw":{"version":"2.14.0"}}}}}`, want: "2.14.0"},
+		{name: "two workspaces on the same version",
+			out: `{"dependencies":{"web":{"dependencies":{"@vendor/draw":{"version":"2.14.0"}}},"admin":{"dependencies":{"@vendor/draw":{"version":"2.14.0"}}}}}`, want: "2.14.0"},
+		{name: "two versions: which built the project is unknown",
+			out: `{"dependencies":{"@vendor/draw":{"version":"2.14.0"},"admin":{"dependencies":{"@vendor/draw":{"version":"2.13.1"}}}}}`,
+			err: `design-tool package "@vendor/draw" is installed in 2 versions ("2.13.1" by admin; "2.14.0" by the project)`},
+		{name: "a workspace missing it, another has it",
+			out: `{"dependencies":{"web":{"dependencies":{"@vendor/draw":{"missing":true}}},"admin":{"dependencies":{"@vendor/draw":{"version":"2.14.0"}}}}}`, want: "2.14.0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := InstalledVersion("@vendor/draw", []byte(tc.out))

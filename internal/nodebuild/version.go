@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
+	"strings"
 
 	"dagger/lowcode-pipeline/internal/fielderr"
 )
@@ -25,13 +28,20 @@ func ListCommand(pkg string) []string {
 	return []string{"npm", "ls", pkg, "--json", "--depth=0"}
 }
 
-// InstalledVersion reads pkg's version out of `npm ls <pkg> --json` output.
+// lsNode is a package in `npm ls --json`'s tree.
+type lsNode struct {
+	Version      string            `json:"version"`
+	Missing      bool              `json:"missing"`
+	Dependencies map[string]lsNode `json:"dependencies"`
+}
+
+// InstalledVersion reads pkg's version out of `npm ls <pkg> --json` output:
+// the project's own dependency, or a workspace's (npm lists a workspace's
+// dependencies under it, even at --depth=0). Installed in several versions,
+// pkg cannot say which design tool built the project: an error names them.
 func InstalledVersion(pkg string, npmLsJSON []byte) (string, error) {
 	var tree struct {
-		Dependencies map[string]struct {
-			Version string `json:"version"`
-			Missing bool   `json:"missing"`
-		} `json:"dependencies"`
+		lsNode
 		Error *struct {
 			Summary string `json:"summary"`
 		} `json:"error"`
@@ -39,13 +49,41 @@ func InstalledVersion(pkg string, npmLsJSON []byte) (string, error) {
 	if err := json.Unmarshal(npmLsJSON, &tree); err != nil {
 		return "", fmt.Errorf("reading `npm ls %s --json`: %w", pkg, err)
 	}
-	dep, ok := tree.Dependencies[pkg]
-	switch {
-	case !ok || dep.Missing:
-		return "", fmt.Errorf("design-tool package %q is not installed: add it to package.json, or set --draw-package to the package that builds the project", pkg)
+	found := map[string][]string{} // version → who depends on it
+	var walk func(by string, n lsNode, depth int)
+	walk = func(by string, n lsNode, depth int) {
+		for name, dep := range n.Dependencies {
+			if name == pkg && !dep.Missing {
+				found[dep.Version] = append(found[dep.Version], by)
+			}
+			if depth < maxListDepth {
+				walk(name, dep, depth+1)
+			}
+		}
 	}
-	return checkVersion(pkg, dep.Version)
+	walk("the project", tree.lsNode, 0)
+	versions := slices.Sorted(maps.Keys(found))
+	switch len(versions) {
+	case 0:
+		return "", fmt.Errorf("design-tool package %q is not installed: add it to package.json, or set --draw-package to the package that builds the project", pkg)
+	case 1:
+		return checkVersion(pkg, versions[0])
+	}
+	var each []string
+	for _, v := range versions {
+		users := found[v]
+		slices.Sort(users)
+		each = append(each, fmt.Sprintf("%s by %s", fielderr.Quote(v), strings.Join(slices.Compact(users), ", ")))
+	}
+	if len(each) > 5 {
+		each = append(each[:5], fmt.Sprintf("%d more", len(each)-5))
+	}
+	return "", fmt.Errorf("design-tool package %q is installed in %d versions (%s): the images' draw_version label takes one; have every workspace depend on the same version", pkg, len(versions), fielderr.Cut(strings.Join(each, "; "), 400))
 }
+
+// maxListDepth bounds the walk of `npm ls`'s tree: the project, its
+// workspaces and their dependencies are all --depth=0 lists.
+const maxListDepth = 3
 
 // InstalledManifest is where npm installs a direct dependency's own
 // package.json, relative to the project: at the top of node_modules, where
