@@ -69,28 +69,36 @@ func (t *Tests) BuildNamesMissingScript(ctx context.Context) error {
 	return fails("no build:draw", err, `package.json: no "build:draw" script`)
 }
 
-// A postinstall that runs a project file finds it, as in a checkout: the install gets what the project's install-time scripts read.
-// +check
-func (t *Tests) InstallRunsTheProjectsPostinstall(ctx context.Context) error {
+// withScript is examples/app with one of package.json's scripts set to cmd.
+func (t *Tests) withScript(ctx context.Context, name, cmd string) (*dagger.Directory, error) {
 	manifest, err := t.app().File("package.json").Contents(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var doc map[string]any
 	if err := json.Unmarshal([]byte(manifest), &doc); err != nil {
-		return err
+		return nil, err
 	}
 	scripts, ok := doc["scripts"].(map[string]any)
 	if !ok {
-		return fmt.Errorf("examples/app/package.json has no scripts")
+		return nil, fmt.Errorf("examples/app/package.json has no scripts")
 	}
-	scripts["postinstall"] = "node scripts/postinstall.mjs"
+	scripts[name] = cmd
 	edited, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	return t.app().WithNewFile("package.json", string(edited)), nil
+}
+
+// A postinstall that runs a project file finds it, as in a checkout: the install gets what the project's install-time scripts read.
+// +check
+func (t *Tests) InstallRunsTheProjectsPostinstall(ctx context.Context) error {
+	source, err := t.withScript(ctx, "postinstall", "node scripts/postinstall.mjs")
 	if err != nil {
 		return err
 	}
-	source := t.app().WithNewFile("package.json", string(edited)).
-		WithNewFile("scripts/postinstall.mjs", "import { writeFileSync } from 'node:fs'\nwriteFileSync('postinstall-ran.txt', 'yes')\n")
+	source = source.WithNewFile("scripts/postinstall.mjs", "import { writeFileSync } from 'node:fs'\nwriteFileSync('postinstall-ran.txt', 'yes')\n")
 	ran, err := dag.LowcodePipeline().Install(dagger.LowcodePipelineInstallOpts{Source: source}).File("/app/postinstall-ran.txt").Contents(ctx)
 	if err != nil {
 		return fmt.Errorf("the postinstall did not leave its file: %w", err)

@@ -289,6 +289,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).DeployTrustsPrivateCA(&parent, ctx)
+		case "FrontendImageFilesAreReadableByGroupRoot":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).FrontendImageFilesAreReadableByGroupRoot(&parent, ctx)
 		case "FrontendImageKeepsItsBaseUser":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)

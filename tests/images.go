@@ -32,6 +32,24 @@ func (t *Tests) FrontendImageServesTheSite(ctx context.Context) error {
 	return fetchesSite(ctx, img)
 }
 
+// A build tool that writes private files (umask 077) still gives an image whose files the web server's group reads: the build sets the output's modes.
+// +check
+func (t *Tests) FrontendImageFilesAreReadableByGroupRoot(ctx context.Context) error {
+	source, err := t.withScript(ctx, "build:draw", "umask 077 && node scripts/build-web.mjs")
+	if err != nil {
+		return err
+	}
+	img := build(source, dagger.LowcodePipelineBuildOpts{}).FrontendImage()
+	out, err := img.WithExec([]string{"sh", "-c", "stat -c '%A' /usr/share/nginx/html/index.html /usr/share/nginx/html/assets"}).Stdout(ctx)
+	if err != nil {
+		return err
+	}
+	if got := strings.Fields(out); len(got) != 2 || got[0] != "-rw-r--r--" || got[1] != "drwxr-xr-x" {
+		return fmt.Errorf("index.html and assets/ are %q, want -rw-r--r-- and drwxr-xr-x", out)
+	}
+	return fetchesSite(ctx, img)
+}
+
 // fetchesSite serves a frontend image and fetches its index page over HTTP.
 func fetchesSite(ctx context.Context, frontend *dagger.Container) error {
 	site := frontend.WithExposedPort(80).AsService(dagger.ContainerAsServiceOpts{UseEntrypoint: true})

@@ -166,10 +166,10 @@ func TestDockerfilesHonourTheirContract(t *testing.T) {
 					require.Len(t, copies, 1, "the files are copied into the final image once")
 					assert.Equal(t, "${WEB_USER}:root", copies[0].Chown, "owned by the web server's user with group root")
 					assert.Equal(t, "${DOCUMENT_ROOT}/", copies[0].DestPath)
-					assert.Equal(t, "site", copies[0].From)
+					assert.Empty(t, copies[0].From, "straight from the build output, whose modes the build set (nodebuild.OutputMode)")
+					assert.Len(t, stages, 1, "no stage of its own to set modes: no exec in the image's build")
 					assert.Contains(t, args, "WEB_USER")
 					assert.Contains(t, args, "DOCUMENT_ROOT")
-					assert.Contains(t, runsOf(stages[0]), "chmod -R u=rwX,go=rX /site", "readable by group and others")
 				case Backend:
 					user := lastUser(final)
 					assert.NotEmpty(t, user)
@@ -291,17 +291,18 @@ func TestBaseImagesAreWhatTheStagesStartFrom(t *testing.T) {
 	require.NoError(t, err)
 	got, err := BaseImages(front, nil)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"busybox:stable", "nginx:stable"}, got, "the defaults of the module's own Dockerfile")
+	assert.Equal(t, []string{"nginx:stable"}, got, "the default of the module's own Dockerfile")
 
 	got, err = BaseImages(front, [][2]string{{"FRONTEND_BASE_IMAGE", "vendor.example.com/frontend:stable"}, {"SOURCES_PATH", "dist/web"}})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"busybox:stable", "vendor.example.com/frontend:stable"}, got, "a build argument replaces its default")
+	assert.Equal(t, []string{"vendor.example.com/frontend:stable"}, got, "a build argument replaces its default")
 
 	for _, tc := range []struct {
 		name, dockerfile string
 		want             []string
 	}{
 		{"a later stage on an earlier one", "FROM node:24 AS build\nRUN true\nFROM build\nFROM BUILD AS again\n", []string{"node:24"}},
+		{"a helper stage and the final one", "FROM busybox:stable AS site\nRUN true\nFROM nginx:stable\nCOPY --from=site /s /s\n", []string{"busybox:stable", "nginx:stable"}},
 		{"scratch", "FROM golang:1.26 AS b\nFROM scratch\nCOPY --from=b /x /x\n", []string{"golang:1.26"}},
 		{"an argument without a value", "ARG BASE\nFROM ${BASE}\n", nil},
 		{"the same base twice", "FROM alpine:3.22\nFROM alpine:3.22\n", []string{"alpine:3.22"}},
@@ -323,11 +324,14 @@ func TestBaseImagesOfTheThreeDockerfilesEachOnce(t *testing.T) {
 		require.NoError(t, err)
 		files[k] = data
 	}
-	assert.Equal(t, []string{"busybox:stable", "nginx:stable", "node:24-slim"}, BaseImagesOf(files, "node:24", nil),
-		"busybox serves the frontend's helper stage and the code-as-data image: pulled once")
-	assert.Equal(t, []string{"busybox:stable", "nginx:stable", "node:22-slim"}, BaseImagesOf(files, "node:22", nil),
+	assert.Equal(t, []string{"nginx:stable", "node:24-slim", "busybox:stable"}, BaseImagesOf(files, "node:24", nil),
+		"the frontend's, the backend's and the code-as-data image's bases, in that order")
+	assert.Equal(t, []string{"nginx:stable", "node:22-slim", "busybox:stable"}, BaseImagesOf(files, "node:22", nil),
 		"the backend's base follows --node-image")
 	assert.Nil(t, BaseImagesOf(files, "node:24", []string{"SOURCES_PATH=x"}), "arguments that do not check give none")
+	files[Frontend] = []byte("FROM busybox:stable AS site\nFROM nginx:stable\nCOPY --from=site /s /s\n")
+	assert.Equal(t, []string{"busybox:stable", "nginx:stable", "node:24-slim"}, BaseImagesOf(files, "node:24", nil),
+		"a base two Dockerfiles start from (a project's frontend helper stage, the code-as-data image) is pulled once")
 }
 
 func TestFinalBaseIsTheImageTheLastStageGrowsFrom(t *testing.T) {
@@ -339,10 +343,11 @@ func TestFinalBaseIsTheImageTheLastStageGrowsFrom(t *testing.T) {
 		got, err := FinalBase(data, args)
 		require.NoError(t, err)
 		assert.Equal(t, map[Kind]string{Frontend: "nginx:stable", Backend: "node:24-slim", CodeAsData: "busybox:stable"}[k], got,
-			"%s: the final stage's base, not the helper stage's", k)
+			"%s: the final stage's base", k)
 	}
 	for _, tc := range []struct{ name, dockerfile, want string }{
 		{"one stage", "FROM alpine:3.22\nCOPY x /x\n", "alpine:3.22"},
+		{"the final stage's base, not a helper stage's", "FROM busybox:stable AS site\nRUN true\nFROM nginx:stable\nCOPY --from=site /s /s\n", "nginx:stable"},
 		{"through the stages it is built on", "FROM node:24 AS deps\nFROM deps AS build\nRUN true\nFROM build\nCOPY x /x\n", "node:24"},
 		{"stage names are not case-sensitive", "FROM node:24 AS Deps\nFROM DEPS\n", "node:24"},
 		{"scratch has no base", "FROM golang:1.26 AS b\nFROM scratch\nCOPY --from=b /x /x\n", ""},

@@ -84,6 +84,29 @@ func TestCheckedBuildFailsAStepThatWroteNothing(t *testing.T) {
 	}
 }
 
+func TestCheckedBuildLeavesItsOutputReadableByAll(t *testing.T) {
+	dir := t.TempDir()
+	// a tool run with umask 077: private files and folders, one command
+	step := `umask 077 && mkdir -p dist/web/assets && echo x > dist/web/index.html && echo y > dist/web/assets/app.js &&
+printf '#!/bin/sh\n' > dist/web/run.sh && chmod 700 dist/web/run.sh && chmod 666 dist/web/assets/app.js`
+	cmd := CheckedBuild([]string{"sh", "-c", step}, WebDir)
+	run := exec.Command(cmd[0], cmd[1:]...)
+	run.Dir = dir
+	out, err := run.CombinedOutput()
+	require.NoError(t, err, string(out))
+	for path, want := range map[string]os.FileMode{
+		"dist/web":               os.ModeDir | 0o755,
+		"dist/web/assets":        os.ModeDir | 0o755,
+		"dist/web/index.html":    0o644,
+		"dist/web/assets/app.js": 0o644, // writable by its owner only
+		"dist/web/run.sh":        0o755, // a command stays one
+	} {
+		info, err := os.Stat(filepath.Join(dir, path))
+		require.NoError(t, err)
+		assert.Equal(t, want.String(), info.Mode().String(), path)
+	}
+}
+
 func TestProjectCommandsRunWithinTheProjectTimeLimit(t *testing.T) {
 	install := InstallCommand([]string{"package.json", "package-lock.json"})
 	build := RunScript(DrawScript)
