@@ -100,6 +100,7 @@ func TestTheInstallHasWhatNpmReads(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		files map[string]string
+		lock  bool // have npm write the project's package-lock.json first: npm ci
 		check func(t *testing.T, installDir string)
 		built func(t *testing.T, projectDir string) // after the project is laid over the install, as the builds see it
 	}{
@@ -126,7 +127,9 @@ func TestTheInstallHasWhatNpmReads(t *testing.T) {
 				"packages/app/package.json": `{"name":"app","version":"1.0.0","dependencies":{"ui":"1.0.0","tokens":"file:../../libs/tokens"}}`,
 				"apps/web/package.json":     `{"name":"web","version":"1.0.0"}`,
 			},
+			lock: true,
 			check: func(t *testing.T, dir string) {
+				assert.FileExists(t, filepath.Join(dir, "package-lock.json"), "npm ci installed from the lock file")
 				assert.NoFileExists(t, filepath.Join(dir, "packages/ui/index.js"), "a workspace's sources are not install inputs")
 				assert.FileExists(t, filepath.Join(dir, "node_modules/ui/package.json"), "the workspace is linked")
 				assert.FileExists(t, filepath.Join(dir, "node_modules/web/package.json"), "the workspace is linked")
@@ -170,6 +173,11 @@ func TestTheInstallHasWhatNpmReads(t *testing.T) {
 				require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(project, name)), 0o755))
 				require.NoError(t, os.WriteFile(filepath.Join(project, name), []byte(text), 0o644))
 			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			if tc.lock {
+				run(t, ctx, project, "npm", "install", "--package-lock-only", "--no-audit", "--no-fund")
+			}
 			m, err := ParseManifest([]byte(tc.files[ManifestFile]))
 			require.NoError(t, err)
 			entries := readDirNames(t, project)
@@ -186,8 +194,9 @@ func TestTheInstallHasWhatNpmReads(t *testing.T) {
 				require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(installDir, in.Path)), 0o755))
 				require.NoError(t, os.WriteFile(filepath.Join(installDir, in.Path), data, 0o644))
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
+			if tc.lock {
+				require.Equal(t, "ci", InstallCommand(entries)[1])
+			}
 			run(t, ctx, installDir, InstallCommand(entries)...)
 			tc.check(t, installDir)
 			if tc.built == nil {
