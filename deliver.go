@@ -49,7 +49,8 @@ type StepTime struct {
 // from --payload (deploy rules and modes kept in the repository) or the
 // reference default, with this run's images pinned by digest. One POST;
 // never sent twice. Every flag is checked before anything is built: a bad
-// tag, label, payload or token fails at once, all of them together.
+// tag, label, payload or token fails at once, all of them together. Its
+// summary gives the images, the receipt and each step's time.
 //
 // +cache="never"
 func (m *LowcodePipeline) Deliver(

@@ -696,7 +696,8 @@ type LowcodePipelineDeliverOpts struct {
 // from --payload (deploy rules and modes kept in the repository) or the
 // reference default, with this run's images pinned by digest. One POST;
 // never sent twice. Every flag is checked before anything is built: a bad
-// tag, label, payload or token fails at once, all of them together.
+// tag, label, payload or token fails at once, all of them together. Its
+// summary gives the images, the receipt and each step's time.
 func (r *LowcodePipeline) Deliver(repository string, tag []string, webhookUrl string, webhookToken *Secret, opts ...LowcodePipelineDeliverOpts) *LowcodePipelineDelivery { // lowcode-pipeline (../../:0:0)
 	assertNotNil("webhookToken", webhookToken)
 	q := r.query.Select("deliver")
