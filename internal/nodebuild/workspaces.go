@@ -21,9 +21,10 @@ type Workspaces struct {
 	Each   []Workspace
 }
 
-// WorkspaceGlobs are the paths to list to find the project's workspaces: one
-// "<pattern>/package.json" per pattern of package.json's "workspaces" (an
-// array, or {"packages": [...]} as npm also reads it). ok is false when a
+// WorkspaceGlobs pick the project's workspaces out of a listing of every
+// package.json (WorkspaceManifests): one "<pattern>/package.json" per
+// pattern of package.json's "workspaces" (an array, or {"packages": [...]}
+// as npm also reads it). ok is false when a
 // pattern is not a plain path with * in its folder names (a negation, **,
 // braces, a character class, a path outside the project), or "workspaces"
 // is of another shape: npm's own matching of those is not reproduced, and
@@ -61,7 +62,7 @@ func plainPattern(p string) bool {
 		return false
 	}
 	for _, seg := range strings.Split(p, "/") {
-		if seg == ".." || seg == "**" || strings.Contains(seg, "**") || seg == "node_modules" || strings.HasPrefix(seg, ".") {
+		if seg == ".." || strings.Contains(seg, "**") || seg == "node_modules" || strings.HasPrefix(seg, ".") {
 			return false
 		}
 	}
