@@ -69,17 +69,20 @@ func Within(limit time.Duration, cmd []string) []string {
 	return WithinAs(limit, Describe(cmd), cmd)
 }
 
-// WithinAs is Within with the command named name in its error: a script's
-// purpose rather than its text.
+// WithinAs is Within with the command named name in its error (cut short):
+// a script's purpose rather than its text.
 func WithinAs(limit time.Duration, name string, cmd []string) []string {
 	secs := max(int64((limit+time.Second-1)/time.Second), 1)
 	body := fmt.Sprintf(script, ExitCode, secs)
-	return append([]string{"sh", "-c", body, Format(time.Duration(secs) * time.Second), name}, cmd...)
+	return append([]string{"sh", "-c", body, Format(time.Duration(secs) * time.Second), fielderr.Cut(name, describedBytes)}, cmd...)
 }
+
+// describedBytes is how much of a command an error repeats.
+const describedBytes = 120
 
 // Describe is cmd as an error names it: its words, cut short.
 func Describe(cmd []string) string {
-	return fielderr.Cut(strings.Join(cmd, " "), 120)
+	return fielderr.Cut(strings.Join(cmd, " "), describedBytes)
 }
 
 // Format is d as a person writes it: 1h, 15m, 1m30s.

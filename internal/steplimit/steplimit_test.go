@@ -105,6 +105,8 @@ func TestWithinNamesALongCommandCutShort(t *testing.T) {
 	assert.Equal(t, "1m", args[3], "the limit as a person writes it")
 	assert.Less(t, len(args[4]), 160, "the command as named in the error is cut")
 	assert.Equal(t, []string{"echo", long}, args[5:], "the command itself is whole")
+	args = WithinAs(time.Minute, "sign "+long, []string{"true"})
+	assert.Less(t, len(args[4]), 160, "a name given is cut too")
 }
 
 func TestFormat(t *testing.T) {
