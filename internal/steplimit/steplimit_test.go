@@ -123,3 +123,22 @@ func TestFormat(t *testing.T) {
 		assert.Equal(t, tc.want, Format(tc.in), tc.in.String())
 	}
 }
+
+// What the watchdog costs an exec: a sh, a sleep and a subshell started
+// and stopped around the command (compare BenchmarkBareCommand).
+func BenchmarkWithin(b *testing.B) {
+	args := Within(time.Hour, []string{"true"})
+	for b.Loop() {
+		if err := exec.Command(args[0], args[1:]...).Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkBareCommand(b *testing.B) {
+	for b.Loop() {
+		if err := exec.Command("sh", "-c", `"$@"`, "sh", "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
