@@ -336,7 +336,7 @@ func scrubbed(ctx context.Context, source *dagger.Directory, config string) (*da
 // and the .npmrc secret mounted outside the project. Its version is checked
 // by the install's exec (nodebuild.CheckedInstall).
 func node(image string, npmrc *dagger.Secret) *dagger.Container {
-	ctr := dag.Container().From(image).
+	ctr := withScripts(dag.Container().From(image), nodebuild.Helpers()).
 		WithMountedCache(npmCacheDir, dag.CacheVolume(npmCache)).
 		WithEnvVariable("NPM_CONFIG_CACHE", npmCacheDir).
 		WithEnvVariable("NPM_CONFIG_UPDATE_NOTIFIER", "false").

@@ -373,7 +373,7 @@ func (r *Release) push(ctx context.Context, target images.Target, variants []*da
 // sign signs a pushed digest with cosign, and attests its SBOM when given.
 func (r *Release) sign(ctx context.Context, cosign *dagger.File, ref string, sbomFile *dagger.File, key, password *dagger.Secret) error {
 	s := supplychain.Signing{Ref: ref, Registry: r.Registry}
-	ctr := dag.Container().From(runtimeImage).
+	ctr := limited(dag.Container().From(runtimeImage)).
 		WithExec(steplimit.Within(steplimit.Tool, []string{"apk", "add", "--no-cache", "socat", "ca-certificates"})).
 		WithFile("/usr/local/bin/cosign", cosign).
 		WithMountedSecret(supplychain.KeyPath, key)
@@ -398,8 +398,10 @@ func (r *Release) sign(ctx context.Context, cosign *dagger.File, ref string, sbo
 	if err != nil {
 		return err
 	}
-	// signing is never cached: sign anew
-	if _, err := rerun(ctr).WithExec(steplimit.WithinAs(steplimit.Tool, "cosign sign "+ref, []string{"sh", "-c", script})).Sync(ctx); err != nil {
+	// signing is never cached: sign anew; the script is a file, so the
+	// engine's progress shows its name, not its text
+	const signScript = "/run/lowcode-pipeline/sign.sh"
+	if _, err := rerun(ctr.WithNewFile(signScript, script)).WithExec(steplimit.Within(steplimit.Tool, []string{"sh", signScript})).Sync(ctx); err != nil {
 		return fmt.Errorf("sign %s: %w", ref, explain(err))
 	}
 	return nil
@@ -407,7 +409,7 @@ func (r *Release) sign(ctx context.Context, cosign *dagger.File, ref string, sbo
 
 // sbomOf is the SPDX JSON SBOM of one image, by syft; lazy.
 func sbomOf(syft *dagger.File, image *dagger.Container) *dagger.File {
-	return dag.Container().From(runtimeImage).
+	return limited(dag.Container().From(runtimeImage)).
 		WithFile("/usr/local/bin/syft", syft).
 		WithMountedFile("/image.tar", image.AsTarball()).
 		WithExec(steplimit.Within(steplimit.Tool, supplychain.SBOMCommand("/image.tar", "/sbom.spdx.json"))).

@@ -448,5 +448,5 @@ func (r *snapshotRun) snapshot(ctx context.Context, entries []snapshotconfig.Ent
 // gitTool is the container push's git step runs in, before the module's
 // binary is installed in it.
 func gitTool() *dagger.Container {
-	return dag.Container().From(runtimeImage).WithExec(steplimit.Within(steplimit.Tool, []string{"apk", "add", "--no-cache", "git", "ca-certificates"}))
+	return limited(dag.Container().From(runtimeImage)).WithExec(steplimit.Within(steplimit.Tool, []string{"apk", "add", "--no-cache", "git", "ca-certificates"}))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path"
 	"strings"
 	"syscall"
 	"time"
@@ -70,11 +71,26 @@ func withTool(ctr *dagger.Container, name string) (*dagger.Container, error) {
 	return ctr.WithFile("/usr/local/bin/"+name, bin, dagger.ContainerWithFileOpts{Permissions: 0o755}), nil
 }
 
+// withScripts installs scripts (name → sh text) as commands in
+// steplimit.Dir, in a fixed order (the same container, the same cache).
+func withScripts(ctr *dagger.Container, scripts map[string]string) *dagger.Container {
+	for _, name := range steplimit.Names(scripts) {
+		ctr = ctr.WithNewFile(path.Join(steplimit.Dir, name), scripts[name], dagger.ContainerWithNewFileOpts{Permissions: 0o755})
+	}
+	return ctr
+}
+
+// limited is ctr with the commands that run another within a time limit
+// (steplimit.Within).
+func limited(ctr *dagger.Container) *dagger.Container {
+	return withScripts(ctr, steplimit.Files())
+}
+
 // goTool builds a Go command from its public module at the pinned version.
 func goTool(pkg string) *dagger.File {
 	path, _, _ := strings.Cut(pkg, "@")
 	name := path[strings.LastIndex(path, "/")+1:]
-	return goBuilder().
+	return limited(goBuilder()).
 		WithEnvVariable("GOBIN", "/out").
 		WithExec(steplimit.Within(steplimit.Tool, supplychain.BuildCommand(pkg))).
 		File("/out/" + name)

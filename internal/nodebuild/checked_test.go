@@ -1,9 +1,11 @@
 package nodebuild
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,6 +13,43 @@ import (
 
 	"dagger/lowcode-pipeline/internal/steplimit"
 )
+
+// helpersBin installs Helpers in a folder, as the module does in the Node.js
+// containers (steplimit.Dir), and returns it.
+func helpersBin(t *testing.T) string {
+	t.Helper()
+	bin := t.TempDir()
+	for name, text := range Helpers() {
+		require.NoError(t, os.WriteFile(filepath.Join(bin, name), []byte(text), 0o755))
+	}
+	return bin
+}
+
+// command is cmd, as the engine's init starts it, with the helpers and the
+// folders in path first on the PATH.
+func command(ctx context.Context, t *testing.T, cmd []string, path ...string) *exec.Cmd {
+	t.Helper()
+	path = append(path, helpersBin(t), os.Getenv("PATH"))
+	run := exec.CommandContext(ctx, cmd[0], cmd[1:]...)
+	if full, err := lookIn(cmd[0], path); err == nil {
+		run.Path, run.Err = full, nil
+	}
+	run.Env = append(os.Environ(), "PATH="+strings.Join(path, string(os.PathListSeparator)))
+	return run
+}
+
+func lookIn(name string, path []string) (string, error) {
+	for _, dir := range path {
+		if dir == "" {
+			continue
+		}
+		full := filepath.Join(dir, name)
+		if info, err := os.Stat(full); err == nil && !info.IsDir() && info.Mode()&0o111 != 0 {
+			return full, nil
+		}
+	}
+	return "", exec.ErrNotFound
+}
 
 // fakeNode puts a `node` that reports version on PATH, and an `npm` that
 // records it ran.
@@ -36,9 +75,8 @@ func TestCheckedInstallChecksNodeThenInstallsInOneExec(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			bin, ran := fakeNode(t, tc.version)
 			cmd := CheckedInstall("node:18", []string{"package.json", "package-lock.json"})
-			run := exec.Command(cmd[0], cmd[1:]...)
-			run.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
-			out, err := run.CombinedOutput()
+			assert.Equal(t, InstallHelper, cmd[0], "the engine's progress names the module's command, not a script")
+			out, err := command(context.Background(), t, cmd, bin).CombinedOutput()
 			if tc.wantCode == 0 {
 				require.NoError(t, err, string(out))
 				got, err := os.ReadFile(ran)
@@ -69,7 +107,8 @@ func TestCheckedBuildFailsAStepThatWroteNothing(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := CheckedBuild([]string{"sh", "-c", tc.script}, WebDir)
-			run := exec.Command(cmd[0], cmd[1:]...)
+			assert.Equal(t, []string{BuildHelper, WebDir, "sh", "-c", tc.script}, cmd, "the engine's progress shows the step itself")
+			run := command(context.Background(), t, cmd)
 			run.Dir = t.TempDir()
 			out, err := run.CombinedOutput()
 			if tc.wantCode == 0 {
@@ -89,8 +128,7 @@ func TestCheckedBuildLeavesItsOutputReadableByAll(t *testing.T) {
 	// a tool run with umask 077: private files and folders, one command
 	step := `umask 077 && mkdir -p dist/web/assets && echo x > dist/web/index.html && echo y > dist/web/assets/app.js &&
 printf '#!/bin/sh\n' > dist/web/run.sh && chmod 700 dist/web/run.sh && chmod 666 dist/web/assets/app.js`
-	cmd := CheckedBuild([]string{"sh", "-c", step}, WebDir)
-	run := exec.Command(cmd[0], cmd[1:]...)
+	run := command(context.Background(), t, CheckedBuild([]string{"sh", "-c", step}, WebDir))
 	run.Dir = dir
 	out, err := run.CombinedOutput()
 	require.NoError(t, err, string(out))
@@ -107,20 +145,37 @@ printf '#!/bin/sh\n' > dist/web/run.sh && chmod 700 dist/web/run.sh && chmod 666
 	}
 }
 
+// The install and the builds run their command under the project's time
+// limit: a stand-in for it records what it was given.
 func TestProjectCommandsRunWithinTheProjectTimeLimit(t *testing.T) {
-	install := InstallCommand([]string{"package.json", "package-lock.json"})
-	build := RunScript(DrawScript)
 	for _, tc := range []struct {
-		name  string
-		cmd   []string
-		limit []string
+		name string
+		cmd  []string
+		want string
 	}{
-		{"the install", CheckedInstall("node:24", []string{"package.json", "package-lock.json"}), steplimit.Within(steplimit.Project, install)},
-		{"a build", CheckedBuild(build, WebDir), steplimit.Within(steplimit.Project, build)},
+		{"the install", CheckedInstall("node:24", []string{"package.json", "package-lock.json"}), "npm ci --no-audit --no-fund"},
+		{"a build", CheckedBuild(RunScript(DrawScript), WebDir), "npm run build:draw"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Greater(t, len(tc.cmd), len(tc.limit))
-			assert.Equal(t, tc.limit, tc.cmd[len(tc.cmd)-len(tc.limit):], "the command runs under steplimit.Within")
+			bin, _ := fakeNode(t, "24.1.0")
+			got := filepath.Join(t.TempDir(), "limited")
+			// first on the PATH: it stands in for the installed limit
+			require.NoError(t, os.WriteFile(filepath.Join(bin, steplimit.Name(steplimit.Project)),
+				[]byte("#!/bin/sh\necho \"$*\" > "+got+"\nexit 9\n"), 0o755))
+			run := command(context.Background(), t, tc.cmd, bin)
+			run.Dir = t.TempDir()
+			_ = run.Run()
+			said, err := os.ReadFile(got)
+			require.NoError(t, err, "the command ran under %s", steplimit.Name(steplimit.Project))
+			assert.Equal(t, tc.want+"\n", string(said))
 		})
+	}
+}
+
+func TestHelpersAreScriptsNamedAsTheirCommands(t *testing.T) {
+	helpers := Helpers()
+	assert.Equal(t, []string{BuildHelper, InstallHelper, steplimit.Name(steplimit.Tool), steplimit.Name(steplimit.Project)}, steplimit.Names(helpers))
+	for name, text := range helpers {
+		assert.True(t, strings.HasPrefix(text, "#!/bin/sh\n# "+name+" "), "%s starts with #!/bin/sh and says what it does", name)
 	}
 }

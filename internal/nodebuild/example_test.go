@@ -314,9 +314,9 @@ func readDirNames(t *testing.T, dir string) []string {
 
 func run(t *testing.T, ctx context.Context, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd := command(ctx, t, args) // the module's helpers on the PATH, as in its containers
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CI=true", "NPM_CONFIG_UPDATE_NOTIFIER=false")
+	cmd.Env = append(cmd.Env, "CI=true", "NPM_CONFIG_UPDATE_NOTIFIER=false")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s:\n%s", strings.Join(args, " "), out)
 	return string(out)

@@ -6,7 +6,6 @@ package nodebuild
 
 import (
 	"dagger/lowcode-pipeline/internal/fielderr"
-	"dagger/lowcode-pipeline/internal/steplimit"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -292,42 +291,4 @@ func ImageOrDefault(image string) string {
 		return DefaultImage
 	}
 	return image
-}
-
-// OutputMode is the mode every build output is given (chmod's words): what
-// the frontend image needs to serve it under an arbitrary UID in group root,
-// without a RUN of its own to set it.
-const OutputMode = "u=rwX,go=rX"
-
-// CheckedInstall is the install command run after a check of the image's
-// Node.js, in the same exec: no exec of its own runs before the install
-// (a separate `node --version` cost 1.8 s on a cold engine, run on its own).
-// An old Node.js exits 3 with the reason on stderr. The install has the time
-// limit of a project's step (steplimit.Project).
-func CheckedInstall(image string, files []string) []string {
-	script := fmt.Sprintf(`v=$(node -p process.versions.node) || { echo "lowcode-pipeline: node image $0: no node command" >&2; exit 3; }
-if [ "${v%%%%.*}" -lt %d ]; then
-  echo "lowcode-pipeline: node image $0 has Node.js v$v: the platform needs %d or above (the reference uses node:24); set --node-image" >&2
-  exit 3
-fi
-exec "$@"`, MinNodeMajor, MinNodeMajor)
-	return append([]string{"sh", "-c", script, image}, steplimit.Within(steplimit.Project, InstallCommand(files))...)
-}
-
-// CheckedBuild runs a build step and, in the same exec, fails it when it
-// exited 0 but left dir missing or empty, naming the step, and makes dir
-// readable by group and others, writable by its owner only (OutputMode),
-// whatever modes the tool wrote: the images copy it as it is, and the web
-// server may run under any user of group root. The step has the time limit
-// of a project's step (steplimit.Project), and stays lazy: nothing runs
-// until its output is used.
-func CheckedBuild(cmd []string, dir string) []string {
-	const script = `what=$1; shift
-"$@" || exit $?
-if [ ! -d "./$0" ] || [ -z "$(ls -A "./$0")" ]; then
-  printf '%s\n' "lowcode-pipeline: $what exited 0 but left $0 missing or empty: the step must write its output there" >&2
-  exit 4
-fi
-chmod -R ` + OutputMode + ` "./$0"`
-	return append([]string{"sh", "-c", script, dir, steplimit.Describe(cmd)}, steplimit.Within(steplimit.Project, cmd)...)
 }

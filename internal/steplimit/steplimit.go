@@ -5,21 +5,24 @@
 // otherwise hold the whole run until the CI system kills it, if it ever
 // does (Jenkins has no default limit), with nothing saying which step hung.
 //
-// The limit is kept by sh, which every image the module runs commands in
-// has (Debian's dash, Alpine's busybox ash): the command runs in the
-// background under a watchdog that, when the time is up, says so on stderr
-// in a line the module repeats in its error (fielderr.ToolLines), stops the
-// command and exits 124, as coreutils' timeout does. The engine's init then
-// stops whatever the command left running (it signals the exec's process
-// group and, as the container's first process, ends the rest when it exits).
+// The limit is kept by a sh script installed in the container under a name
+// that says it (lowcode-pipeline-within-1h), so that the engine's progress
+// shows `withExec lowcode-pipeline-within-1h npm ci …`, not a script's text.
+// sh is in every image the module runs commands in (Debian's dash, Alpine's
+// busybox ash): the command runs in the background under a watchdog that,
+// when the time is up, says so on stderr in a line the module repeats in its
+// error (fielderr.ToolLines), stops the command and exits 124, as coreutils'
+// timeout does. The engine's init then stops whatever the command left
+// running (it signals the exec's process group and, as the container's first
+// process, ends the rest when it exits: tests/engine-facts.md, fact 20).
 package steplimit
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
-
-	"dagger/lowcode-pipeline/internal/fielderr"
 )
 
 // Limits the module keeps. They are not flags: they stop what hangs, far
@@ -37,12 +40,21 @@ const (
 // timeout's code).
 const ExitCode = 124
 
-// script runs "$@" within the given seconds. The sleep is the main shell's
-// own child, so the runner stops exactly it when the command ends in time
+// Dir is where the module installs its helper commands in a container: on
+// the PATH of every image it runs commands in.
+const Dir = "/usr/local/bin"
+
+// describedBytes is how much of a command an error repeats.
+const describedBytes = 120
+
+// script runs "$@" within %[2]d seconds. The sleep is the main shell's own
+// child, so the runner stops exactly it when the command ends in time
 // (nothing is left running behind a command that ended), and the main shell
 // knows the time is up when the sleep ends by itself. The runner passes a
 // stop on to the command.
-const script = `limit=$0 what=$1; shift
+const script = `#!/bin/sh
+# %[4]s COMMAND...: runs COMMAND, stopping it after %[3]s (lowcode-pipeline, internal/steplimit)
+%[5]s
 sleep %[2]d &
 nap=$!
 (
@@ -56,33 +68,57 @@ nap=$!
 ) &
 run=$!
 if wait $nap && kill -0 $run 2>/dev/null; then
-  printf '%%s\n' "lowcode-pipeline: $what did not finish within $limit, the time limit of one step: stopped" >&2
+  printf '%%s\n' "lowcode-pipeline: $what did not finish within %[3]s, the time limit of one step: stopped" >&2
   kill -TERM $run
   exit %[1]d
 fi
-wait $run`
+wait $run
+`
 
-// Within is cmd run with a time limit: it exits with cmd's own status, or,
-// when limit is up first, with ExitCode after a line naming the command and
-// the limit on stderr.
+// Name is the command that runs its arguments within limit, once Files are
+// installed in the container: lowcode-pipeline-within-1h.
+func Name(limit time.Duration) string {
+	return "lowcode-pipeline-within-" + Format(seconds(limit))
+}
+
+// Script is the sh script of Name(limit).
+func Script(limit time.Duration) string {
+	d := seconds(limit)
+	return fmt.Sprintf(script, ExitCode, int64(d/time.Second), Format(d), Name(limit), DescribeCommand)
+}
+
+// DescribeCommand is sh that sets what to the script's arguments ("$@", the
+// command) as an error names them: cut after describedBytes, saying so.
+var DescribeCommand = fmt.Sprintf(`all="$*"
+what=$(printf '%%.%ds' "$all")
+[ "$what" = "$all" ] || what="$what… (${#all} bytes)"`, describedBytes)
+
+// Within is cmd run with a time limit (Files must be installed): it exits
+// with cmd's own status, or, when limit is up first, with ExitCode after a
+// line naming the command and the limit on stderr.
 func Within(limit time.Duration, cmd []string) []string {
-	return WithinAs(limit, Describe(cmd), cmd)
+	return append([]string{Name(limit)}, cmd...)
 }
 
-// WithinAs is Within with the command named name in its error (cut short):
-// a script's purpose rather than its text.
-func WithinAs(limit time.Duration, name string, cmd []string) []string {
-	secs := max(int64((limit+time.Second-1)/time.Second), 1)
-	body := fmt.Sprintf(script, ExitCode, secs)
-	return append([]string{"sh", "-c", body, Format(time.Duration(secs) * time.Second), fielderr.Cut(name, describedBytes)}, cmd...)
+// Files are the scripts of the module's limits, by command name, to install
+// in Dir of a container whose commands run Within one.
+func Files() map[string]string {
+	files := map[string]string{}
+	for _, limit := range []time.Duration{Project, Tool} {
+		files[Name(limit)] = Script(limit)
+	}
+	return files
 }
 
-// describedBytes is how much of a command an error repeats.
-const describedBytes = 120
+// Names are files' names in a fixed order: installing them in it keeps a
+// container's definition, and so its cache, the same run to run.
+func Names(files map[string]string) []string {
+	return slices.Sorted(maps.Keys(files))
+}
 
-// Describe is cmd as an error names it: its words, cut short.
-func Describe(cmd []string) string {
-	return fielderr.Cut(strings.Join(cmd, " "), describedBytes)
+// seconds is limit in whole seconds, at least one.
+func seconds(limit time.Duration) time.Duration {
+	return time.Duration(max(int64((limit+time.Second-1)/time.Second), 1)) * time.Second
 }
 
 // Format is d as a person writes it: 1h, 15m, 1m30s.

@@ -26,8 +26,11 @@ func run(t *testing.T, limit time.Duration, cmd ...string) (code int, stderr str
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	args := Within(limit, cmd)
-	require.Equal(t, "sh", args[0])
-	args = append(append([]string{}, shell...), args[1:]...)
+	require.Equal(t, Name(limit), args[0])
+	// the script as a file, run by the sh under test (its #! line says /bin/sh)
+	file := filepath.Join(t.TempDir(), args[0])
+	require.NoError(t, os.WriteFile(file, []byte(Script(limit)), 0o755))
+	args = append(append(append([]string{}, shell...), file), args[1:]...)
 	c := exec.CommandContext(ctx, args[0], args[1:]...)
 	var errOut strings.Builder
 	c.Stderr = &errOut
@@ -101,15 +104,35 @@ func TestWithinPassesACommandThatEndsInTimeThrough(t *testing.T) {
 
 func TestWithinNamesALongCommandCutShort(t *testing.T) {
 	long := strings.Repeat("x", 500)
-	args := Within(time.Minute, []string{"echo", long})
-	assert.Equal(t, "1m", args[3], "the limit as a person writes it")
-	assert.Less(t, len(args[4]), 160, "the command as named in the error is cut")
-	assert.Equal(t, []string{"echo", long}, args[5:], "the command itself is whole")
-	args = WithinAs(time.Minute, "sign "+long, []string{"true"})
-	assert.Less(t, len(args[4]), 160, "a name given is cut too")
+	code, stderr, _ := run(t, time.Second, "sh", "-c", "sleep 30", long)
+	assert.Equal(t, ExitCode, code)
+	assert.Contains(t, stderr, "lowcode-pipeline: sh -c sleep 30 xxx")
+	assert.Contains(t, stderr, "… (515 bytes) did not finish within 1s")
+	assert.Less(t, len(stderr), 250, "the command as named in the error is cut")
 }
 
-func TestFormat(t *testing.T) {
+func TestTheScriptsAreInstalledUnderNamesThatSayTheirLimit(t *testing.T) {
+	files := Files()
+	assert.Equal(t, []string{"lowcode-pipeline-within-15m", "lowcode-pipeline-within-1h"}, Names(files))
+	assert.Equal(t, []string{"lowcode-pipeline-within-1h", "npm", "ci"}, Within(Project, []string{"npm", "ci"}))
+	for name, text := range files {
+		assert.True(t, strings.HasPrefix(text, "#!/bin/sh\n# "+name+" COMMAND...:"), name)
+	}
+	// installed on the PATH, a script runs by its name, as the engine's init starts it
+	bin := t.TempDir()
+	for name, text := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(bin, name), []byte(text), 0o755))
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	err := exec.Command(Name(Tool), "sh", "-c", "exit 5").Run()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, 5, exit.ExitCode())
+}
+
+func TestNameAndFormat(t *testing.T) {
+	assert.Equal(t, "lowcode-pipeline-within-2s", Name(1500*time.Millisecond), "whole seconds, rounded up")
+	assert.Equal(t, "lowcode-pipeline-within-1s", Name(0), "at least one")
 	for _, tc := range []struct {
 		in   time.Duration
 		want string
@@ -127,9 +150,12 @@ func TestFormat(t *testing.T) {
 // What the watchdog costs an exec: a sh, a sleep and a subshell started
 // and stopped around the command (compare BenchmarkBareCommand).
 func BenchmarkWithin(b *testing.B) {
-	args := Within(time.Hour, []string{"true"})
+	file := filepath.Join(b.TempDir(), Name(Project))
+	if err := os.WriteFile(file, []byte(Script(Project)), 0o755); err != nil {
+		b.Fatal(err)
+	}
 	for b.Loop() {
-		if err := exec.Command(args[0], args[1:]...).Run(); err != nil {
+		if err := exec.Command(file, "true").Run(); err != nil {
 			b.Fatal(err)
 		}
 	}
