@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"dagger/lowcode-pipeline/internal/dagger"
+	"dagger/lowcode-pipeline/internal/drawversion"
 	"dagger/lowcode-pipeline/internal/images"
 	"dagger/lowcode-pipeline/internal/nodebuild"
 	"dagger/lowcode-pipeline/internal/results"
@@ -99,7 +100,7 @@ func (m *LowcodePipeline) Build(
 		return nil, err
 	}
 	if drawPackage != "" {
-		if err := nodebuild.CheckPackageName("--draw-package", drawPackage); err != nil {
+		if err := drawversion.CheckPackageName("--draw-package", drawPackage); err != nil {
 			return nil, err
 		}
 	}
@@ -173,17 +174,17 @@ func output(installed *dagger.Container, cmd []string, dir string) *dagger.Direc
 func drawVersion(ctx context.Context, in *installation, pkg string) (string, error) {
 	deps := in.deps
 	if in.manifest.DependsOn(pkg) {
-		if data, err := deps.File(path.Join(appDir, nodebuild.InstalledManifest(pkg))).Contents(ctx); err == nil {
-			return nodebuild.ManifestVersion(pkg, []byte(data))
+		if data, err := deps.File(path.Join(appDir, drawversion.InstalledManifest(pkg))).Contents(ctx); err == nil {
+			return drawversion.ManifestVersion(pkg, []byte(data))
 		}
 	}
 	out, err := deps.
-		WithExec(nodebuild.ListCommand(pkg), dagger.ContainerWithExecOpts{Expect: dagger.ReturnTypeAny}).
+		WithExec(drawversion.ListCommand(pkg), dagger.ContainerWithExecOpts{Expect: dagger.ReturnTypeAny}).
 		Stdout(ctx)
 	if err != nil {
 		return "", explain(err)
 	}
-	return nodebuild.InstalledVersion(pkg, []byte(out))
+	return drawversion.InstalledVersion(pkg, []byte(out))
 }
 
 // installation is a project with its dependencies installed.

@@ -18,6 +18,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"dagger/lowcode-pipeline/internal/drawversion"
 )
 
 // TestExampleAppBuildsForReal runs the pipeline's own command lines on
@@ -66,13 +68,13 @@ func TestExampleAppBuildsForReal(t *testing.T) {
 	assert.FileExists(t, filepath.Join(app, CodeAsDataDir, "patches", "00000000000000000001", "project.patch.json"))
 
 	// The installed design-tool version is what labels the images.
-	lsOut := runAllowFailure(t, ctx, app, ListCommand("draw-standin")...)
-	version, err := InstalledVersion("draw-standin", []byte(lsOut))
+	lsOut := runAllowFailure(t, ctx, app, drawversion.ListCommand("draw-standin")...)
+	version, err := drawversion.InstalledVersion("draw-standin", []byte(lsOut))
 	require.NoError(t, err)
 	assert.Equal(t, "2.14.0", version)
-	installed, err := os.ReadFile(filepath.Join(app, InstalledManifest("draw-standin")))
+	installed, err := os.ReadFile(filepath.Join(app, drawversion.InstalledManifest("draw-standin")))
 	require.NoError(t, err, "npm links a file: dependency at the top of node_modules")
-	version, err = ManifestVersion("draw-standin", installed)
+	version, err = drawversion.ManifestVersion("draw-standin", installed)
 	require.NoError(t, err)
 	assert.Equal(t, "2.14.0", version, "the installed package.json gives the version npm ls reports")
 
@@ -137,7 +139,7 @@ func TestTheInstallHasWhatNpmReads(t *testing.T) {
 			built: func(t *testing.T, dir string) {
 				assert.Equal(t, "ui tokens\n", run(t, context.Background(), dir, "node", "-e", "console.log(require('ui'))"),
 					"with the project laid over the install, a workspace and its local dependency resolve")
-				version, err := InstalledVersion("tokens", []byte(runAllowFailure(t, context.Background(), dir, ListCommand("tokens")...)))
+				version, err := drawversion.InstalledVersion("tokens", []byte(runAllowFailure(t, context.Background(), dir, drawversion.ListCommand("tokens")...)))
 				require.NoError(t, err, "a workspace's dependency is found in npm ls's tree")
 				assert.Equal(t, "1.0.0", version)
 			},

@@ -1,7 +1,9 @@
 // Package nodebuild holds the decisions of the project build: what to copy
-// before installing, which install command, which scripts must exist, which
-// Node.js is new enough, the command lines of the three builds, and how the
-// installed design-tool version is read.
+// before installing (install-time scripts, npm workspaces, the project's
+// .npmrc), which install command, which scripts must exist, which Node.js is
+// new enough, the command lines of the three builds, and the helper commands
+// the install and the builds run as. The design-tool version is
+// drawversion's.
 package nodebuild
 
 import (

@@ -1,4 +1,8 @@
-package nodebuild
+// Package drawversion reads the version of the design-tool package that
+// labels the images (draw_version): the package name a flag gives, checked
+// as npm would, and the version installed, from the package's own
+// package.json or from npm ls's tree (a workspace's dependency included).
+package drawversion
 
 import (
 	"encoding/json"
@@ -89,7 +93,7 @@ const maxListDepth = 3
 // package.json, relative to the project: at the top of node_modules, where
 // `npm ls --depth=0` reads its version too.
 func InstalledManifest(pkg string) string {
-	return "node_modules/" + pkg + "/" + ManifestFile
+	return "node_modules/" + pkg + "/package.json"
 }
 
 // ManifestVersion reads the version out of an installed package's own
