@@ -30,18 +30,8 @@ func TestRunPushesTheTarballAndPrintsThePinnedReferences(t *testing.T) {
 	defer srv.Close()
 	u, _ := url.Parse(srv.URL)
 
-	img, err := random.Image(512, 2)
-	require.NoError(t, err)
 	dir := t.TempDir()
-	p, err := layout.Write(filepath.Join(dir, "layout"), empty.Index)
-	require.NoError(t, err)
-	require.NoError(t, p.AppendImage(img))
-	tarball := filepath.Join(dir, "image.tar")
-	tartest.Pack(t, filepath.Join(dir, "layout"), tarball)
-
-	prepare, _ := json.Marshal(ocipublish.Prepare{Kind: "frontend", Tarball: tarball, Created: time.Unix(0, 0).UTC()})
-	prepareFile := filepath.Join(dir, "prepare.json")
-	require.NoError(t, os.WriteFile(prepareFile, prepare, 0o600))
+	prepareFile := prepared(t, dir, "frontend", 512, 2)
 	normalized := filepath.Join(dir, "normalized")
 	var stdout, stderr bytes.Buffer
 	code := OCIPublish(context.Background(), []string{"normalize", "-request", prepareFile, "-out", normalized}, func(string) string { return "" }, &stdout, &stderr)
@@ -65,16 +55,7 @@ func TestRunPushesTheTarballAndPrintsThePinnedReferences(t *testing.T) {
 
 func TestNormalizingTwiceWritesTheSameLayout(t *testing.T) {
 	dir := t.TempDir()
-	img, err := random.Image(256, 1)
-	require.NoError(t, err)
-	p, err := layout.Write(filepath.Join(dir, "layout"), empty.Index)
-	require.NoError(t, err)
-	require.NoError(t, p.AppendImage(img))
-	tarball := filepath.Join(dir, "image.tar")
-	tartest.Pack(t, filepath.Join(dir, "layout"), tarball)
-	prepare, _ := json.Marshal(ocipublish.Prepare{Kind: "backend", Tarball: tarball, Created: time.Unix(0, 0).UTC()})
-	prepareFile := filepath.Join(dir, "prepare.json")
-	require.NoError(t, os.WriteFile(prepareFile, prepare, 0o600))
+	prepareFile := prepared(t, dir, "backend", 256, 1)
 	var index [2]string
 	for i := range 2 {
 		out := filepath.Join(dir, fmt.Sprint("out", i))
@@ -109,4 +90,23 @@ func TestRunNeedsARequest(t *testing.T) {
 	stderr.Reset()
 	assert.Equal(t, 2, OCIPublish(context.Background(), []string{"-request", "x"}, os.Getenv, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), "usage: oci-publish normalize")
+}
+
+// prepared writes, in dir, a random image of layers layers of size bytes as
+// the tarball Container.asTarball gives, and normalize's request for it (a
+// kind's image, the Unix epoch); it returns the request's file.
+func prepared(t *testing.T, dir, kind string, size, layers int64) string {
+	t.Helper()
+	img, err := random.Image(size, layers)
+	require.NoError(t, err)
+	p, err := layout.Write(filepath.Join(dir, "layout"), empty.Index)
+	require.NoError(t, err)
+	require.NoError(t, p.AppendImage(img))
+	tarball := filepath.Join(dir, "image.tar")
+	tartest.Pack(t, filepath.Join(dir, "layout"), tarball)
+	prepare, err := json.Marshal(ocipublish.Prepare{Kind: kind, Tarball: tarball, Created: time.Unix(0, 0).UTC()})
+	require.NoError(t, err)
+	prepareFile := filepath.Join(dir, "prepare.json")
+	require.NoError(t, os.WriteFile(prepareFile, prepare, 0o600))
+	return prepareFile
 }
