@@ -40,6 +40,11 @@ const (
 // scrubbing of every spelling of the token stays well under a second.
 const MaxTokenBytes = 8 << 10
 
+// MaxURLBytes is the longest webhook address taken, so that every message
+// that names it stays short: https://<client_host>/<project>/<instance> is
+// far shorter, and browsers and servers commonly stop at 2 KiB or 8 KiB.
+const MaxURLBytes = 2 << 10
+
 // Config is one deployment call.
 type Config struct {
 	URL   string
@@ -98,6 +103,9 @@ type Prepared struct {
 
 // Prepare checks the address and fills in defaults.
 func Prepare(cfg Config) (*Prepared, error) {
+	if len(cfg.URL) > MaxURLBytes {
+		return nil, fmt.Errorf("--webhook-url is %d bytes, more than the %d a webhook address takes: check the value (a whole file?); nothing was sent", len(cfg.URL), MaxURLBytes)
+	}
 	u, err := url.Parse(cfg.URL)
 	if err != nil {
 		return nil, fmt.Errorf("webhook URL %s is not a URL", redact.Quote(cfg.URL))

@@ -338,6 +338,8 @@ func TestPrepareRefusesUnsafeAddresses(t *testing.T) {
 		{"no token", Config{URL: "https://hooks.example.com/a"}, "webhook token is empty"},
 		{"a token with a newline", Config{URL: "https://hooks.example.com/a", Token: token + "\n"}, "contains a line break"},
 		{"not a URL", Config{URL: "https://hooks.example.com/%zz?t=" + token, Token: token}, "is not a URL"},
+		{"an address longer than any webhook's", Config{URL: "https://hooks.example.com/" + strings.Repeat("a/", MaxURLBytes), Token: token},
+			"--webhook-url is 4122 bytes, more than the 2048 a webhook address takes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Prepare(tc.cfg)
@@ -348,6 +350,37 @@ func TestPrepareRefusesUnsafeAddresses(t *testing.T) {
 	}
 	_, err := Prepare(Config{URL: "http://127.0.0.1:8080/", Token: token, AllowHTTP: true})
 	assert.NoError(t, err, "http is allowed when asked for")
+}
+
+// Whatever the address and the token, Prepare's error names what is wrong
+// in a few lines and holds no piece of the token; what it accepts prints
+// without credentials or query.
+func FuzzPrepare(f *testing.F) {
+	f.Add("https://hooks.example.com/acme/prod", token, false)
+	f.Add("https://"+token+"@hooks.example.com/a", token, false)
+	f.Add("http://127.0.0.1:8080/?sig=abcd", "abcd", true)
+	f.Add("https://hooks.example.com/%zz?t=secret", "secret", false)
+	f.Fuzz(func(t *testing.T, address, tok string, allowHTTP bool) {
+		p, err := Prepare(Config{URL: address, Token: tok, AllowHTTP: allowHTTP})
+		if err != nil {
+			assert.LessOrEqual(t, len(err.Error()), MaxURLBytes+400, "the error is short")
+			if len(tok) >= 8 {
+				assert.NotContains(t, err.Error(), tok, "no token in an error")
+			}
+			return
+		}
+		assert.NotEmpty(t, tok)
+		assert.NotContains(t, tok, "\n")
+		shown, err := url.Parse(p.RedactedURL())
+		require.NoError(t, err, "the printed address parses")
+		assert.Nil(t, shown.User, "no user-info printed")
+		assert.Empty(t, shown.RawQuery, "no query printed")
+		assert.Contains(t, []string{"https", "http"}, shown.Scheme)
+		assert.True(t, shown.Scheme == "https" || allowHTTP, "http only when allowed")
+		if len(tok) >= 8 {
+			assert.NotContains(t, p.Request(body), tok, "the shown request masks the token")
+		}
+	})
 }
 
 func TestRequestMasksTheToken(t *testing.T) {

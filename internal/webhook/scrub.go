@@ -57,9 +57,9 @@ func newScrubber(token string) *scrubber {
 			for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
 				e := enc.EncodeToString([]byte(padded))
 				// drop the characters the padding or what follows may change
-				core := e[(shift*4+2)/3 : len(e)-4]
-				if len(core) >= 8 {
-					s.encoded = append(s.encoded, core)
+				// (a short token may leave none)
+				if lo, hi := (shift*4+2)/3, len(e)-4; hi-lo >= 8 {
+					s.encoded = append(s.encoded, e[lo:hi])
 				}
 			}
 		}
