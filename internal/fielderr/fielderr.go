@@ -6,6 +6,7 @@ package fielderr
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -90,16 +91,23 @@ func Index(parent string, i int) string {
 }
 
 // Quote shows a user value in an error, shortened so a huge input cannot
-// flood the output.
+// flood the output: at most MaxValue bytes of it, and at most 2×MaxValue
+// once quoted (a byte that is not UTF-8 is quoted as four: \xe9).
 func Quote(s string) string {
-	if len(s) > MaxValue {
-		end := MaxValue
+	end := min(len(s), MaxValue)
+	for end < len(s) && end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	for end > 0 && len(strconv.Quote(s[:end])) > 2*MaxValue {
+		end--
 		for end > 0 && !utf8.RuneStart(s[end]) {
 			end--
 		}
-		return fmt.Sprintf("%q… (%d bytes)", s[:end], len(s))
 	}
-	return fmt.Sprintf("%q", s)
+	if end == len(s) {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:end]), len(s))
 }
 
 // MarshalJSON lists the problems as [{"path": …, "message": …}].

@@ -2,11 +2,13 @@ package fielderr
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestEchoedValuesAreCut(t *testing.T) {
@@ -16,10 +18,37 @@ func TestEchoedValuesAreCut(t *testing.T) {
 	assert.Less(t, len(q), 200)
 	assert.Contains(t, q, "… (2000 bytes)")
 	assert.Equal(t, `"short"`, Quote("short"))
+	assert.Equal(t, `"a\n\"b\""`, Quote("a\n\"b\""), "quoted as Go quotes")
+
+	notUTF8 := Quote(strings.Repeat("\xe9", 80))
+	assert.LessOrEqual(t, len(notUTF8), 2*MaxValue+len("… (80 bytes)"), "bytes quoted as \\xe9 count as what they print")
+	assert.Contains(t, notUTF8, "… (80 bytes)")
 
 	c := Cut(strings.Repeat("x", 1<<20), MaxValue)
 	assert.Equal(t, strings.Repeat("x", MaxValue)+"… (1048576 bytes)", c)
 	assert.Equal(t, "ok", Cut("ok", MaxValue))
+}
+
+func FuzzQuote(f *testing.F) {
+	for _, s := range []string{"short", strings.Repeat("é", 100), strings.Repeat("\xe9", 90), "a\x00b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		q := Quote(s)
+		assert.LessOrEqual(t, len(q), 2*MaxValue+len("… (9999999999 bytes)"))
+		if strings.HasSuffix(q, `"`) {
+			whole, err := strconv.Unquote(q)
+			assert.NoError(t, err, q)
+			assert.Equal(t, s, whole, "not cut: the whole value")
+			return
+		}
+		cut := strings.LastIndex(q, `"… (`)
+		require.Positive(t, cut, "cut, saying so: %s", q)
+		shown, err := strconv.Unquote(q[:cut+1])
+		require.NoError(t, err, "the shown part is one Go-quoted string: %s", q)
+		assert.True(t, strings.HasPrefix(s, shown) && len(shown) < len(s), "what is shown is the value's start")
+		assert.Equal(t, fmt.Sprintf("… (%d bytes)", len(s)), q[cut+1:])
+	})
 }
 
 func TestListsAreCapped(t *testing.T) {
