@@ -22,7 +22,7 @@ var packageName = regexp.MustCompile(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9
 // CheckPackageName refuses what npm would not accept as a package name.
 func CheckPackageName(flag, name string) error {
 	if len(name) > 214 || !packageName.MatchString(name) {
-		return fmt.Errorf("%s: %q is not an npm package name (lower-case, optionally @scope/name)", flag, name)
+		return fmt.Errorf("%s %s: not an npm package name (lower-case, optionally @scope/name, up to 214 bytes)", flag, fielderr.Quote(name))
 	}
 	return nil
 }

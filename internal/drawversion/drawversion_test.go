@@ -42,9 +42,34 @@ func TestCheckPackageName(t *testing.T) {
 	for _, ok := range []string{"draw-standin", "@vendor/draw", "a.b_c~d"} {
 		assert.NoError(t, CheckPackageName("--draw-package", ok))
 	}
-	for _, bad := range []string{"", "Draw", "@vendor", "../x", "a b", "-x"} {
-		assert.ErrorContains(t, CheckPackageName("--draw-package", bad), "is not an npm package name", bad)
+	for _, bad := range []string{"", "Draw", "@vendor", "../x", "a b", "-x", strings.Repeat("a", 215)} {
+		assert.ErrorContains(t, CheckPackageName("--draw-package", bad), ": not an npm package name", bad)
 	}
+	err := CheckPackageName("--draw-package", strings.Repeat("A", 100_000))
+	require.Error(t, err)
+	assert.Less(t, len(err.Error()), 300, "a huge value is cut in the error")
+}
+
+func FuzzCheckPackageName(f *testing.F) {
+	for _, s := range []string{"draw-standin", "@vendor/draw", "Draw", "@a/b/c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		err := CheckPackageName("--draw-package", name)
+		if err != nil {
+			assert.Less(t, len(err.Error()), 400, "the error echoes a cut of the value")
+			assert.True(t, strings.HasPrefix(err.Error(), "--draw-package "), "the error names the flag")
+			return
+		}
+		// what is accepted is one npm argument that names a package, and
+		// is what npm ls and the installed package.json's path are made of
+		assert.LessOrEqual(t, len(name), 214)
+		assert.NotContains(t, name, "..")
+		assert.False(t, strings.HasPrefix(name, "-"), "not an option")
+		assert.Equal(t, strings.ToLower(name), name)
+		assert.LessOrEqual(t, strings.Count(name, "/"), 1)
+		assert.Equal(t, strings.Count(name, "/") == 1, strings.HasPrefix(name, "@"), "a scope, and only a scope, has a slash")
+	})
 }
 
 func FuzzInstalledVersion(f *testing.F) {

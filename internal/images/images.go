@@ -214,8 +214,8 @@ func (r PublishRequest) Targets() ([]Target, error) {
 			named, err := reference.ParseNamed(full)
 			switch {
 			case err != nil:
-				errs = append(errs, fmt.Errorf("--repository %s: %s is not a repository name with its registry (registry.example.com/team/app-{kind}: lower-case path components of letters, digits and separators): %v",
-					fielderr.Quote(r.Repository), fielderr.Quote(full), err))
+				errs = append(errs, fmt.Errorf("--repository %s: %s is not a repository name with its registry (registry.example.com/team/app-{kind}: lower-case path components of letters, digits and separators): %s",
+					fielderr.Quote(r.Repository), fielderr.Quote(full), referenceProblem(err)))
 			case !reference.IsNameOnly(named):
 				errs = append(errs, fmt.Errorf("--repository %s: give the name only; tags go in --tag", fielderr.Quote(r.Repository)))
 			default:
@@ -230,6 +230,18 @@ func (r PublishRequest) Targets() ([]Target, error) {
 		return nil, err
 	}
 	return targets, nil
+}
+
+// referenceProblem is what is wrong with a name, without the name: some of
+// the reference parser's errors repeat it whole.
+func referenceProblem(err error) string {
+	for _, known := range []error{reference.ErrNameNotCanonical, reference.ErrNameContainsUppercase, reference.ErrNameTooLong,
+		reference.ErrNameEmpty, reference.ErrTagInvalidFormat, reference.ErrDigestInvalidFormat, reference.ErrReferenceInvalidFormat} {
+		if errors.Is(err, known) {
+			return known.Error()
+		}
+	}
+	return fielderr.Cut(err.Error(), fielderr.MaxValue)
 }
 
 // Registry is the registry host the target's repository is on.
@@ -249,10 +261,10 @@ func ParsePlatforms(ps []string) ([]string, error) {
 	seen := map[string]bool{}
 	for _, p := range ps {
 		if !slices.Contains(SupportedPlatforms, p) {
-			return nil, fmt.Errorf("--platform: %q is not supported: choose from %s", p, strings.Join(SupportedPlatforms, ", "))
+			return nil, fmt.Errorf("--platform %s: not supported: choose from %s", fielderr.Quote(p), strings.Join(SupportedPlatforms, ", "))
 		}
 		if seen[p] {
-			return nil, fmt.Errorf("--platform: %q is listed twice", p)
+			return nil, fmt.Errorf("--platform %s: listed twice", fielderr.Quote(p))
 		}
 		seen[p] = true
 	}

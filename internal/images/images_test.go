@@ -115,7 +115,7 @@ func TestPublishRefusesBadNamesBeforeBuilding(t *testing.T) {
 		{"no tags", PublishRequest{Repository: "r.example.com/{kind}"}, []string{"--tag: at least one tag"}},
 		{"no repository", PublishRequest{Tags: []string{"1"}}, []string{"--repository: required"}},
 		{"an unsupported platform", PublishRequest{Repository: "r.example.com/{kind}", Tags: []string{"1"}, Platforms: []string{"linux/s390x"}},
-			[]string{`--platform: "linux/s390x" is not supported: choose from linux/amd64, linux/arm64`}},
+			[]string{`--platform "linux/s390x": not supported: choose from linux/amd64, linux/arm64`}},
 		{"a password without a user name", PublishRequest{Repository: "r.example.com/{kind}", Tags: []string{"1"}, HasPassword: true},
 			[]string{"--registry-password needs --registry-username"}},
 	} {

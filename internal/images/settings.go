@@ -29,6 +29,11 @@ const (
 
 var argName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// webUser is what COPY --chown takes as a user: a name as useradd allows
+// it (shadow-utils: up to 32 bytes, a trailing $ for machine accounts) or
+// a numeric id.
+var webUser = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,30}\$?$`)
+
 // BuildArgs are the build arguments every image gets: SOURCES_PATH exactly
 // as the interface says for kind, then the user's --build-arg NAME=VALUE,
 // checked (base images name one version: a tag, a digest or both; the
@@ -73,8 +78,8 @@ func checkArg(name, value string) error {
 	case ArgFrontendBase, ArgBackendBase, ArgCodeAsDataBase:
 		return imageref.ValidateDeployable(value)
 	case ArgWebUser:
-		if value == "" || strings.ContainsAny(value, " :\t\n") {
-			return errors.New("one user name or id, without a group (the group is root)")
+		if !webUser.MatchString(value) {
+			return errors.New("one user name or numeric id (letters, digits, '.', '_', '-', not starting with '.' or '-', up to 32), without a group (the group is root)")
 		}
 	case ArgDocumentRoot:
 		if !path.IsAbs(value) || path.Clean(value) == "/" {
@@ -109,19 +114,39 @@ func BackendBase(nodeImage string) string {
 }
 
 // ParseCreated reads --created: an RFC 3339 time (git log -1 --format=%cI)
-// or Unix seconds ($SOURCE_DATE_EPOCH).
+// or Unix seconds ($SOURCE_DATE_EPOCH), from 1970 (a layer's file times
+// and the Unix epoch default start there) to the end of year 9999 (the last
+// an RFC 3339 time, and so the image config's created, can write).
 func ParseCreated(s string) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
-	if secs, err := strconv.ParseInt(s, 10, 64); err == nil && secs >= 0 {
-		return time.Unix(secs, 0).UTC(), nil
+	var t time.Time
+	if unixSeconds.MatchString(s) {
+		secs, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || secs > lastCreated.Unix() {
+			return time.Time{}, createdOutOfRange(s)
+		}
+		t = time.Unix(secs, 0)
+	} else {
+		var err error
+		if t, err = time.Parse(time.RFC3339, s); err != nil {
+			return time.Time{}, fmt.Errorf("--created %s: give the commit time as RFC 3339 (git log -1 --format=%%cI) or Unix seconds ($SOURCE_DATE_EPOCH)", fielderr.Quote(s))
+		}
 	}
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("--created %q: give the commit time as RFC 3339 (git log -1 --format=%%cI) or Unix seconds ($SOURCE_DATE_EPOCH)", s)
+	if t.Before(time.Unix(0, 0)) || t.After(lastCreated) {
+		return time.Time{}, createdOutOfRange(s)
 	}
 	return t.UTC(), nil
+}
+
+var unixSeconds = regexp.MustCompile(`^[0-9]+$`)
+
+// lastCreated is the last time RFC 3339 can write.
+var lastCreated = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+
+func createdOutOfRange(s string) error {
+	return fmt.Errorf("--created %s: a time from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z is allowed: give the commit time (git log -1 --format=%%cI)", fielderr.Quote(s))
 }
 
 // CheckNativeAddons refuses to put native addons (*.node files, built for

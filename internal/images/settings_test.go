@@ -1,6 +1,7 @@
 package images
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -41,7 +42,7 @@ func TestBuildArgsAreCheckedAsWhatTheyAre(t *testing.T) {
 	_, err = BuildArgs(Frontend, "node:24", []string{"FRONTEND_BASE_IMAGE=Vendor/Frontend", "WEB_USER=nginx:nginx", "DOCUMENT_ROOT=html",
 		"BACKEND_BASE_IMAGE=node", "SOURCES_PATH=src", "no-equals", "WEB_USER=again"})
 	require.Error(t, err)
-	for _, want := range []string{`--build-arg[0] "FRONTEND_BASE_IMAGE=Vendor/Frontend"`, `--build-arg[1] "WEB_USER=nginx:nginx": one user name or id`,
+	for _, want := range []string{`--build-arg[0] "FRONTEND_BASE_IMAGE=Vendor/Frontend"`, `--build-arg[1] "WEB_USER=nginx:nginx": one user name or numeric id`,
 		`--build-arg[2] "DOCUMENT_ROOT=html": an absolute folder`, `--build-arg[3] "BACKEND_BASE_IMAGE=node": the reference has neither a tag nor a digest`,
 		`--build-arg[4] "SOURCES_PATH=src": SOURCES_PATH is fixed by the interface`, `--build-arg[5] "no-equals": want NAME=VALUE`,
 		`--build-arg[6] "WEB_USER=again": WEB_USER is given twice`} {
@@ -49,18 +50,56 @@ func TestBuildArgsAreCheckedAsWhatTheyAre(t *testing.T) {
 	}
 }
 
+func TestWebUserIsOneUserThatCopyChownTakes(t *testing.T) {
+	for _, tc := range []struct {
+		user string
+		ok   bool
+	}{
+		{"nginx", true}, {"www-data", true}, {"1000", true}, {"_apt", true}, {"svc.web", true}, {"machine$", true},
+		{"", false}, {"nginx:nginx", false}, {"a b", false}, {"-x", false}, {".x", false}, {"$(id)", false},
+		{"ü", false}, {strings.Repeat("a", 33), false},
+	} {
+		_, err := BuildArgs(Frontend, "node:24", []string{"WEB_USER=" + tc.user})
+		if tc.ok {
+			assert.NoError(t, err, tc.user)
+		} else {
+			assert.ErrorContains(t, err, "one user name or numeric id", tc.user)
+		}
+	}
+}
+
 func TestParseCreated(t *testing.T) {
-	got, err := ParseCreated("1764151389")
-	require.NoError(t, err)
-	assert.Equal(t, time.Unix(1764151389, 0).UTC(), got, "SOURCE_DATE_EPOCH")
-	got, err = ParseCreated("2026-11-26T12:03:09+01:00")
-	require.NoError(t, err)
-	assert.Equal(t, "2026-11-26T11:03:09Z", got.Format(time.RFC3339))
-	got, err = ParseCreated("")
+	for _, tc := range []struct {
+		name, in, want, err string
+	}{
+		{"SOURCE_DATE_EPOCH", "1764151389", "2025-11-26T10:03:09Z", ""},
+		{"git's %cI, in UTC", "2026-11-26T12:03:09+01:00", "2026-11-26T11:03:09Z", ""},
+		{"the Unix epoch", "0", "1970-01-01T00:00:00Z", ""},
+		{"the last second RFC 3339 writes", "253402300799", "9999-12-31T23:59:59Z", ""},
+		{"a second after it", "253402300800", "", `--created "253402300800": a time from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z`},
+		{"seconds beyond any integer", "99999999999999999999", "", "a time from 1970-01-01T00:00:00Z"},
+		{"before the Unix epoch", "1969-12-31T23:59:59Z", "", "a time from 1970-01-01T00:00:00Z"},
+		{"Go's zero time, which would mean none", "0001-01-01T00:00:00Z", "", "a time from 1970-01-01T00:00:00Z"},
+		{"negative seconds", "-1", "", `--created "-1": give the commit time as RFC 3339`},
+		{"words", "yesterday", "", `--created "yesterday": give the commit time as RFC 3339`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseCreated(tc.in)
+			if tc.err != "" {
+				assert.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got.Format(time.RFC3339))
+			assert.Equal(t, time.UTC, got.Location())
+		})
+	}
+	got, err := ParseCreated("")
 	require.NoError(t, err)
 	assert.True(t, got.IsZero(), "no --created: no created label")
-	_, err = ParseCreated("yesterday")
-	assert.ErrorContains(t, err, `--created "yesterday": give the commit time as RFC 3339`)
+	_, err = ParseCreated(strings.Repeat("9", 100_000) + "x")
+	require.Error(t, err)
+	assert.Less(t, len(err.Error()), 400, "a huge value is cut in the error")
 }
 
 func TestNativeAddonsStayOnTheirPlatform(t *testing.T) {

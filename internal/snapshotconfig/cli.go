@@ -237,7 +237,7 @@ func ParseAuthor(s string) (name, email string, err error) {
 // CheckEnvName refuses what cannot be an environment variable's name.
 func CheckEnvName(flag, name string) error {
 	if !envName.MatchString(name) {
-		return fmt.Errorf("%s %q: not an environment variable name (letters, digits and _, not starting with a digit)", flag, name)
+		return fmt.Errorf("%s %s: not an environment variable name (letters, digits and _, not starting with a digit)", flag, fielderr.Quote(name))
 	}
 	return nil
 }
