@@ -201,6 +201,9 @@ type installation struct {
 // Every snapshot configuration is scrubbed in the project the containers
 // see: the default one and config, when given (snapshot's --config).
 func install(ctx context.Context, source *dagger.Directory, nodeImage string, npmrc *dagger.Secret, config string, required ...string) (*installation, error) {
+	if err := nodebuild.CheckImage(nodeImage); err != nil {
+		return nil, err
+	}
 	data, err := source.File(nodebuild.ManifestFile).Contents(ctx)
 	if err != nil {
 		return nil, errors.New("no package.json at the root of the source directory: pass the project with --source")

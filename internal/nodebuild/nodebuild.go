@@ -7,13 +7,16 @@
 package nodebuild
 
 import (
-	"dagger/lowcode-pipeline/internal/fielderr"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/distribution/reference"
+
+	"dagger/lowcode-pipeline/internal/fielderr"
 )
 
 // MinNodeMajor is the oldest Node.js the platform builds with.
@@ -293,4 +296,14 @@ func ImageOrDefault(image string) string {
 		return DefaultImage
 	}
 	return image
+}
+
+// CheckImage refuses a --node-image that names no image, before anything
+// is uploaded or pulled; a tag is not required (node means node:latest, as
+// for docker pull).
+func CheckImage(image string) error {
+	if _, err := reference.ParseNormalizedNamed(ImageOrDefault(image)); err != nil {
+		return fmt.Errorf("--node-image %s: not an image reference: want [registry/]repository[:tag][@sha256:<64 hex>], e.g. node:24 or node:24-alpine", fielderr.Quote(image))
+	}
+	return nil
 }

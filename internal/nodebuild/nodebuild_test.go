@@ -1,10 +1,14 @@
 package nodebuild
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/distribution/reference"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"dagger/lowcode-pipeline/internal/fielderr"
 )
 
 func TestInstallCommandUsesCIWhenALockFilePinsTheTree(t *testing.T) {
@@ -160,4 +164,33 @@ func TestAnotherLockFileBesideNpmsIsLeftToNpm(t *testing.T) {
 	assert.Equal(t, []Input{{Path: "package.json"}, {Path: "package-lock.json"}}, inputs)
 	_, err = m.InstallInputs([]string{"package.json"})
 	assert.NoError(t, err, "no lock file at all: npm install, as the interface says")
+}
+
+func TestNodeImageIsCheckedBeforeAnythingRuns(t *testing.T) {
+	for _, ok := range []string{"", "node:24", "node", "node:24-alpine", "docker.io/library/node:24",
+		"registry.example.com:5000/base/node-ci:24@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"} {
+		assert.NoError(t, CheckImage(ok), ok)
+	}
+	for _, bad := range []string{"Node:24", "node:24 ", "node:", "node@sha256:12", "https://registry.example.com/node:24", "node:24\n"} {
+		assert.ErrorContains(t, CheckImage(bad), "--node-image "+fielderr.Quote(bad)+": not an image reference", bad)
+	}
+}
+
+func FuzzCheckImage(f *testing.F) {
+	for _, s := range []string{"node:24", "Node", "a/b/c:d@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "localhost:5000/n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, image string) {
+		err := CheckImage(image)
+		if err != nil {
+			assert.Less(t, len(err.Error()), 400, "the value is cut in the error")
+			assert.True(t, strings.HasPrefix(err.Error(), "--node-image "))
+			return
+		}
+		// what the engine is asked to pull, and what the backend's base is derived from
+		named, err := reference.ParseNormalizedNamed(ImageOrDefault(image))
+		require.NoError(t, err)
+		assert.NotContains(t, image, " ")
+		assert.NotEmpty(t, reference.Domain(named))
+	})
 }
