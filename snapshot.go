@@ -151,7 +151,7 @@ func (m *LowcodePipeline) Snapshot(
 	}
 	after := source
 	var doc results.Snapshot
-	snap := &Snapshot{Collected: collected, Config: source.File(config), ConfigPath: config, AllowEmpty: allowEmpty}
+	snap := &Snapshot{Collected: collected, Config: source.File(run.config), ConfigPath: run.config, AllowEmpty: allowEmpty}
 	for i, e := range entries {
 		dir := e.Snapshooter.OutputDir
 		after = after.WithoutDirectory(dir).WithDirectory(dir, collected.Directory(snapshotconfig.Collected(snapshotsAt, i)))
@@ -206,7 +206,8 @@ func (s *Snapshot) Push(
 	// +default="lowcode-pipeline <lowcode-pipeline@users.noreply.invalid>"
 	author string,
 ) (*SnapshotReport, error) {
-	authorName, authorEmail, err := snapshotconfig.PushFlags{PushAttempts: pushAttempts, MaxDeleteRatio: maxDeleteRatio, Timeout: timeout, Author: author}.Check()
+	authorName, authorEmail, err := snapshotconfig.PushFlags{PushAttempts: pushAttempts, MaxDeleteRatio: maxDeleteRatio, Timeout: timeout, Author: author,
+		GitUsername: gitUsername}.Check()
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +298,7 @@ func (m *LowcodePipeline) ToolkitSnapshot(
 	}
 	pushed, err := snapshotconfig.Pushed(entries)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", config, err)
+		return nil, fmt.Errorf("%s: %w", run.config, err)
 	}
 	var token string
 	if gitToken != nil {
@@ -400,6 +401,10 @@ func (r *snapshotRun) read(ctx context.Context) ([]snapshotconfig.Entry, error) 
 		return nil, err
 	}
 	if err := nodebuild.CheckCLI(r.toolkit); err != nil {
+		return nil, err
+	}
+	var err error
+	if r.config, err = snapshotconfig.ConfigPath(r.config); err != nil {
 		return nil, err
 	}
 	return readConfig(ctx, r.source.File(r.config), r.config)

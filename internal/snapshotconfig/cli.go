@@ -2,8 +2,6 @@ package snapshotconfig
 
 import (
 	"bytes"
-	"dagger/lowcode-pipeline/internal/fielderr"
-	"dagger/lowcode-pipeline/internal/redact"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +12,8 @@ import (
 	"strings"
 
 	"dagger/lowcode-pipeline/internal/durationflag"
+	"dagger/lowcode-pipeline/internal/fielderr"
+	"dagger/lowcode-pipeline/internal/redact"
 )
 
 // ForCLI is the configuration the platform CLI is given: by default every
@@ -198,6 +198,7 @@ type PushFlags struct {
 	MaxDeleteRatio float64
 	Timeout        string
 	Author         string // "Name <email>"
+	GitUsername    string // sent with the token; "" for git.repo's or the default
 }
 
 // DefaultAuthor is who commits a snapshot unless --author says otherwise.
@@ -220,7 +221,26 @@ func (f PushFlags) Check() (name, email string, err error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
+	if f.GitUsername != "" && !basicUser.MatchString(f.GitUsername) {
+		errs = append(errs, fmt.Errorf("--git-username %s: a user name of up to 256 bytes without ':' (HTTP Basic auth sends user:token), spaces or control characters", fielderr.Quote(f.GitUsername)))
+	}
 	return name, email, errors.Join(errs...)
+}
+
+// basicUser is a user name HTTP Basic auth can carry before the token.
+var basicUser = regexp.MustCompile(`^[^:\s\x00-\x1f\x7f]{1,256}$`)
+
+// ConfigPath is --config as a path inside the project, written the short
+// way (./res/x.json is res/x.json), or an error for one that is not a file
+// inside it: absolute, leaving it, or with a backslash or a control
+// character.
+func ConfigPath(p string) (string, error) {
+	clean := path.Clean(p)
+	if p == "" || path.IsAbs(p) || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") || strings.HasSuffix(p, "/") ||
+		strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }) {
+		return "", fmt.Errorf("--config %s: a file path inside the project, relative to it and with '/' between folders, e.g. %s", fielderr.Quote(p), DefaultPath)
+	}
+	return clean, nil
 }
 
 var author = regexp.MustCompile(`^([^<>\x00-\x1f]+?) <([^<>\s@]+@[^<>\s@]+)>$`)

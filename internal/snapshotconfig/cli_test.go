@@ -3,6 +3,7 @@ package snapshotconfig
 import (
 	"fmt"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/testsupport/gittest"
 )
 
@@ -135,6 +137,9 @@ func TestPushFlagsAreChecked(t *testing.T) {
 		{"a bad time limit", func(f *PushFlags) { f.Timeout = "soon" }, `--timeout "soon": use a positive Go duration`},
 		{"an author without an e-mail", func(f *PushFlags) { f.Author = "Release Bot" }, `--author "Release Bot": want "Name <email>"`},
 		{"an author with a line feed", func(f *PushFlags) { f.Author = "Bot\nEvil <bot@example.com>" }, `--author "Bot\nEvil <bot@example.com>"`},
+		{"a user name with the basic auth separator", func(f *PushFlags) { f.GitUsername = "ci:bot" }, `--git-username "ci:bot": a user name of up to 256 bytes without ':'`},
+		{"a user name with a line feed", func(f *PushFlags) { f.GitUsername = "oauth2\n" }, `--git-username "oauth2\n"`},
+		{"a user name with a space", func(f *PushFlags) { f.GitUsername = "release bot" }, `--git-username "release bot"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := good
@@ -143,6 +148,48 @@ func TestPushFlagsAreChecked(t *testing.T) {
 			assert.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+func TestGitUsernamesHostsUseAreAccepted(t *testing.T) {
+	for _, user := range []string{"", "x-access-token", "oauth2", "x-token-auth", "ci-bot@example.com", "Ünïcode"} {
+		f := PushFlags{PushAttempts: 1, MaxDeleteRatio: 1, Timeout: "1m", Author: DefaultAuthor, GitUsername: user}
+		_, _, err := f.Check()
+		assert.NoError(t, err, user)
+	}
+}
+
+func TestConfigPathIsAFileInsideTheProject(t *testing.T) {
+	for in, want := range map[string]string{DefaultPath: DefaultPath, "config.json": "config.json", "./res/x.json": "res/x.json",
+		"res//staging/./x.json": "res/staging/x.json", "..hidden/x.json": "..hidden/x.json", "a..b": "a..b", "res/../x.json": "x.json"} {
+		got, err := ConfigPath(in)
+		assert.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", ".", "..", "./", "../other/res/snapshot-config.json", "/etc/snapshot-config.json",
+		"res/", "res/../../x.json", "res\\x.json", "res/x\n.json"} {
+		_, err := ConfigPath(bad)
+		assert.ErrorContains(t, err, "--config "+fielderr.Quote(bad)+": a file path inside the project", bad)
+	}
+}
+
+func FuzzConfigPath(f *testing.F) {
+	for _, s := range []string{DefaultPath, "../x", "a/./b", "/x", "./a//b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		clean, err := ConfigPath(p)
+		if err != nil {
+			assert.Less(t, len(err.Error()), 400, "the value is cut in the error")
+			return
+		}
+		// what is accepted names a file below the project's root, the short way
+		joined := path.Join("/app", clean)
+		assert.Equal(t, "/app/"+clean, joined, "inside the project, written the short way")
+		assert.Equal(t, path.Join("/app", p), joined, "the same file as asked")
+		again, err := ConfigPath(clean)
+		assert.NoError(t, err)
+		assert.Equal(t, clean, again)
+	})
 }
 
 func FuzzParseAuthor(f *testing.F) {
