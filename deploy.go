@@ -73,6 +73,9 @@ func (p *Payload) Deploy(
 	// +optional
 	webhookCaCert *dagger.File,
 ) (*Receipt, error) {
+	if err := webhook.CheckConnectAttempts(connectAttempts); err != nil {
+		return nil, err
+	}
 	token, err := webhookToken.Plaintext(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read --webhook-token: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -125,4 +126,12 @@ func TestDeployTrustsAPrivateCAOnlyWhenGiven(t *testing.T) {
 	_, err = deployPayload(context.Background(), body, deployRequest{url: srv.URL, token: testToken, caPEM: []byte("not a certificate")})
 	assert.EqualError(t, err, "--webhook-ca-cert: no PEM certificate in the file")
 	assert.EqualValues(t, 1, n.Load())
+}
+
+func TestDeployRefusesZeroConnectAttemptsBeforeReadingAnything(t *testing.T) {
+	// no engine here: a nil token and payload would fail on first use
+	for _, n := range []int{0, -1} {
+		_, err := (&Payload{}).Deploy(context.Background(), "https://hooks.example.com/acme/prod", nil, false, "", "", n, nil)
+		assert.EqualError(t, err, fmt.Sprintf("--connect-attempts %d: at least 1 (it counts the first try)", n))
+	}
 }

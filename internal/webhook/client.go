@@ -135,8 +135,10 @@ func Prepare(cfg Config) (*Prepared, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	if cfg.ConnectAttempts < 0 {
-		return nil, fmt.Errorf("--connect-attempts %d: at least 1 (it counts the first try)", cfg.ConnectAttempts)
+	if cfg.ConnectAttempts != 0 { // 0: one attempt, as the zero Config says
+		if err := CheckConnectAttempts(cfg.ConnectAttempts); err != nil {
+			return nil, err
+		}
 	}
 	cfg.ConnectAttempts = max(cfg.ConnectAttempts, 1)
 	if cfg.RetryBackoff <= 0 {
@@ -149,6 +151,15 @@ func Prepare(cfg Config) (*Prepared, error) {
 		cfg.Logf = func(string, ...any) {}
 	}
 	return &Prepared{cfg: cfg, url: u, redacted: redacted, scrubber: newScrubber(cfg.Token)}, nil
+}
+
+// CheckConnectAttempts refuses a --connect-attempts below 1: it counts the
+// first try, so 0 would send nothing.
+func CheckConnectAttempts(n int) error {
+	if n < 1 {
+		return fmt.Errorf("--connect-attempts %d: at least 1 (it counts the first try)", n)
+	}
+	return nil
 }
 
 // RedactedURL is the address as it may be printed.
