@@ -123,7 +123,7 @@ func checkBackends(names []string) error {
 		case n == "":
 			errs.Addf(fielderr.Index("backends", i), "empty backend name")
 		case seen[n]:
-			errs.Addf(fielderr.Index("backends", i), "backend %q is listed twice", n)
+			errs.Addf(fielderr.Index("backends", i), "backend %s is listed twice", fielderr.Quote(n))
 		}
 		seen[n] = true
 	}
