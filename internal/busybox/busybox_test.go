@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -76,7 +77,7 @@ func TestMain(m *testing.M) {
 // moduleBinary builds the module (the repository's root package) as the
 // engine's Go SDK does, once, and installs it under each name in a fresh
 // folder.
-func moduleBinary(t *testing.T, names ...string) string {
+func moduleBinary(t testing.TB, names ...string) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the module")
@@ -109,6 +110,22 @@ func withoutSession() []string {
 		}
 	}
 	return env
+}
+
+// BenchmarkTheModuleBinaryStarts: what a process of the module's binary
+// costs to start, every package initialised, before it does anything; one
+// module call costs about 1.5 s on the engine (tests/engine-facts.md, fact
+// 2), so the rest is the engine's.
+func BenchmarkTheModuleBinaryStarts(b *testing.B) {
+	dir := moduleBinary(b, "oci-publish")
+	for b.Loop() {
+		cmd := exec.Command(filepath.Join(dir, "oci-publish")) // no arguments: usage, exit 2
+		cmd.Env = withoutSession()
+		var exit *exec.ExitError
+		if err := cmd.Run(); !errors.As(err, &exit) || exit.ExitCode() != 2 {
+			b.Fatalf("oci-publish without arguments: %v, want its usage and exit 2", err)
+		}
+	}
 }
 
 func TestTheModuleBinaryRunsAsEachToolWithoutASession(t *testing.T) {

@@ -81,7 +81,7 @@ func Labels(m Meta) (labels [][2]string, err error) {
 		key, value, ok := strings.Cut(l, "=")
 		flag := fmt.Sprintf("--label[%d] %s", i, fielderr.Quote(l))
 		switch {
-		case !ok || !labelKey.MatchString(key):
+		case !ok || !validLabelKey(key):
 			errs = append(errs, fmt.Errorf("%s: want KEY=VALUE, the key of letters, digits, '.', '-' and '_', e.g. org.opencontainers.image.revision=$GIT_SHA", flag))
 		case key == LabelDrawVersion:
 			errs = append(errs, fmt.Errorf("%s: draw_version is the installed version of --draw-package, not set by hand", flag))
@@ -112,7 +112,11 @@ const LabelCreated = "org.opencontainers.image.created"
 
 const maxLabelValue = 4096
 
-var labelKey = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+// validLabelKey: up to 128 letters, digits, '.', '-' and '_', starting
+// with a letter or digit (the length apart, as for validWebUser).
+func validLabelKey(k string) bool { return len(k) <= 128 && labelKey.MatchString(k) }
+
+var labelKey = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // shownValue is a label value as it may be public: a URL without what
 // redact hides. A value with an address that is not one URL cannot be shown.
@@ -123,7 +127,11 @@ func shownValue(v string) (string, bool) {
 	return redact.URL(v)
 }
 
-var tagPattern = regexp.MustCompile(`^[\w][\w.-]{0,127}$`)
+// validTag is an OCI tag: up to 128 letters, digits, '_', '.' and '-', not
+// starting with '.' or '-' (the length apart, as for validWebUser).
+func validTag(t string) bool { return len(t) <= 128 && tagPattern.MatchString(t) }
+
+var tagPattern = regexp.MustCompile(`^[\w][\w.-]*$`)
 
 // Target is where one image is published: registry/repository under tags.
 type Target struct {
@@ -187,7 +195,7 @@ func (r PublishRequest) Targets() ([]Target, error) {
 		errs = append(errs, errors.New("--tag: at least one tag, e.g. the version or the commit"))
 	}
 	for _, tag := range r.Tags {
-		if !tagPattern.MatchString(tag) {
+		if !validTag(tag) {
 			errs = append(errs, fmt.Errorf("--tag: %s is not a valid tag: up to 128 letters, digits, '_', '.' and '-', not starting with '.' or '-'", fielderr.Quote(tag)))
 		}
 	}

@@ -69,6 +69,7 @@ func TestLabelsRefuseWhatTheyCannotShowOrMayNotSet(t *testing.T) {
 		{"an address that is not one URL", "org.opencontainers.image.source=user:tok3n@git.example.com:team/app.git https://x",
 			"the value holds an address that is not one URL"},
 		{"a huge value", "k=" + strings.Repeat("x", 5000), "a value of at most 4096 bytes"},
+		{"a key over 128 bytes", strings.Repeat("k", 129) + "=v", "want KEY=VALUE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Labels(Meta{DrawVersion: "2.14.0", Labels: []string{tc.label}})
@@ -80,6 +81,8 @@ func TestLabelsRefuseWhatTheyCannotShowOrMayNotSet(t *testing.T) {
 	}
 	_, err := Labels(Meta{DrawVersion: "2.14.0", Labels: []string{"a=1", "a=2"}})
 	assert.ErrorContains(t, err, "a is given twice")
+	_, err = Labels(Meta{DrawVersion: "2.14.0", Labels: []string{strings.Repeat("k", 128) + "=v"}})
+	assert.NoError(t, err, "a key of 128 bytes")
 }
 
 func TestPublishTargets(t *testing.T) {
@@ -127,6 +130,8 @@ func TestPublishRefusesBadNamesBeforeBuilding(t *testing.T) {
 			}
 		})
 	}
+	_, err := PublishRequest{Repository: "r.example.com/{kind}", Tags: []string{strings.Repeat("b", 128)}}.Targets()
+	assert.NoError(t, err, "a tag of 128 bytes")
 }
 
 func TestCheckPinned(t *testing.T) {

@@ -57,7 +57,7 @@ func TestWebUserIsOneUserThatCopyChownTakes(t *testing.T) {
 	}{
 		{"nginx", true}, {"www-data", true}, {"1000", true}, {"_apt", true}, {"svc.web", true}, {"machine$", true},
 		{"", false}, {"nginx:nginx", false}, {"a b", false}, {"-x", false}, {".x", false}, {"$(id)", false},
-		{"ü", false}, {strings.Repeat("a", 33), false},
+		{"ü", false}, {strings.Repeat("a", 33), false}, {strings.Repeat("a", 32), true}, {strings.Repeat("a", 31) + "$", true},
 	} {
 		_, err := BuildArgs(Frontend, "node:24", []string{"WEB_USER=" + tc.user})
 		if tc.ok {

@@ -140,6 +140,7 @@ func TestPushFlagsAreChecked(t *testing.T) {
 		{"a user name with the basic auth separator", func(f *PushFlags) { f.GitUsername = "ci:bot" }, `--git-username "ci:bot": a user name of up to 256 bytes without ':'`},
 		{"a user name with a line feed", func(f *PushFlags) { f.GitUsername = "oauth2\n" }, `--git-username "oauth2\n"`},
 		{"a user name with a space", func(f *PushFlags) { f.GitUsername = "release bot" }, `--git-username "release bot"`},
+		{"a user name over 256 bytes", func(f *PushFlags) { f.GitUsername = strings.Repeat("u", 257) }, `(257 bytes): a user name of up to 256 bytes`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := good
@@ -151,7 +152,7 @@ func TestPushFlagsAreChecked(t *testing.T) {
 }
 
 func TestGitUsernamesHostsUseAreAccepted(t *testing.T) {
-	for _, user := range []string{"", "x-access-token", "oauth2", "x-token-auth", "ci-bot@example.com", "Ünïcode"} {
+	for _, user := range []string{"", "x-access-token", "oauth2", "x-token-auth", "ci-bot@example.com", "Ünïcode", strings.Repeat("u", 256)} {
 		f := PushFlags{PushAttempts: 1, MaxDeleteRatio: 1, Timeout: "1m", Author: DefaultAuthor, GitUsername: user}
 		_, _, err := f.Check()
 		assert.NoError(t, err, user)
