@@ -103,7 +103,7 @@ func (m *LowcodePipeline) Deliver(
 	// Image label KEY=VALUE (repeatable), e.g. org.opencontainers.image.revision=$GIT_SHA; a URL is shown without credentials or query
 	// +optional
 	label []string,
-	// Payload JSON file to start from instead of the reference default
+	// Payload JSON file to start from instead of the reference default; it names no image: the run's are the only ones sent
 	// +optional
 	payload *dagger.File,
 	// Webhook address from the vendor, e.g. https://<client_host>/<project>/<instance>

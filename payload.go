@@ -83,10 +83,12 @@ func (m *LowcodePipeline) Payload(
 //
 // Sets frontend.image, appends the backend image and sets codeAsData.image
 // only when the release has one, each the first tag's reference pinned by
-// digest.
+// digest. A --from that names an image of its own is refused, each named by
+// its path: it would go out beside the release's (a stale backend, a
+// code-as-data image this run did not build).
 func (r *Release) Payload(
 	ctx context.Context,
-	// Payload JSON file to start from instead of the reference default
+	// Payload JSON file to start from instead of the reference default; it names no image: the run's are the only ones sent
 	// +optional
 	from *dagger.File,
 ) (*Payload, error) {
@@ -106,7 +108,7 @@ func (r *Release) payloadOptions() payload.Options {
 
 // payloadOptionsOf are images, by kind, as a payload carries them.
 func payloadOptionsOf(refs map[images.Kind]string) payload.Options {
-	opts := payload.Options{FrontendImage: refs[images.Frontend], CodeAsDataImage: refs[images.CodeAsData]}
+	opts := payload.Options{FrontendImage: refs[images.Frontend], CodeAsDataImage: refs[images.CodeAsData], ForARun: true}
 	if ref := refs[images.Backend]; ref != "" {
 		opts.BackendImages = []string{ref}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/jsontree"
 	"dagger/lowcode-pipeline/internal/rules"
 )
@@ -20,6 +21,11 @@ type Options struct {
 	PromotionMode      Mode
 	SkipUpdateVersions *bool
 	ForceSync          bool
+	// ForARun: the images are a run's (publish … payload, deliver), so the
+	// starting payload must name none: the interface's reference pipelines
+	// start from one without, and an image it named would go out beside the
+	// run's (a stale backend, a code-as-data image this run did not build).
+	ForARun bool
 }
 
 // Build applies opts to a copy of base the way the reference pipelines do:
@@ -100,6 +106,11 @@ func Composed(base []byte, opts Options) ([]byte, *Payload, error) {
 		if start, err = ParseTemplate(base); err != nil {
 			return nil, nil, fmt.Errorf("starting payload: %w", err)
 		}
+		if opts.ForARun {
+			if err := start.namesNoImage(); err != nil {
+				return nil, nil, fmt.Errorf("starting payload: %w", err)
+			}
+		}
 	}
 	p := Build(start, opts)
 	if p.Frontend != nil && p.Frontend.Image == "" {
@@ -113,4 +124,23 @@ func Composed(base []byte, opts Options) ([]byte, *Payload, error) {
 	}
 	doc, err := p.Marshal()
 	return doc, p, err
+}
+
+// namesNoImage refuses a starting payload that names an image, each by its
+// path: a run's images are the only ones its payload carries.
+func (p *Payload) namesNoImage() error {
+	var errs fielderr.List
+	const why = "the run sets its own images, and the interface's reference pipelines start from a payload without image references: remove it, or send the file as it is with payload --from"
+	if p.Frontend != nil && p.Frontend.Image != "" {
+		errs.Addf("frontend.image", "%s is named in the starting payload; %s", fielderr.Quote(p.Frontend.Image), why)
+	}
+	if p.Backends != nil {
+		for i, im := range p.Backends.Images {
+			errs.Addf(fielderr.Index("backends.images", i), "%s is named in the starting payload; %s", fielderr.Quote(im), why)
+		}
+	}
+	if p.CodeAsData != nil && p.CodeAsData.Image != "" {
+		errs.Addf("codeAsData.image", "%s is named in the starting payload; %s", fielderr.Quote(p.CodeAsData.Image), why)
+	}
+	return errs.Err()
 }

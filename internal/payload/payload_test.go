@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -278,6 +279,46 @@ func TestComposeStartsFromATemplate(t *testing.T) {
 	}
 }
 
+func TestARunsPayloadStartsFromOneThatNamesNoImage(t *testing.T) {
+	run := Options{FrontendImage: front, BackendImages: []string{back1}, ForARun: true}
+	const rules = `"deployRules":[{"source":".*","target":".*"}]`
+	for _, tc := range []struct {
+		name string
+		base string
+		want []string // paths refused, in order; none: accepted
+	}{
+		{"the reference default's shape", `{"frontend":{},"backends":{"images":[],` + rules + `}}`, nil},
+		{"no frontend object at all", `{"backends":{"images":[],` + rules + `}}`, nil},
+		{"a frontend image the run would replace", `{"frontend":{"image":"` + back2 + `"}}`, []string{"frontend.image"}},
+		{"a stale backend image the run's would go out beside", `{"backends":{"images":["` + back2 + `"],` + rules + `}}`, []string{"backends.images[0]"}},
+		{"a code-as-data image this run did not build", `{"codeAsData":{"image":"` + back2 + `","updateMode":"auto"}}`, []string{"codeAsData.image"}},
+		{"each named", `{"frontend":{"image":"` + back2 + `"},"backends":{"images":["` + back1 + `","` + back2 + `"],` + rules + `},"codeAsData":{"image":"` + back2 + `"}}`,
+			[]string{"frontend.image", "backends.images[0]", "backends.images[1]", "codeAsData.image"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Compose([]byte(tc.base), run)
+			if tc.want == nil {
+				assert.NoError(t, err)
+				return
+			}
+			var list fielderr.List
+			require.ErrorAs(t, err, &list)
+			var paths []string
+			for _, e := range list {
+				paths = append(paths, e.Path)
+				assert.Contains(t, e.Message, "is named in the starting payload; the run sets its own images")
+			}
+			assert.Equal(t, tc.want, paths)
+			assert.True(t, strings.HasPrefix(err.Error(), "starting payload: "), err.Error())
+
+			opts := run
+			opts.ForARun = false
+			_, err = Compose([]byte(tc.base), opts)
+			assert.NoError(t, err, "payload --from with images: the file's own, kept and added to")
+		})
+	}
+}
+
 func TestComposeSendsAnUnchangedPayloadByteForByte(t *testing.T) {
 	base := []byte("{ \"frontend\" : {\"image\": \"" + front + "\"},\n  \"extraArgs\": [\"--force-sync\"] }")
 	data, err := Compose(base, Options{})
@@ -315,11 +356,12 @@ func TestImagesListsWhatThePayloadDeploys(t *testing.T) {
 // payload the strict parser accepts: a run never sends what deploy refuses.
 func FuzzCompose(f *testing.F) {
 	d, _ := Default().Marshal()
-	f.Add(d, front, back1)
-	f.Add([]byte(`{"frontend":{},"backends":{"images":[],"deployRules":[{"source":"a","target":"b"}]}}`), "", back2)
-	f.Add([]byte(`{"frontend":{}}`), "", "")
-	f.Fuzz(func(t *testing.T, base []byte, frontendImage, backendImage string) {
-		opts := Options{FrontendImage: frontendImage}
+	f.Add(d, front, back1, true)
+	f.Add([]byte(`{"frontend":{},"backends":{"images":[],"deployRules":[{"source":"a","target":"b"}]}}`), "", back2, false)
+	f.Add([]byte(`{"frontend":{}}`), "", "", true)
+	f.Add([]byte(`{"backends":{"images":["`+back1+`"],"deployRules":[{"source":"a","target":"b"}]}}`), front, back2, true)
+	f.Fuzz(func(t *testing.T, base []byte, frontendImage, backendImage string, forARun bool) {
+		opts := Options{FrontendImage: frontendImage, ForARun: forARun}
 		if backendImage != "" {
 			opts.BackendImages = []string{backendImage}
 		}
@@ -327,8 +369,13 @@ func FuzzCompose(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_, err = Parse(out)
+		sent, err := Parse(out)
 		require.NoError(t, err, "composed payload %s", out)
+		if forARun {
+			// a run's payload carries the run's images and no other
+			images := slices.DeleteFunc([]string{frontendImage, backendImage}, func(s string) bool { return s == "" })
+			assert.ElementsMatch(t, images, sent.Images(), "composed payload %s", out)
+		}
 	})
 }
 

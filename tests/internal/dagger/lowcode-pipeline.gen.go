@@ -678,7 +678,7 @@ type LowcodePipelineDeliverOpts struct {
 	Created string // lowcode-pipeline (../../:0:0)
 	// Image label KEY=VALUE (repeatable), e.g. org.opencontainers.image.revision=$GIT_SHA; a URL is shown without credentials or query
 	Label []string // lowcode-pipeline (../../:0:0)
-	// Payload JSON file to start from instead of the reference default
+	// Payload JSON file to start from instead of the reference default; it names no image: the run's are the only ones sent
 	Payload *File // lowcode-pipeline (../../:0:0)
 	// CA certificate (PEM) that signs a self-hosted webhook's certificate; trusted by this call only, instead of the system's
 	WebhookCaCert *File // lowcode-pipeline (../../:0:0)
@@ -2755,7 +2755,7 @@ func (r *LowcodePipelineRelease) JSON(ctx context.Context) (string, error) { // 
 
 // LowcodePipelineReleasePayloadOpts contains options for LowcodePipelineRelease.Payload
 type LowcodePipelineReleasePayloadOpts struct {
-	// Payload JSON file to start from instead of the reference default
+	// Payload JSON file to start from instead of the reference default; it names no image: the run's are the only ones sent
 	From *File // lowcode-pipeline (../../:0:0)
 }
 
@@ -2763,7 +2763,9 @@ type LowcodePipelineReleasePayloadOpts struct {
 //
 // Sets frontend.image, appends the backend image and sets codeAsData.image
 // only when the release has one, each the first tag's reference pinned by
-// digest.
+// digest. A --from that names an image of its own is refused, each named by
+// its path: it would go out beside the release's (a stale backend, a
+// code-as-data image this run did not build).
 func (r *LowcodePipelineRelease) Payload(opts ...LowcodePipelineReleasePayloadOpts) *LowcodePipelinePayload { // lowcode-pipeline (../../:0:0)
 	q := r.query.Select("payload")
 	for i := len(opts) - 1; i >= 0; i-- {
