@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -174,7 +175,7 @@ func fileTimes(t *testing.T, l v1.Layer) []string {
 }
 
 // layoutTarball writes img as Container.asTarball gives it.
-func layoutTarball(t *testing.T, img v1.Image) string {
+func layoutTarball(t testing.TB, img v1.Image) string {
 	t.Helper()
 	dir := t.TempDir()
 	p, err := layout.Write(dir, empty.Index)
@@ -215,4 +216,28 @@ func TestNormalizedKeepsTheBaseItIsGivenAndWarnsOfOneItCannotRead(t *testing.T) 
 		"a base that cannot be read does not fail the publish")
 	assert.Contains(t, warn.String(), "oci-publish: the backend image's base could not be read")
 	assert.NotEqual(t, want, firstLayer(out), "without its base, the newer base layer is rewritten")
+}
+
+func TestABaseLayerIsNeverDecompressed(t *testing.T) {
+	// a base layer that starts as gzip but is none: decompressing it fails,
+	// so Normalized succeeds only if it takes the layer's diff ID from the
+	// config, as a real base's hundreds of megabytes should be taken
+	opaque := static.NewLayer([]byte("\x1f\x8b\x08 not gzip: a stand-in for 200 MB of node:24-slim"), types.OCILayer)
+	base, err := mutate.AppendLayers(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON), opaque)
+	require.NoError(t, err)
+	built := onBase(t, base, commit.Add(time.Hour))
+
+	out := filepath.Join(t.TempDir(), "out")
+	var warn strings.Builder
+	require.NoError(t, Normalized(Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit, BaseTarball: layoutTarball(t, base)}, t.TempDir(), out, &warn))
+	assert.Empty(t, warn.String())
+	a, err := Load(out)
+	require.NoError(t, err)
+	layers, err := a.(v1.Image).Layers()
+	require.NoError(t, err)
+	want, err := opaque.Digest()
+	require.NoError(t, err)
+	got, err := layers[0].Digest()
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "the base layer is pushed as it is")
 }

@@ -66,10 +66,16 @@ func NormalizeImage(img v1.Image, epoch time.Time, v Verdicts, base *Base) (v1.I
 	if err != nil {
 		return nil, fmt.Errorf("read the image layers: %w", err)
 	}
+	if len(cfg.RootFS.DiffIDs) != len(layers) {
+		return nil, fmt.Errorf("the image config lists %d layers (rootfs.diff_ids), its manifest %d", len(cfg.RootFS.DiffIDs), len(layers))
+	}
 	keptLayers, keptHistory := keptOf(cfg, base)
 	out := make([]v1.Layer, len(layers))
-	cfg.RootFS.DiffIDs = make([]v1.Hash, len(layers))
 	for i, l := range layers {
+		// A layer kept as it is has the diff ID its config gives: asking
+		// the layer would decompress it whole (a layout's layer knows only
+		// its digest), and a base image's is hundreds of megabytes.
+		l = knownDiffID{l, cfg.RootFS.DiffIDs[i]}
 		if i < keptLayers {
 			out[i] = l
 		} else if out[i], err = clampLayer(l, epoch, v); err != nil {
@@ -95,6 +101,14 @@ func NormalizeImage(img v1.Image, epoch time.Time, v Verdicts, base *Base) (v1.I
 	}
 	return mutate.ConfigFile(withLayers, cfg)
 }
+
+// knownDiffID is a layer whose diff ID is known from its image's config.
+type knownDiffID struct {
+	v1.Layer
+	diffID v1.Hash
+}
+
+func (l knownDiffID) DiffID() (v1.Hash, error) { return l.diffID, nil }
 
 // clampLayer returns l itself when no time in it is after epoch, else l
 // rewritten with every time clamped.

@@ -35,7 +35,7 @@ var (
 
 // layer is a gzip layer of the files, every header at mtime, in a fixed
 // order (the page's files first, as the tests read them back).
-func layer(t *testing.T, mtime time.Time, files map[string]string) v1.Layer {
+func layer(t testing.TB, mtime time.Time, files map[string]string) v1.Layer {
 	t.Helper()
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
