@@ -3,6 +3,7 @@ package ocipublish
 import (
 	"archive/tar"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/google/go-containerregistry/pkg/v1/validate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -240,4 +242,52 @@ func TestABaseLayerIsNeverDecompressed(t *testing.T) {
 	got, err := layers[0].Digest()
 	require.NoError(t, err)
 	assert.Equal(t, want, got, "the base layer is pushed as it is")
+}
+
+func TestNormalizedLeavesALayoutOfTheNormalizedImageAlone(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		built func(t *testing.T) v1.Image
+	}{
+		{"a build layer rewritten on a kept base", func(t *testing.T) v1.Image { return onBase(t, baseImage(t, amd64), commit.Add(time.Hour)) }},
+		{"nothing to rewrite", func(t *testing.T) v1.Image { return onBase(t, baseImage(t, amd64), commit.Add(-time.Hour)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			built := tc.built(t)
+			base := baseImage(t, amd64)
+			out := filepath.Join(t.TempDir(), "out")
+			require.NoError(t, Normalized(Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit, BaseTarball: layoutTarball(t, base)}, t.TempDir(), out, io.Discard))
+
+			a, err := Load(out)
+			require.NoError(t, err)
+			img := a.(v1.Image)
+			require.NoError(t, validate.Image(img), "every blob there, each as its digest and diff ID say")
+			m, err := img.Manifest()
+			require.NoError(t, err)
+			d, err := img.Digest()
+			require.NoError(t, err)
+			want := []string{"index.json", "oci-layout", "blobs/sha256/" + d.Hex, "blobs/sha256/" + m.Config.Digest.Hex}
+			for _, l := range m.Layers {
+				want = append(want, "blobs/sha256/"+l.Digest.Hex)
+			}
+			var got []string
+			require.NoError(t, filepath.WalkDir(out, func(p string, e fs.DirEntry, err error) error {
+				if err == nil && !e.IsDir() {
+					rel, _ := filepath.Rel(out, p)
+					got = append(got, filepath.ToSlash(rel))
+				}
+				return err
+			}))
+			assert.ElementsMatch(t, want, got, "the normalized image's blobs and nothing the build's image had beside")
+			assert.Equal(t, digestOf(t, mustNormalize(t, built, base)), d.String(), "the same image as normalizing in memory gives")
+		})
+	}
+}
+
+// mustNormalize is built normalized in memory, on base.
+func mustNormalize(t *testing.T, built, base v1.Image) v1.Image {
+	t.Helper()
+	n, err := NormalizeImage(built, commit, Verdicts{}, &basesOf(t, base)[0])
+	require.NoError(t, err)
+	return n
 }

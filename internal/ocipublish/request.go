@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,15 +58,18 @@ type Result struct {
 	Pushed []Pushed `json:"pushed"`
 }
 
-// Normalized unpacks the tarball into work, normalizes the image, checks
-// its platforms and writes it as an OCI layout into out. A base image that
-// cannot be read is said on warn and left out: the publish stays right,
-// every layer is then checked for later times.
+// Normalized normalizes the image of the tarball, checks its platforms and
+// writes it as an OCI layout into out; work holds the base's metadata. The
+// tarball is unpacked into out itself, so each blob normalizing keeps (every
+// base layer, every layer with no later time) is written once, not copied
+// again, and what it replaced is removed after. A base image that cannot be
+// read is said on warn and left out: the publish stays right, every layer is
+// then checked for later times.
 func Normalized(p Prepare, work, out string, warn io.Writer) error {
-	if err := Unpack(p.Tarball, work); err != nil {
+	if err := Unpack(p.Tarball, out); err != nil {
 		return err
 	}
-	loaded, err := Load(work)
+	loaded, err := Load(out)
 	if err != nil {
 		return err
 	}
@@ -79,17 +83,95 @@ func Normalized(p Prepare, work, out string, warn io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// the loaded index is in memory: out's index.json becomes n's alone, and
+	// a blob out already has is not written again
 	l, err := layout.Write(out, empty.Index)
 	if err != nil {
 		return err
 	}
 	switch n := n.(type) {
 	case v1.ImageIndex:
-		return l.AppendIndex(n)
+		err = l.AppendIndex(n)
 	case v1.Image:
-		return l.AppendImage(n)
+		err = l.AppendImage(n)
+	default:
+		err = fmt.Errorf("unknown artifact %T", n)
 	}
-	return fmt.Errorf("unknown artifact %T", n)
+	if err != nil {
+		return err
+	}
+	return keepOnly(out, n)
+}
+
+// keepOnly removes from the layout in dir every file that is not the
+// layout's own or a blob of a: what the unpacked tarball held that
+// normalizing replaced (the build's manifest and config, a rewritten layer).
+func keepOnly(dir string, a Artifact) error {
+	keep := map[string]bool{}
+	if err := blobsOf(a, keep); err != nil {
+		return err
+	}
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		if rel = filepath.ToSlash(rel); rel == "index.json" || rel == "oci-layout" || keep[rel] {
+			return nil
+		}
+		return os.Remove(path)
+	})
+}
+
+// blobsOf adds to keep the layout path (blobs/<algorithm>/<hex>) of every
+// blob of a: its manifests, configs and layers.
+func blobsOf(a Artifact, keep map[string]bool) error {
+	add := func(h v1.Hash) { keep["blobs/"+h.Algorithm+"/"+h.Hex] = true }
+	d, err := a.Digest()
+	if err != nil {
+		return err
+	}
+	add(d)
+	switch a := a.(type) {
+	case v1.Image:
+		m, err := a.Manifest()
+		if err != nil {
+			return err
+		}
+		add(m.Config.Digest)
+		for _, l := range m.Layers {
+			add(l.Digest)
+		}
+		return nil
+	case v1.ImageIndex:
+		im, err := a.IndexManifest()
+		if err != nil {
+			return err
+		}
+		for _, desc := range im.Manifests {
+			var child Artifact
+			switch {
+			case desc.MediaType.IsIndex():
+				child, err = a.ImageIndex(desc.Digest)
+			case desc.MediaType.IsImage():
+				child, err = a.Image(desc.Digest)
+			default:
+				add(desc.Digest)
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if err := blobsOf(child, keep); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown artifact %T", a)
 }
 
 // PushLayout pushes the image of an OCI layout Normalized wrote under every ref.
