@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -24,6 +25,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	kgzip "github.com/klauspost/compress/gzip"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -35,6 +37,10 @@ var (
 
 // layer is a gzip layer of the files, every header at mtime, in a fixed
 // order (the page's files first, as the tests read them back).
+func opener(b []byte) tarball.Opener {
+	return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+}
+
 func layer(t testing.TB, mtime time.Time, files map[string]string) v1.Layer {
 	t.Helper()
 	var buf bytes.Buffer
@@ -313,5 +319,71 @@ func BenchmarkNormalize(b *testing.B) {
 		if _, err := n.Digest(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestARewrittenLayerIsTheSameBytesWhateverTheBuildsCompression(t *testing.T) {
+	late := commit.Add(time.Hour)
+	files := map[string]string{"index.html": "<html>", "app.js": strings.Repeat("console.log(1);\n", 20_000)}
+	var raw bytes.Buffer
+	tw := tar.NewWriter(&raw)
+	for _, n := range slices.Sorted(maps.Keys(files)) {
+		require.NoError(t, tw.WriteHeader(&tar.Header{Name: n, Mode: 0o644, Size: int64(len(files[n])), ModTime: late}))
+		_, err := tw.Write([]byte(files[n]))
+		require.NoError(t, err)
+	}
+	require.NoError(t, tw.Close())
+	for _, mt := range []types.MediaType{types.OCILayer, types.DockerLayer, types.OCIUncompressedLayer} {
+		t.Run(string(mt), func(t *testing.T) {
+			var digests []v1.Hash
+			for _, level := range []int{gzip.BestSpeed, gzip.BestCompression} { // the engine's exporter may use either
+				opts := []tarball.LayerOption{tarball.WithMediaType(mt), tarball.WithCompressionLevel(level)}
+				if mt == types.OCIUncompressedLayer {
+					opts = append(opts, tarball.WithCompression("none"))
+				}
+				in, err := tarball.LayerFromOpener(opener(raw.Bytes()), opts...)
+				require.NoError(t, err)
+				got, err := rewrite(in, commit, mt)
+				require.NoError(t, err)
+
+				u, err := got.Uncompressed()
+				require.NoError(t, err)
+				clamped, err := io.ReadAll(u)
+				require.NoError(t, err)
+				require.NoError(t, u.Close())
+				diffID, err := got.DiffID()
+				require.NoError(t, err)
+				h, _, err := v1.SHA256(bytes.NewReader(clamped))
+				require.NoError(t, err)
+				assert.Equal(t, h, diffID, "the diff ID is the clamped tar's")
+				digest, err := got.Digest()
+				require.NoError(t, err)
+				c, err := got.Compressed()
+				require.NoError(t, err)
+				blob, err := io.ReadAll(c)
+				require.NoError(t, err)
+				size, err := got.Size()
+				require.NoError(t, err)
+				assert.EqualValues(t, len(blob), size)
+				h, _, err = v1.SHA256(bytes.NewReader(blob))
+				require.NoError(t, err)
+				assert.Equal(t, h, digest, "the digest is the blob's")
+				if mt == types.OCIUncompressedLayer {
+					assert.Equal(t, clamped, blob, "an uncompressed layer's blob is its tar")
+				} else {
+					// klauspost/compress's gzip at BestSpeed of the clamped tar, written
+					// at once: the same bytes however the tar was written in pieces
+					var want bytes.Buffer
+					zw, err := kgzip.NewWriterLevel(&want, kgzip.BestSpeed)
+					require.NoError(t, err)
+					_, err = zw.Write(clamped)
+					require.NoError(t, err)
+					require.NoError(t, zw.Close())
+					assert.Equal(t, want.Bytes(), blob)
+				}
+				digests = append(digests, digest)
+			}
+			assert.Equal(t, digests[0], digests[1], "the same contents give the same layer")
+		})
 	}
 }

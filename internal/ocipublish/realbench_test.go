@@ -28,6 +28,11 @@ import (
 // the commit: real binaries and sources, a stand-in for a base image's layer
 // (node:24-slim's largest is about 200 MB unpacked).
 func goRootLayer(b *testing.B) ([]byte, int64) {
+	return goRootLayerAt(b, baseBuilt)
+}
+
+// goRootLayerAt is goRootLayer with every file's time at mtime.
+func goRootLayerAt(b *testing.B, mtime time.Time) ([]byte, int64) {
 	var raw bytes.Buffer
 	tw := tar.NewWriter(&raw)
 	goroot, err := exec.Command("go", "env", "GOROOT").Output()
@@ -42,7 +47,7 @@ func goRootLayer(b *testing.B) ([]byte, int64) {
 			return err
 		}
 		rel, _ := filepath.Rel(root, p)
-		require.NoError(b, tw.WriteHeader(&tar.Header{Name: rel, Mode: 0o644, Size: info.Size(), ModTime: baseBuilt}))
+		require.NoError(b, tw.WriteHeader(&tar.Header{Name: rel, Mode: 0o644, Size: info.Size(), ModTime: mtime}))
 		f, err := os.Open(p)
 		if err != nil {
 			return err
@@ -138,6 +143,26 @@ func BenchmarkPushLayoutUnchanged(b *testing.B) {
 	require.NoError(b, err)
 	for b.Loop() {
 		if _, err := PushLayout(context.Background(), req, "", dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkNormalizedALateBuildLayer: the normalize step for an image whose
+// build layer is big (a backend shipped with its node_modules; goRootLayer,
+// 64 MB gzip) and written after the commit, so it is read, rewritten and
+// compressed: what a cold run and a run whose backend changed pay.
+func BenchmarkNormalizedALateBuildLayer(b *testing.B) {
+	gz, size := goRootLayerAt(b, commit.Add(time.Hour))
+	late, err := tarball.LayerFromOpener(opener(gz), tarball.WithMediaType(types.OCILayer))
+	require.NoError(b, err)
+	built, err := mutate.AppendLayers(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON), late)
+	require.NoError(b, err)
+	builtTar := layoutTarball(b, built)
+	b.SetBytes(size)
+	for b.Loop() {
+		work, out := b.TempDir(), filepath.Join(b.TempDir(), "out")
+		if err := Normalized(Prepare{Kind: "backend", Tarball: builtTar, Created: commit}, work, out, io.Discard); err != nil {
 			b.Fatal(err)
 		}
 	}
