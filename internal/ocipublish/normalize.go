@@ -51,9 +51,8 @@ func Epoch(created time.Time) time.Time {
 // digest and is not uploaded again; a layer with one is rewritten with every
 // time clamped, no access or change time, and gzip at klauspost/compress's
 // BestSpeed (rewrite), so equal contents give equal bytes whenever they were
-// built. Whether a layer
-// holds a later time is taken from v when it knows, and recorded there when
-// it does not.
+// built. Whether a layer holds a later time is taken from v when it knows,
+// and recorded there when it does not.
 func NormalizeImage(img v1.Image, epoch time.Time, v Verdicts, base *Base) (v1.Image, error) {
 	epoch = epoch.UTC().Truncate(time.Second)
 	manifest, err := img.Manifest()
