@@ -134,6 +134,9 @@ func (m *LowcodePipeline) WebhookReceiver(
 	// +optional
 	tlsKey *dagger.Secret,
 ) (*dagger.Service, error) {
+	if err := webhook.CheckPort(port); err != nil {
+		return nil, err
+	}
 	args := []string{"webhook-receiver", "-listen", fmt.Sprintf(":%d", port)}
 	ctr, err := withTool(dag.Container().From(runtimeImage), "webhook-receiver")
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"dagger/lowcode-pipeline/internal/webhook"
 )
 
 const testToken = "tok-9f8e7d6c5b4a"
@@ -134,4 +136,14 @@ func TestDeployRefusesZeroConnectAttemptsBeforeReadingAnything(t *testing.T) {
 		_, err := (&Payload{}).Deploy(context.Background(), "https://hooks.example.com/acme/prod", nil, false, "", "", n, nil)
 		assert.EqualError(t, err, fmt.Sprintf("--connect-attempts %d: at least 1 (it counts the first try)", n))
 	}
+}
+
+func TestTheReceiverRefusesAPortNoListenerCanHave(t *testing.T) {
+	// no engine here: the check comes before the receiver's container
+	for _, port := range []int{0, -1, 65536} {
+		_, err := (&LowcodePipeline{}).WebhookReceiver(nil, port, nil, nil)
+		assert.EqualError(t, err, fmt.Sprintf("--port %d: a TCP port from 1 to 65535", port))
+	}
+	assert.NoError(t, webhook.CheckPort(1))
+	assert.NoError(t, webhook.CheckPort(65535))
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -111,4 +112,12 @@ func (r *Receiver) authorize(req *http.Request) (int, string) {
 		return http.StatusForbidden, "invalid token"
 	}
 	return 0, ""
+}
+
+// CheckPort refuses a --port no TCP listener can have.
+func CheckPort(port int) error {
+	if port < 1 || port > 65535 {
+		return fmt.Errorf("--port %d: a TCP port from 1 to 65535", port)
+	}
+	return nil
 }
