@@ -97,9 +97,13 @@ func (e *Error) Error() string { return e.msg }
 type Prepared struct {
 	cfg      Config
 	url      *url.URL
-	redacted string
+	redacted string // the address as it may be printed: receipts, the request shown
+	shown    string // redacted, cut, for messages
 	scrubber *scrubber
 }
+
+// maxShownURL is what a message shows of the address at most.
+const maxShownURL = 300
 
 // Prepare checks the address and fills in defaults.
 func Prepare(cfg Config) (*Prepared, error) {
@@ -111,15 +115,19 @@ func Prepare(cfg Config) (*Prepared, error) {
 		return nil, fmt.Errorf("webhook URL %s is not a URL", redact.Quote(cfg.URL))
 	}
 	redacted := Redact(cfg.URL)
+	// what messages show of it: cut, as escaping can make a 2 KiB address 6
+	shown := fielderr.Cut(redacted, maxShownURL)
 	switch {
 	case u.User != nil:
-		return nil, fmt.Errorf("webhook URL %s carries credentials in its user-info: pass the token as a secret (--webhook-token env:WEBHOOK_TOKEN) and remove it from the URL", redacted)
+		return nil, fmt.Errorf("webhook URL %s carries credentials in its user-info: pass the token as a secret (--webhook-token env:WEBHOOK_TOKEN) and remove it from the URL", shown)
 	case u.Scheme == "http" && !cfg.AllowHTTP:
-		return nil, fmt.Errorf("webhook URL %s uses plain http, which would send the bearer token unencrypted: use https, or allow http explicitly for a local receiver", redacted)
+		return nil, fmt.Errorf("webhook URL %s uses plain http, which would send the bearer token unencrypted: use https, or allow http explicitly for a local receiver", shown)
 	case u.Scheme != "https" && u.Scheme != "http":
-		return nil, fmt.Errorf("webhook URL %s: scheme must be https (or http when allowed)", redacted)
+		return nil, fmt.Errorf("webhook URL %s: scheme must be https (or http when allowed)", shown)
 	case u.Host == "":
-		return nil, fmt.Errorf("webhook URL %s has no host", redacted)
+		return nil, fmt.Errorf("webhook URL %s has no host", shown)
+	case redact.Ambiguous(cfg.URL):
+		return nil, errors.New("--webhook-url has an '@' after its host (in the path, query or fragment), which some parsers read as user-info, so the address could be neither printed safely nor trusted to reach the host it seems to: write it as %40; nothing was sent")
 	case cfg.Token == "":
 		return nil, errors.New("webhook token is empty: the call needs Authorization: Bearer <token>")
 	case strings.ContainsAny(cfg.Token, "\r\n"):
@@ -150,7 +158,7 @@ func Prepare(cfg Config) (*Prepared, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	return &Prepared{cfg: cfg, url: u, redacted: redacted, scrubber: newScrubber(cfg.Token)}, nil
+	return &Prepared{cfg: cfg, url: u, redacted: redacted, shown: shown, scrubber: newScrubber(cfg.Token)}, nil
 }
 
 // CheckConnectAttempts refuses a --connect-attempts below 1: it counts the
@@ -205,7 +213,7 @@ func (p *Prepared) Send(ctx context.Context, body []byte) (*Receipt, error) {
 		if connected || attempt >= p.cfg.ConnectAttempts || !retryable(err) || ctx.Err() != nil {
 			return nil, &Error{Sent: connected, msg: failure}
 		}
-		p.cfg.Logf("could not connect to %s (attempt %d of %d): %s; retrying in %s", p.redacted, attempt, p.cfg.ConnectAttempts, failure, backoff)
+		p.cfg.Logf("could not connect to %s (attempt %d of %d): %s; retrying in %s", p.shown, attempt, p.cfg.ConnectAttempts, failure, backoff)
 		select {
 		case <-time.After(backoff):
 		case <-ctx.Done():
@@ -280,7 +288,7 @@ func (p *Prepared) readResponse(resp *http.Response, rec *Receipt) error {
 			"deployment failed: %s redirects to %s, which is not followed (the token and payload go only to the address given); use the final address as the webhook URL. Response body: %s",
 			status, Redact(resp.Header.Get("Location")), body)}
 	}
-	return &Error{Status: resp.StatusCode, Body: body, Sent: true, msg: fmt.Sprintf("deployment failed: %s %s. Response body: %s", p.redacted, status, body)}
+	return &Error{Status: resp.StatusCode, Body: body, Sent: true, msg: fmt.Sprintf("deployment failed: %s %s. Response body: %s", p.shown, status, body)}
 }
 
 // excerpt shows a response body within MaxErrorBody, marked when cut, with
@@ -317,15 +325,15 @@ func (p *Prepared) describe(ctx context.Context, err error, connected bool) stri
 	var msg string
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) && connected:
-		msg = fmt.Sprintf("no response from %s within the overall time limit of %s; the request may have reached the server, so it is not sent again: check the deployment on the platform before re-running", p.redacted, p.cfg.Timeout)
+		msg = fmt.Sprintf("no response from %s within the overall time limit of %s; the request may have reached the server, so it is not sent again: check the deployment on the platform before re-running", p.shown, p.cfg.Timeout)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		msg = fmt.Sprintf("could not reach %s within the overall time limit of %s: %v", p.redacted, p.cfg.Timeout, err)
+		msg = fmt.Sprintf("could not reach %s within the overall time limit of %s: %v", p.shown, p.cfg.Timeout, err)
 	case isTimeout(err) && !connected:
-		msg = fmt.Sprintf("could not connect to %s within the connect time limit of %s: %v", p.redacted, p.cfg.ConnectTimeout, err)
+		msg = fmt.Sprintf("could not connect to %s within the connect time limit of %s: %v", p.shown, p.cfg.ConnectTimeout, err)
 	case connected:
-		msg = fmt.Sprintf("connection to %s failed after the request was sent: %v; the request may have reached the server, so it is not sent again: check the deployment on the platform before re-running", p.redacted, err)
+		msg = fmt.Sprintf("connection to %s failed after the request was sent: %v; the request may have reached the server, so it is not sent again: check the deployment on the platform before re-running", p.shown, err)
 	default:
-		msg = fmt.Sprintf("could not connect to %s: %v", p.redacted, err)
+		msg = fmt.Sprintf("could not connect to %s: %v", p.shown, err)
 	}
 	return "deployment failed: " + p.scrub(msg)
 }
