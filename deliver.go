@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"dagger/lowcode-pipeline/internal/dagger"
@@ -246,8 +247,22 @@ func (c deliveryCheck) check(token string, caPEM, payloadBase []byte) error {
 // readyPublish starts fetching the images the three Dockerfiles start from,
 // the base image of each as normalize reads it (for the platforms asked),
 // and publish's tool container (its image and the module's binary). What
-// fails is left to the step that uses it to report.
+// fails is left to the step that uses it to report. Finding them (reading
+// the Dockerfiles: engine round trips; copying the module's binary) is
+// fetched too, so the install starts at once.
 func readyPublish(ctx context.Context, source *dagger.Directory, buildArg []string, nodeImage string, platform []dagger.Platform) *prefetch.Group {
+	return prefetch.Start(ctx, prefetchTimeout, func(ctx context.Context) error {
+		var wg sync.WaitGroup
+		for _, fetch := range publishFetches(ctx, source, buildArg, nodeImage, platform) {
+			wg.Go(func() { _ = fetch(ctx) })
+		}
+		wg.Wait()
+		return nil
+	})
+}
+
+// publishFetches are the fetches readyPublish makes.
+func publishFetches(ctx context.Context, source *dagger.Directory, buildArg []string, nodeImage string, platform []dagger.Platform) []func(context.Context) error {
 	nodeImage, platforms := nodebuild.ImageOrDefault(nodeImage), platformNames(platform)
 	dockerfiles := map[images.Kind][]byte{}
 	var fetches []func(context.Context) error
@@ -274,9 +289,9 @@ func readyPublish(ctx context.Context, source *dagger.Directory, buildArg []stri
 	for _, ctr := range ctrs {
 		fetches = append(fetches, func(ctx context.Context) error { _, err := ctr.Sync(ctx); return err })
 	}
-	// A fetch that hangs must not hold deliver: the step that needs it fetches again.
-	return prefetch.Start(ctx, prefetchTimeout, fetches...)
+	return fetches
 }
 
-// prefetchTimeout bounds the early fetches.
+// prefetchTimeout bounds the early fetches: one that hangs must not hold
+// deliver, as the step that needs it fetches again.
 const prefetchTimeout = 5 * time.Minute
