@@ -291,3 +291,21 @@ func mustNormalize(t *testing.T, built, base v1.Image) v1.Image {
 	require.NoError(t, err)
 	return n
 }
+
+func TestAKeptLayerKeepsItsDescriptorsAnnotations(t *testing.T) {
+	base := baseImage(t, amd64)
+	layers, err := base.Layers()
+	require.NoError(t, err)
+	annotated, err := mutate.Append(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON),
+		mutate.Addendum{Layer: layers[0], Annotations: map[string]string{"org.opencontainers.image.title": "rootfs"}})
+	require.NoError(t, err)
+	built := onBase(t, annotated, commit.Add(time.Hour))
+
+	out := filepath.Join(t.TempDir(), "out")
+	require.NoError(t, Normalized(Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit, BaseTarball: layoutTarball(t, annotated)}, t.TempDir(), out, io.Discard))
+	a, err := Load(out)
+	require.NoError(t, err)
+	m, err := a.(v1.Image).Manifest()
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"org.opencontainers.image.title": "rootfs"}, m.Layers[0].Annotations, "the base layer as the registry describes it")
+}

@@ -22,6 +22,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/klauspost/compress/gzip"
 )
@@ -111,6 +112,11 @@ type knownDiffID struct {
 }
 
 func (l knownDiffID) DiffID() (v1.Hash, error) { return l.diffID, nil }
+
+// Descriptor is the layer's own descriptor when it has one (a layout's
+// layer has the manifest's, annotations and URLs included), so a kept
+// layer is described in the new manifest as in the old.
+func (l knownDiffID) Descriptor() (*v1.Descriptor, error) { return partial.Descriptor(l.Layer) }
 
 // clampLayer returns l itself when no time in it is after epoch, else l
 // rewritten with every time clamped.
