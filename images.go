@@ -142,24 +142,28 @@ func (b *Build) Publish(
 	if err := b.checkAddons(ctx, platforms); err != nil {
 		return nil, err
 	}
-	recipes := make(map[images.Kind]*recipe, len(targets))
-	for _, target := range targets {
-		if recipes[target.Kind], err = b.recipe(ctx, target.Kind, labels); err != nil {
-			return nil, err
-		}
+	// each recipe reads its Dockerfile (engine round trips): all at once,
+	// and all before anything is pushed
+	recipes := make([]*recipe, len(targets))
+	rg, rctx := errgroup.WithContext(ctx)
+	for i, target := range targets {
+		rg.Go(func() (err error) { recipes[i], err = b.recipe(rctx, target.Kind, labels); return err })
+	}
+	if err := rg.Wait(); err != nil {
+		return nil, err
 	}
 	rel := &Release{Registry: targets[0].Registry(), RegistryUsername: registryUsername, RegistryPassword: registryPassword,
 		RegistryService: registryService, Images: make([]*dagger.Container, len(images.Kinds))}
 	pushed := map[images.Kind][]*PushedImage{}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
-	for _, target := range targets {
-		variants := recipes[target.Kind].variants(platforms)
+	for i, target := range targets {
+		variants := recipes[i].variants(platforms)
 		rel.Images[slices.Index(images.Kinds, target.Kind)] = variants[0]
 		g.Go(func() error {
 			// the image's output is built here too, when first used
 			refs, err := inSpan(gctx, "push the "+string(target.Kind)+" image", func(ctx context.Context) ([]*PushedImage, error) {
-				return rel.push(ctx, target, variants, baseTarball(recipes[target.Kind].base, platforms), ocipublish.Epoch(epoch), platforms)
+				return rel.push(ctx, target, variants, baseTarball(recipes[i].base, platforms), ocipublish.Epoch(epoch), platforms)
 			})
 			mu.Lock()
 			defer mu.Unlock()
