@@ -20,8 +20,10 @@ import (
 // refused with an error that names the flag and repeats only a cut of the
 // value, however long the value.
 
-// maxErrorLine bounds one problem's line: the message and a cut value.
-const maxErrorLine = 600
+// maxErrorLine bounds one problem's line: the message and at most two cut
+// values (fielderr.Quote: 2×80 bytes quoted, and the length), e.g.
+// --repository's and the name it makes.
+const maxErrorLine = 800
 
 func assertSmallError(t *testing.T, err error, flag string) {
 	t.Helper()
