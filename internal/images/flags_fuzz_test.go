@@ -54,7 +54,7 @@ func FuzzLabels(f *testing.F) {
 			keys[l[0]] = true
 		}
 		for _, l := range labels[2:] {
-			assert.True(t, validLabelKey(l[0]), "a label key: %q", l[0])
+			assert.True(t, labelKey.match(l[0]), "a label key: %q", l[0])
 			if strings.Contains(l[1], "://") {
 				// a URL is public once in a label: nothing of its user-info or query
 				u, err := url.Parse(l[1])
@@ -160,7 +160,7 @@ func FuzzBuildArgs(f *testing.F) {
 				case ArgFrontendBase, ArgCodeAsDataBase:
 					assert.NoError(t, imageref.ValidateDeployable(a[1]), "a base image names one version")
 				case ArgWebUser:
-					assert.True(t, validWebUser(a[1]), "a user: %q", a[1])
+					assert.True(t, webUser.match(a[1]), "a user: %q", a[1])
 					assert.NotContains(t, a[1], ":", "no group: COPY --chown adds :root")
 				case ArgDocumentRoot:
 					assert.True(t, path.IsAbs(a[1]) && path.Clean(a[1]) == a[1] && a[1] != "/", "an absolute clean folder: %q", a[1])

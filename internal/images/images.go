@@ -81,7 +81,7 @@ func Labels(m Meta) (labels [][2]string, err error) {
 		key, value, ok := strings.Cut(l, "=")
 		flag := fmt.Sprintf("--label[%d] %s", i, fielderr.Quote(l))
 		switch {
-		case !ok || !validLabelKey(key):
+		case !ok || !labelKey.match(key):
 			errs = append(errs, fmt.Errorf("%s: want KEY=VALUE, the key of letters, digits, '.', '-' and '_', e.g. org.opencontainers.image.revision=$GIT_SHA", flag))
 		case key == LabelDrawVersion:
 			errs = append(errs, fmt.Errorf("%s: draw_version is the installed version of --draw-package, not set by hand", flag))
@@ -112,11 +112,19 @@ const LabelCreated = "org.opencontainers.image.created"
 
 const maxLabelValue = 4096
 
-// validLabelKey: up to 128 letters, digits, '.', '-' and '_', starting
-// with a letter or digit (the length apart, as for validWebUser).
-func validLabelKey(k string) bool { return len(k) <= 128 && labelKey.MatchString(k) }
+// bounded is a pattern with its length checked apart: a counted repetition
+// ({0,127}) compiles into as many copies, at every start of the module
+// (BenchmarkTheModuleBinaryStarts).
+type bounded struct {
+	max int
+	re  *regexp.Regexp
+}
 
-var labelKey = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+func (b bounded) match(s string) bool { return len(s) <= b.max && b.re.MatchString(s) }
+
+// labelKey: up to 128 letters, digits, '.', '-' and '_', starting with a
+// letter or digit.
+var labelKey = bounded{128, regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)}
 
 // shownValue is a label value as it may be public: a URL without what
 // redact hides. A value with an address that is not one URL cannot be shown.
@@ -127,11 +135,9 @@ func shownValue(v string) (string, bool) {
 	return redact.URL(v)
 }
 
-// validTag is an OCI tag: up to 128 letters, digits, '_', '.' and '-', not
-// starting with '.' or '-' (the length apart, as for validWebUser).
-func validTag(t string) bool { return len(t) <= 128 && tagPattern.MatchString(t) }
-
-var tagPattern = regexp.MustCompile(`^[\w][\w.-]*$`)
+// tagPattern is an OCI tag: up to 128 letters, digits, '_', '.' and '-',
+// not starting with '.' or '-'.
+var tagPattern = bounded{128, regexp.MustCompile(`^[\w][\w.-]*$`)}
 
 // Target is where one image is published: registry/repository under tags.
 type Target struct {
@@ -195,7 +201,7 @@ func (r PublishRequest) Targets() ([]Target, error) {
 		errs = append(errs, errors.New("--tag: at least one tag, e.g. the version or the commit"))
 	}
 	for _, tag := range r.Tags {
-		if !validTag(tag) {
+		if !tagPattern.match(tag) {
 			errs = append(errs, fmt.Errorf("--tag: %s is not a valid tag: up to 128 letters, digits, '_', '.' and '-', not starting with '.' or '-'", fielderr.Quote(tag)))
 		}
 	}

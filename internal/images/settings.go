@@ -29,14 +29,10 @@ const (
 
 var argName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// validWebUser is what COPY --chown takes as a user: a name as useradd
-// allows it (shadow-utils: up to 32 bytes, a trailing $ for machine
-// accounts) or a numeric id.
-func validWebUser(u string) bool { return len(u) <= 32 && webUser.MatchString(u) }
-
-// Lengths are checked apart: a counted repetition ({0,30}) compiles to as
-// many copies, at every start of the module (BenchmarkTheModuleBinaryStarts).
-var webUser = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*\$?$`)
+// webUser is what COPY --chown takes as a user: a name as useradd allows
+// it (shadow-utils: up to 32 bytes, a trailing $ for machine accounts) or
+// a numeric id.
+var webUser = bounded{32, regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*\$?$`)}
 
 // BuildArgs are the build arguments every image gets: SOURCES_PATH exactly
 // as the interface says for kind, then the user's --build-arg NAME=VALUE,
@@ -82,7 +78,7 @@ func checkArg(name, value string) error {
 	case ArgFrontendBase, ArgBackendBase, ArgCodeAsDataBase:
 		return imageref.ValidateDeployable(value)
 	case ArgWebUser:
-		if !validWebUser(value) {
+		if !webUser.match(value) {
 			return errors.New("one user name or numeric id (letters, digits, '.', '_', '-', not starting with '.' or '-', up to 32), without a group (the group is root)")
 		}
 	case ArgDocumentRoot:
