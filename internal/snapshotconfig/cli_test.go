@@ -71,15 +71,22 @@ func TestScrubCredentialsLeavesEveryOtherByte(t *testing.T) {
 func FuzzScrubCredentials(f *testing.F) {
 	f.Add(withGit, "ghp_SECRET42")
 	f.Add(`{"repo":"https://a:b@c"}`, "b")
+	// An open literal whose query the appended quote closes: the text's part
+	// of the output is shorter than the text scrubbed alone (CI's fuzzing
+	// found this; the property once sliced the output at the latter's length).
+	f.Add(`{"repo":"https://git.example.com/r.git?private_token=glpat-0123456789abcdefghij0123456789abcdefghij`, "tok3n")
 	f.Fuzz(func(t *testing.T, text, token string) {
 		if len(token) < 4 {
 			return
 		}
-		// A token placed as user-info of any https address is gone afterwards.
+		// A token placed as user-info of an https address after any text is
+		// gone afterwards, however the text ends (an open literal, a
+		// backslash, half an address). Where the text itself holds the token
+		// nothing is claimed: the text is not an address.
 		doc := text + ` "https://` + token + `@git.example.com/r.git"`
 		out := string(ScrubCredentials([]byte(doc)))
-		if validUserinfo(token) {
-			assert.NotContains(t, out[len(ScrubCredentials([]byte(text))):], token+"@")
+		if validUserinfo(token) && !strings.Contains(text, token) {
+			assert.NotContains(t, out, token+"@")
 		}
 	})
 }
