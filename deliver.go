@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/images"
 	"dagger/lowcode-pipeline/internal/nodebuild"
@@ -122,7 +124,8 @@ func (m *LowcodePipeline) Deliver(
 	checks := deliveryCheck{codeAsData: codeAsData, toolkit: toolkit, codeAsDataArg: codeAsDataArg, drawPackage: drawPackage,
 		repository: repository, tag: tag, platform: platform, registryUsername: registryUsername, hasPassword: registryPassword != nil,
 		created: created, label: label, webhookUrl: webhookUrl, allowHTTP: allowHttp}
-	if err := checks.run(ctx, payload, webhookToken, webhookCaCert); err != nil {
+	in, err := checks.run(ctx, payload, webhookToken, webhookCaCert)
+	if err != nil {
 		return nil, err
 	}
 	// What publish needs beside the build does not depend on the install:
@@ -144,14 +147,17 @@ func (m *LowcodePipeline) Deliver(
 	if err != nil {
 		return nil, err
 	}
-	p, err := inStep(ctx, &steps, "payload", func(ctx context.Context) (*Payload, error) {
-		return composePayload(ctx, payload, "--payload", rel.payloadOptions())
+	// The payload and the deployment use what the check read: the file and
+	// the token checked are the ones sent, read once.
+	p, err := inStep(ctx, &steps, "payload", func(context.Context) (*Payload, error) {
+		return newPayload(in.payloadBase, rel.payloadOptions())
 	})
 	if err != nil {
 		return nil, err
 	}
 	rec, err := inStep(ctx, &steps, "deploy", func(ctx context.Context) (*Receipt, error) {
-		return p.Deploy(ctx, webhookUrl, webhookToken, allowHttp, "", "", defaultConnectAttempts, webhookCaCert)
+		return deployPayload(ctx, []byte(p.Json), deployRequest{url: webhookUrl, token: in.token, allowHTTP: allowHttp,
+			connectAttempts: defaultConnectAttempts, caPEM: in.caPEM})
 	})
 	if err != nil {
 		return nil, err
@@ -190,28 +196,46 @@ type deliveryCheck struct {
 	allowHTTP        bool
 }
 
-// run reads the files and the secret the checks need, then checks.
-func (c deliveryCheck) run(ctx context.Context, payloadFile *dagger.File, webhookToken *dagger.Secret, webhookCaCert *dagger.File) error {
-	token, err := webhookToken.Plaintext(ctx)
-	if err != nil {
-		return fmt.Errorf("read --webhook-token: %w", err)
-	}
-	var caPEM, base []byte
-	if webhookCaCert != nil {
-		text, err := webhookCaCert.Contents(ctx)
+// deliveryInputs is what deliver reads of its files and its secret, once:
+// checked first, then used by the steps.
+type deliveryInputs struct {
+	token       string // --webhook-token
+	caPEM       []byte // --webhook-ca-cert
+	payloadBase []byte // --payload; nil: the reference default
+}
+
+// run reads the files and the secret the checks need, concurrently (each an
+// engine round trip), then checks.
+func (c deliveryCheck) run(ctx context.Context, payloadFile *dagger.File, webhookToken *dagger.Secret, webhookCaCert *dagger.File) (deliveryInputs, error) {
+	var in deliveryInputs
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		token, err := webhookToken.Plaintext(gctx)
 		if err != nil {
-			return fmt.Errorf("read --webhook-ca-cert: %w", err)
+			return fmt.Errorf("read --webhook-token: %w", err)
 		}
-		caPEM = []byte(text)
-	}
-	if payloadFile != nil {
-		text, err := payloadFile.Contents(ctx)
-		if err != nil {
-			return fmt.Errorf("read --payload: %w", err)
+		in.token = token
+		return nil
+	})
+	readFile := func(f *dagger.File, flag string, into *[]byte) {
+		if f == nil {
+			return
 		}
-		base = []byte(text)
+		g.Go(func() error {
+			text, err := f.Contents(gctx)
+			if err != nil {
+				return fmt.Errorf("read %s: %w", flag, err)
+			}
+			*into = []byte(text)
+			return nil
+		})
 	}
-	return c.check(token, caPEM, base)
+	readFile(webhookCaCert, "--webhook-ca-cert", &in.caPEM)
+	readFile(payloadFile, "--payload", &in.payloadBase)
+	if err := g.Wait(); err != nil {
+		return deliveryInputs{}, err
+	}
+	return in, c.check(in.token, in.caPEM, in.payloadBase)
 }
 
 // check runs, all at once, the checks publish, payload and deploy make of

@@ -76,7 +76,7 @@ func (m *LowcodePipeline) Payload(
 	// +optional
 	codeAsDataRef string,
 ) (*Payload, error) {
-	return composePayload(ctx, from, "--from", payload.Options{FrontendImage: frontendRef, BackendImages: backendRef, CodeAsDataImage: codeAsDataRef})
+	return composePayload(ctx, from, payload.Options{FrontendImage: frontendRef, BackendImages: backendRef, CodeAsDataImage: codeAsDataRef})
 }
 
 // The deployment payload of this release: the reference default, or one you give, with the release's images
@@ -92,7 +92,7 @@ func (r *Release) Payload(
 	// +optional
 	from *dagger.File,
 ) (*Payload, error) {
-	return composePayload(ctx, from, "--from", r.payloadOptions())
+	return composePayload(ctx, from, r.payloadOptions())
 }
 
 // payloadOptions are the release's images as a payload carries them.
@@ -212,13 +212,13 @@ func (p *Payload) Plan(
 	return out, nil
 }
 
-// composePayload reads the starting payload, if any, and applies opts.
-func composePayload(ctx context.Context, from *dagger.File, flag string, opts payload.Options) (*Payload, error) {
+// composePayload reads the starting payload (--from), if any, and applies opts.
+func composePayload(ctx context.Context, from *dagger.File, opts payload.Options) (*Payload, error) {
 	var base []byte
 	if from != nil {
 		s, err := from.Contents(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", flag, err)
+			return nil, fmt.Errorf("--from: %w", err)
 		}
 		base = []byte(s)
 	}
