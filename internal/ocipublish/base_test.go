@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -308,4 +309,85 @@ func TestAKeptLayerKeepsItsDescriptorsAnnotations(t *testing.T) {
 	m, err := a.(v1.Image).Manifest()
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"org.opencontainers.image.title": "rootfs"}, m.Layers[0].Annotations, "the base layer as the registry describes it")
+}
+
+// indexTarball writes idx as Container.asTarball gives a multi-platform
+// image: a layout whose index names the platform index.
+func indexTarball(t testing.TB, idx v1.ImageIndex) string {
+	t.Helper()
+	dir := t.TempDir()
+	p, err := layout.Write(dir, empty.Index)
+	require.NoError(t, err)
+	require.NoError(t, p.AppendIndex(idx))
+	out := filepath.Join(t.TempDir(), "image.tar")
+	tartest.Pack(t, dir, out)
+	return out
+}
+
+func TestNormalizedWritesAPlatformIndexWithExactlyItsBlobs(t *testing.T) {
+	arm64 := v1.Platform{OS: "linux", Architecture: "arm64"}
+	var bases []v1.Image
+	built := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	baseIdx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for _, p := range []v1.Platform{amd64, arm64} {
+		base := baseImage(t, p)
+		bases = append(bases, base)
+		built = mutate.AppendManifests(built, mutate.IndexAddendum{Add: onBase(t, base, commit.Add(time.Hour)), Descriptor: v1.Descriptor{Platform: &p}})
+		baseIdx = mutate.AppendManifests(baseIdx, mutate.IndexAddendum{Add: base, Descriptor: v1.Descriptor{Platform: &p}})
+	}
+	// an attestation manifest, as BuildKit adds one: it names the digests
+	// before normalizing, so it is left out, and its blobs with it
+	attestation, err := mutate.AppendLayers(empty.Image, static.NewLayer([]byte(`{"predicateType":"https://spdx.dev/Document"}`), types.OCILayer))
+	require.NoError(t, err)
+	unknown := v1.Platform{OS: "unknown", Architecture: "unknown"}
+	built = mutate.AppendManifests(built, mutate.IndexAddendum{Add: attestation, Descriptor: v1.Descriptor{Platform: &unknown,
+		Annotations: map[string]string{"vnd.docker.reference.type": "attestation-manifest"}}})
+
+	out := filepath.Join(t.TempDir(), "out")
+	var warn strings.Builder
+	require.NoError(t, Normalized(Prepare{Kind: "backend", Tarball: indexTarball(t, built), Created: commit, Platforms: []string{"linux/amd64", "linux/arm64"},
+		BaseTarball: indexTarball(t, baseIdx)}, t.TempDir(), out, &warn))
+	assert.Empty(t, warn.String(), "both platforms' bases are read")
+
+	a, err := Load(out)
+	require.NoError(t, err)
+	idx, ok := a.(v1.ImageIndex)
+	require.True(t, ok, "a platform index, as asked")
+	require.NoError(t, validate.Index(idx), "every blob of both platforms there, each as its digest says")
+	d, err := idx.Digest()
+	require.NoError(t, err)
+	im, err := idx.IndexManifest()
+	require.NoError(t, err)
+	require.Len(t, im.Manifests, 2, "the two platforms, no attestation")
+	want := []string{"index.json", "oci-layout", "blobs/sha256/" + d.Hex}
+	for i, desc := range im.Manifests {
+		img, err := idx.Image(desc.Digest)
+		require.NoError(t, err)
+		m, err := img.Manifest()
+		require.NoError(t, err)
+		want = append(want, "blobs/sha256/"+desc.Digest.Hex, "blobs/sha256/"+m.Config.Digest.Hex)
+		for _, l := range m.Layers {
+			want = append(want, "blobs/sha256/"+l.Digest.Hex)
+		}
+		baseLayers, err := bases[i].Layers()
+		require.NoError(t, err)
+		baseLayer, err := baseLayers[0].Digest()
+		require.NoError(t, err)
+		assert.Equal(t, baseLayer, m.Layers[0].Digest, "%s keeps its own base's layer", desc.Platform.Architecture)
+	}
+	var got []string
+	require.NoError(t, filepath.WalkDir(out, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			rel, _ := filepath.Rel(out, p)
+			got = append(got, filepath.ToSlash(rel))
+		}
+		return err
+	}))
+	slices.Sort(want)
+	want = slices.Compact(want) // the platforms' build layers are the same bytes: one blob
+	assert.ElementsMatch(t, want, got, "the normalized index's blobs and nothing else: not the build's manifests, not the attestation's")
+
+	inMemory, err := Normalize("backend", built, Options{Epoch: commit, Platforms: []string{"linux/amd64", "linux/arm64"}, Bases: basesOf(t, bases...)})
+	require.NoError(t, err)
+	assert.Equal(t, digestOf(t, inMemory), d.String(), "the same index as normalizing in memory gives")
 }
