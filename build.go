@@ -204,19 +204,30 @@ func install(ctx context.Context, source *dagger.Directory, nodeImage string, np
 	if err := nodebuild.CheckImage(nodeImage); err != nil {
 		return nil, err
 	}
-	data, err := source.File(nodebuild.ManifestFile).Contents(ctx)
-	if err != nil {
-		return nil, errors.New("no package.json at the root of the source directory: pass the project with --source")
+	// three reads that need none of the others' answers: each an engine
+	// round trip on the way to the install, so at once
+	var (
+		data    string
+		root    []string
+		project *dagger.Directory // the inputs come from the scrubbed project: a script's whole project holds no snapshot token either
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		if data, err = source.File(nodebuild.ManifestFile).Contents(gctx); err != nil {
+			return errors.New("no package.json at the root of the source directory: pass the project with --source")
+		}
+		return nil
+	})
+	g.Go(func() (err error) { root, err = source.Entries(gctx); return err })
+	g.Go(func() (err error) { project, err = scrubbed(gctx, source, config); return err })
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	manifest, err := nodebuild.ParseManifest([]byte(data))
 	if err != nil {
 		return nil, err
 	}
 	if err := manifest.RequireScripts(required...); err != nil {
-		return nil, err
-	}
-	root, err := source.Entries(ctx)
-	if err != nil {
 		return nil, err
 	}
 	workspaces, err := listWorkspaces(ctx, source, manifest)
@@ -228,12 +239,6 @@ func install(ctx context.Context, source *dagger.Directory, nodeImage string, np
 		return nil, err
 	}
 	nodeImage = nodebuild.ImageOrDefault(nodeImage)
-	// the inputs come from the scrubbed project: a script's whole project
-	// holds no snapshot token either
-	project, err := scrubbed(ctx, source, config)
-	if err != nil {
-		return nil, err
-	}
 	if len(inputs) == 1 && inputs[0].Path == "." { // the whole project (nodebuild.InstallInputs)
 		// the project as the install left it, as in a checkout: no copy
 		// over it undoes what npm did to its files (a command's mode)
@@ -316,21 +321,31 @@ func scrubbed(ctx context.Context, source *dagger.Directory, config string) (*da
 	if config != "" && config != snapshotconfig.DefaultPath {
 		rewrites = append(rewrites, rewrite{config, snapshotconfig.ScrubCredentials})
 	}
-	for _, r := range rewrites {
-		p := r.path
-		ok, err := source.Exists(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			continue
-		}
-		data, err := source.File(p).Contents(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if clean := r.clean([]byte(data)); string(clean) != data {
-			source = source.WithNewFile(p, string(clean))
+	// read concurrently (engine round trips), applied in that order
+	cleaned := make([]*string, len(rewrites))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, r := range rewrites {
+		g.Go(func() error {
+			ok, err := source.Exists(gctx, r.path)
+			if err != nil || !ok {
+				return err
+			}
+			data, err := source.File(r.path).Contents(gctx)
+			if err != nil {
+				return err
+			}
+			if clean := string(r.clean([]byte(data))); clean != data {
+				cleaned[i] = &clean
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for i, r := range rewrites {
+		if cleaned[i] != nil {
+			source = source.WithNewFile(r.path, *cleaned[i])
 		}
 	}
 	return source, nil
