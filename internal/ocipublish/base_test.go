@@ -177,16 +177,36 @@ func fileTimes(t *testing.T, l v1.Layer) []string {
 	}
 }
 
-// layoutTarball writes img as Container.asTarball gives it.
-func layoutTarball(t testing.TB, img v1.Image) string {
+// layoutTarball writes a as Container.asTarball gives it: a layout whose
+// index names the image, or the platform index of a multi-platform image.
+func layoutTarball(t testing.TB, a Artifact) string {
 	t.Helper()
 	dir := t.TempDir()
 	p, err := layout.Write(dir, empty.Index)
 	require.NoError(t, err)
-	require.NoError(t, p.AppendImage(img))
+	switch a := a.(type) {
+	case v1.ImageIndex:
+		require.NoError(t, p.AppendIndex(a))
+	case v1.Image:
+		require.NoError(t, p.AppendImage(a))
+	}
 	out := filepath.Join(t.TempDir(), "image.tar")
 	tartest.Pack(t, dir, out)
 	return out
+}
+
+// filesUnder are the files under dir, as slash paths relative to it.
+func filesUnder(t *testing.T, dir string) []string {
+	t.Helper()
+	var got []string
+	require.NoError(t, filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			got = append(got, filepath.ToSlash(rel))
+		}
+		return err
+	}))
+	return got
 }
 
 func TestNormalizedKeepsTheBaseItIsGivenAndWarnsOfOneItCannotRead(t *testing.T) {
@@ -271,15 +291,7 @@ func TestNormalizedLeavesALayoutOfTheNormalizedImageAlone(t *testing.T) {
 			for _, l := range m.Layers {
 				want = append(want, "blobs/sha256/"+l.Digest.Hex)
 			}
-			var got []string
-			require.NoError(t, filepath.WalkDir(out, func(p string, e fs.DirEntry, err error) error {
-				if err == nil && !e.IsDir() {
-					rel, _ := filepath.Rel(out, p)
-					got = append(got, filepath.ToSlash(rel))
-				}
-				return err
-			}))
-			assert.ElementsMatch(t, want, got, "the normalized image's blobs and nothing the build's image had beside")
+			assert.ElementsMatch(t, want, filesUnder(t, out), "the normalized image's blobs and nothing the build's image had beside")
 			assert.Equal(t, digestOf(t, mustNormalize(t, built, base)), d.String(), "the same image as normalizing in memory gives")
 		})
 	}
@@ -311,19 +323,6 @@ func TestAKeptLayerKeepsItsDescriptorsAnnotations(t *testing.T) {
 	assert.Equal(t, map[string]string{"org.opencontainers.image.title": "rootfs"}, m.Layers[0].Annotations, "the base layer as the registry describes it")
 }
 
-// indexTarball writes idx as Container.asTarball gives a multi-platform
-// image: a layout whose index names the platform index.
-func indexTarball(t testing.TB, idx v1.ImageIndex) string {
-	t.Helper()
-	dir := t.TempDir()
-	p, err := layout.Write(dir, empty.Index)
-	require.NoError(t, err)
-	require.NoError(t, p.AppendIndex(idx))
-	out := filepath.Join(t.TempDir(), "image.tar")
-	tartest.Pack(t, dir, out)
-	return out
-}
-
 func TestNormalizedWritesAPlatformIndexWithExactlyItsBlobs(t *testing.T) {
 	arm64 := v1.Platform{OS: "linux", Architecture: "arm64"}
 	var bases []v1.Image
@@ -345,8 +344,8 @@ func TestNormalizedWritesAPlatformIndexWithExactlyItsBlobs(t *testing.T) {
 
 	out := filepath.Join(t.TempDir(), "out")
 	var warn strings.Builder
-	require.NoError(t, Normalized(Prepare{Kind: "backend", Tarball: indexTarball(t, built), Created: commit, Platforms: []string{"linux/amd64", "linux/arm64"},
-		BaseTarball: indexTarball(t, baseIdx)}, t.TempDir(), out, &warn))
+	require.NoError(t, Normalized(Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit, Platforms: []string{"linux/amd64", "linux/arm64"},
+		BaseTarball: layoutTarball(t, baseIdx)}, t.TempDir(), out, &warn))
 	assert.Empty(t, warn.String(), "both platforms' bases are read")
 
 	a, err := Load(out)
@@ -375,17 +374,9 @@ func TestNormalizedWritesAPlatformIndexWithExactlyItsBlobs(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, baseLayer, m.Layers[0].Digest, "%s keeps its own base's layer", desc.Platform.Architecture)
 	}
-	var got []string
-	require.NoError(t, filepath.WalkDir(out, func(p string, e fs.DirEntry, err error) error {
-		if err == nil && !e.IsDir() {
-			rel, _ := filepath.Rel(out, p)
-			got = append(got, filepath.ToSlash(rel))
-		}
-		return err
-	}))
 	slices.Sort(want)
 	want = slices.Compact(want) // the platforms' build layers are the same bytes: one blob
-	assert.ElementsMatch(t, want, got, "the normalized index's blobs and nothing else: not the build's manifests, not the attestation's")
+	assert.ElementsMatch(t, want, filesUnder(t, out), "the normalized index's blobs and nothing else: not the build's manifests, not the attestation's")
 
 	inMemory, err := Normalize("backend", built, Options{Epoch: commit, Platforms: []string{"linux/amd64", "linux/arm64"}, Bases: basesOf(t, bases...)})
 	require.NoError(t, err)
