@@ -36,6 +36,9 @@ func TestToolIsTheCommandTheBinaryIsInstalledAs(t *testing.T) {
 }
 
 func TestInstallCopiesTheRunningBinaryOnce(t *testing.T) {
+	// once per process: a fresh start for this test, whatever ran before it
+	// in the process (go test -count=N runs it again in the same one)
+	install.once, install.err = sync.Once{}, nil
 	dir := t.TempDir()
 	require.NoError(t, Install(dir))
 	self, err := os.Executable()
