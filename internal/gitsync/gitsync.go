@@ -113,41 +113,22 @@ func Sync(ctx context.Context, o Options) (*Result, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	dir := o.WorkDir
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "gitsync-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(tmp)
-		dir = filepath.Join(tmp, "repo")
+	dir, cleanup, err := workDir(o)
+	if err != nil {
+		return nil, err
 	}
+	defer cleanup()
 	res := &Result{OutputDir: o.OutputDir, Branch: o.Branch}
 	if err := g.checkout(ctx, dir, o); err != nil {
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
 		res.Attempts = attempt
-		if attempt > 1 {
-			if _, err := g.run(ctx, dir, "fetch", "--quiet", "--depth", "1", "origin", "refs/heads/"+o.Branch); err != nil {
-				return nil, fmt.Errorf("fetch the new tip of %q: %w", o.Branch, err)
-			}
-			if _, err := g.run(ctx, dir, "reset", "--quiet", "--hard", "FETCH_HEAD"); err != nil {
-				return nil, err
-			}
-		}
-		if len(snapshot) > 0 {
-			if err := g.guardDeletions(ctx, dir, o, snapshot); err != nil {
-				return nil, err
-			}
-		}
-		if err := replace(dir, o.OutputDir, o.Snapshot); err != nil {
+		changed, err := g.stage(ctx, dir, o, snapshot, attempt)
+		if err != nil {
 			return nil, err
 		}
-		if _, err := g.run(ctx, dir, "add", "--all", "--", o.OutputDir); err != nil {
-			return nil, err
-		}
-		if _, err := g.run(ctx, dir, "diff", "--cached", "--quiet"); err == nil {
+		if !changed {
 			res.Commit = g.head(ctx, dir)
 			o.Logf("%s: no change in %s, nothing committed", o.Branch, o.OutputDir)
 			return res, nil
@@ -174,6 +155,47 @@ func Sync(ctx context.Context, o Options) (*Result, error) {
 		}
 		o.Logf("%s moved while the snapshot was committed (attempt %d of %d): applying it again on the new tip", o.Branch, attempt, o.MaxAttempts)
 	}
+}
+
+// workDir is where the branch is checked out: o.WorkDir, or a temporary
+// folder that cleanup removes.
+func workDir(o Options) (dir string, cleanup func(), err error) {
+	if o.WorkDir != "" {
+		return o.WorkDir, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "gitsync-")
+	if err != nil {
+		return "", nil, err
+	}
+	return filepath.Join(tmp, "repo"), func() { os.RemoveAll(tmp) }, nil
+}
+
+// stage puts the snapshot in the index on the branch's tip (fetched anew
+// after a rejected push) and says whether the tree changed.
+func (g *git) stage(ctx context.Context, dir string, o Options, snapshot map[string]bool, attempt int) (changed bool, err error) {
+	if attempt > 1 {
+		if _, err := g.run(ctx, dir, "fetch", "--quiet", "--depth", "1", "origin", "refs/heads/"+o.Branch); err != nil {
+			return false, fmt.Errorf("fetch the new tip of %q: %w", o.Branch, err)
+		}
+		if _, err := g.run(ctx, dir, "reset", "--quiet", "--hard", "FETCH_HEAD"); err != nil {
+			return false, err
+		}
+	}
+	if len(snapshot) > 0 {
+		if err := g.guardDeletions(ctx, dir, o, snapshot); err != nil {
+			return false, err
+		}
+	}
+	if err := replace(dir, o.OutputDir, o.Snapshot); err != nil {
+		return false, err
+	}
+	if _, err := g.run(ctx, dir, "add", "--all", "--", o.OutputDir); err != nil {
+		return false, err
+	}
+	// diff --quiet exits 1 when the index differs from HEAD; were it to fail
+	// otherwise (the time limit), the commit that follows fails the same way
+	_, err = g.run(ctx, dir, "diff", "--cached", "--quiet")
+	return err != nil, nil
 }
 
 // withDefaults fills in zero values and refuses values that make no sense.
