@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"golang.org/x/sync/errgroup"
 
 	"dagger/lowcode-pipeline/internal/dagger"
@@ -97,7 +99,8 @@ func (b *Build) CodeAsDataImage(
 // and the built platforms before anything is pushed. The three images are
 // built and pushed concurrently; the code-as-data image exactly when the
 // build has code as data. Same commit, same --created: same digests, on
-// any runner.
+// any runner. An image the registry already holds under every tag is not
+// pushed again (a registry service's always is).
 //
 // +cache="never"
 func (b *Build) Publish(
@@ -316,10 +319,12 @@ const (
 // normalize (every time in the image clamped to epoch, the platforms checked
 // before anything is pushed) is an exec the engine caches, since its output
 // depends on its inputs only; push, which reads every tag back at the
-// digest, runs on every call. So a run where nothing changed only pushes
-// (each blob is found in the registry).
+// digest, runs on every call unless the registry already holds the
+// normalized digest under every tag (tagCheck, read while the image builds).
+// So a run where nothing changed starts no container to push.
 func (r *Release) push(ctx context.Context, target images.Target, variants []*dagger.Container, base *dagger.File, epoch time.Time, platforms []string) ([]*PushedImage, error) {
 	const tarball, baseAt, normalizedAt = "/run/lowcode-pipeline/image.tar", "/run/lowcode-pipeline/base.tar", "/run/lowcode-pipeline/normalized"
+	check := r.tagCheck(ctx, target)
 	prep := ocipublish.Prepare{Kind: string(target.Kind), Tarball: tarball, Created: epoch, Platforms: platforms, Verdicts: verdictsDir}
 	tool, err := publishTool()
 	if err != nil {
@@ -339,6 +344,11 @@ func (r *Release) push(ctx context.Context, target images.Target, variants []*da
 		WithNewFile("/run/lowcode-pipeline/prepare.json", string(prepare)).
 		WithExec([]string{"oci-publish", "normalize", "-request", "/run/lowcode-pipeline/prepare.json", "-out", "/out"}).
 		Directory("/out")
+	if check != nil {
+		if refs, err := r.pushedAlready(ctx, target, normalized, check); err != nil || refs != nil {
+			return refs, err
+		}
+	}
 	req := ocipublish.Request{Kind: string(target.Kind), Refs: target.Refs(), Username: r.RegistryUsername, Timeout: publishTimeout}
 	pusher := tool.WithMountedDirectory(normalizedAt, normalized)
 	if r.RegistryPassword != nil {
@@ -363,8 +373,13 @@ func (r *Release) push(ctx context.Context, target images.Target, variants []*da
 	if err := json.Unmarshal([]byte(out), &result); err != nil {
 		return nil, fmt.Errorf("publish the %s image: unreadable result: %w", target.Kind, err)
 	}
+	return pushedImages(result.Pushed)
+}
+
+// pushedImages are the references oci-publish reports, as the release's.
+func pushedImages(pushed []ocipublish.Pushed) ([]*PushedImage, error) {
 	var refs []*PushedImage
-	for _, p := range result.Pushed {
+	for _, p := range pushed {
 		pinned, err := images.ParsePinned(p.Ref)
 		if err != nil {
 			return nil, err
@@ -372,6 +387,69 @@ func (r *Release) push(ctx context.Context, target images.Target, variants []*da
 		refs = append(refs, &PushedImage{Ref: pinned.Ref, Repository: pinned.Repository, Tag: pinned.Tag, Digest: pinned.Digest})
 	}
 	return refs, nil
+}
+
+// tagCheckTimeout bounds the reading of an image's tags in the registry
+// before its push (tagCheck).
+const tagCheckTimeout = 10 * time.Second
+
+// tagsRead is what tagCheck read: the digest every tag holds, or why not.
+type tagsRead struct {
+	held v1.Hash
+	err  error
+}
+
+// tagCheck reads, from the module's own process and starting at once, so
+// while the image builds, the digest the registry holds under each of the
+// target's tags (ocipublish.Tagged, with the push's login). None for a
+// registry run as a Dagger service: only the pushing container reaches it,
+// by the name it is bound under there.
+func (r *Release) tagCheck(ctx context.Context, target images.Target) <-chan tagsRead {
+	if r.RegistryService != nil {
+		return nil
+	}
+	read := make(chan tagsRead, 1)
+	go func() {
+		t := ocipublish.Target{Refs: target.Refs(), Username: r.RegistryUsername, Timeout: tagCheckTimeout}
+		if r.RegistryPassword != nil {
+			password, err := r.RegistryPassword.Plaintext(ctx)
+			if err != nil {
+				read <- tagsRead{err: errors.New("the registry password could not be read")}
+				return
+			}
+			t.Password = password
+		}
+		held, err := ocipublish.Tagged(ctx, t)
+		read <- tagsRead{held: held, err: err}
+	}()
+	return read
+}
+
+// pushedAlready is the target's references when the registry already holds
+// the normalized image under every tag (what check read), so pushing would
+// change nothing; nil when it must be pushed. Either way it says which in the
+// log.
+func (r *Release) pushedAlready(ctx context.Context, target images.Target, normalized *dagger.Directory, check <-chan tagsRead) ([]*PushedImage, error) {
+	index, err := normalized.File("index.json").Contents(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("publish the %s image: %w", target.Kind, explain(err))
+	}
+	digest, err := ocipublish.LayoutDigest([]byte(index))
+	if err != nil {
+		return nil, fmt.Errorf("publish the %s image: %w", target.Kind, err)
+	}
+	var read tagsRead
+	select {
+	case read = <-check:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+	unchanged, why := ocipublish.Unchanged(string(target.Kind), digest, read.held, read.err)
+	fmt.Fprintln(os.Stderr, why)
+	if !unchanged {
+		return nil, nil
+	}
+	return pushedImages(ocipublish.AlreadyPushed(target.Refs(), digest))
 }
 
 // sign signs a pushed digest with cosign, and attests its SBOM when given.

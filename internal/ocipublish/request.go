@@ -19,7 +19,8 @@ import (
 
 // Prepare is the first, cached step of a publish: normalize one image and
 // check its platforms. Its output depends on its inputs only, so the engine
-// keeps it, and a run where nothing changed only pushes.
+// keeps it, and a run where nothing changed at most pushes (not even that
+// when every tag already holds the image: Tagged).
 type Prepare struct {
 	// Kind names the image in messages: frontend, backend, codeasdata.
 	Kind string `json:"kind"`
@@ -38,7 +39,8 @@ type Prepare struct {
 	BaseTarball string `json:"baseTarball,omitempty"`
 }
 
-// Request is the second step, run on every publish: push the prepared image.
+// Request is the second step, run on every publish unless every tag already
+// holds the prepared image (Tagged): push it.
 type Request struct {
 	// Kind names the image in messages.
 	Kind string `json:"kind"`
