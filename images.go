@@ -412,9 +412,11 @@ func (r *Release) tagCheck(ctx context.Context, target images.Target) <-chan tag
 	go func() {
 		t := ocipublish.Target{Refs: target.Refs(), Username: r.RegistryUsername, Timeout: tagCheckTimeout}
 		if r.RegistryPassword != nil {
-			password, err := r.RegistryPassword.Plaintext(ctx)
+			pctx, cancel := context.WithTimeout(ctx, tagCheckTimeout)
+			password, err := r.RegistryPassword.Plaintext(pctx)
+			cancel()
 			if err != nil {
-				read <- tagsRead{err: errors.New("the registry password could not be read")}
+				read <- tagsRead{err: fmt.Errorf("the registry password could not be read within %s", tagCheckTimeout)}
 				return
 			}
 			t.Password = password
