@@ -132,6 +132,7 @@ func (m *LowcodePipeline) Deliver(
 	// fetch it while the install runs.
 	early := readyPublish(ctx, source, buildArg, nodeImage, platform)
 	defer func() { early.Done(err != nil) }()
+	tags := readTags(ctx, checks, registryPassword, registryService)
 	// Each step in a span of its own, and timed; the builds run lazily, in
 	// publish's.
 	var steps []results.StepTime
@@ -142,7 +143,7 @@ func (m *LowcodePipeline) Deliver(
 		return nil, err
 	}
 	rel, err := inStep(ctx, &steps, "publish", func(ctx context.Context) (*Release, error) {
-		return b.Publish(ctx, repository, tag, platform, registryUsername, registryPassword, registryService, created, label)
+		return b.publish(ctx, repository, tag, platform, registryUsername, registryPassword, registryService, created, label, tags)
 	})
 	if err != nil {
 		return nil, err
@@ -245,10 +246,7 @@ func (c deliveryCheck) run(ctx context.Context, payloadFile *dagger.File, webhoo
 // checks run first thing in build.
 func (c deliveryCheck) check(token string, caPEM, payloadBase []byte) error {
 	var errs []error
-	// build reports a bad --code-as-data itself
-	cad, _ := nodebuild.CodeAsDataStep(string(c.codeAsData), c.toolkit, c.codeAsDataArg)
-	targets, err := images.PublishRequest{Repository: c.repository, HasCodeAsData: cad != nil, Tags: c.tag, Platforms: platformNames(c.platform),
-		Username: c.registryUsername, HasPassword: c.hasPassword}.Targets()
+	targets, err := c.targets()
 	errs = append(errs, err)
 	epoch, err := images.ParseCreated(c.created)
 	errs = append(errs, err)
@@ -266,6 +264,31 @@ func (c deliveryCheck) check(token string, caPEM, payloadBase []byte) error {
 	_, err = prepareWebhook(deployRequest{url: c.webhookUrl, token: token, allowHTTP: c.allowHTTP, caPEM: caPEM})
 	errs = append(errs, err)
 	return errors.Join(errs...)
+}
+
+// targets are where publish will push: each image's references.
+func (c deliveryCheck) targets() ([]images.Target, error) {
+	// build reports a bad --code-as-data itself
+	cad, _ := nodebuild.CodeAsDataStep(string(c.codeAsData), c.toolkit, c.codeAsDataArg)
+	return images.PublishRequest{Repository: c.repository, HasCodeAsData: cad != nil, Tags: c.tag, Platforms: platformNames(c.platform),
+		Username: c.registryUsername, HasPassword: c.hasPassword}.Targets()
+}
+
+// readTags starts the check of each image's tags in the registry
+// (tagCheck) at once: it runs during the build, and a run where nothing
+// changed does not wait for the registry after it.
+func readTags(ctx context.Context, c deliveryCheck, password *dagger.Secret, service *dagger.Service) map[images.Kind]<-chan tagsRead {
+	targets, err := c.targets()
+	if err != nil {
+		return nil // checked already; publish says it again
+	}
+	checks := map[images.Kind]<-chan tagsRead{}
+	for _, target := range targets {
+		if check := tagCheck(ctx, target, c.registryUsername, password, service); check != nil {
+			checks[target.Kind] = check
+		}
+	}
+	return checks
 }
 
 // readyPublish starts fetching the images the three Dockerfiles start from,

@@ -49,6 +49,8 @@ type Release struct {
 	RegistryPassword *dagger.Secret
 	// +private
 	RegistryService *dagger.Service
+
+	early map[images.Kind]<-chan tagsRead // tags' checks started before publish, by kind (not part of the object)
 }
 
 // PushedImage is one image pushed under one tag
@@ -128,6 +130,14 @@ func (b *Build) Publish(
 	// +optional
 	label []string,
 ) (*Release, error) {
+	return b.publish(ctx, repository, tag, platform, registryUsername, registryPassword, registryService, created, label, nil)
+}
+
+// publish is Publish, with the tags' checks (tagCheck) already started by
+// the caller for some kinds of image (deliver starts them before the build);
+// the others start here.
+func (b *Build) publish(ctx context.Context, repository string, tag []string, platform []dagger.Platform, registryUsername string,
+	registryPassword *dagger.Secret, registryService *dagger.Service, created string, label []string, early map[images.Kind]<-chan tagsRead) (*Release, error) {
 	platforms := platformNames(platform)
 	targets, err := images.PublishRequest{Repository: repository, HasCodeAsData: b.HasCodeAsData, Tags: tag, Platforms: platforms,
 		Username: registryUsername, HasPassword: registryPassword != nil}.Targets()
@@ -156,7 +166,7 @@ func (b *Build) Publish(
 		return nil, err
 	}
 	rel := &Release{Registry: targets[0].Registry(), RegistryUsername: registryUsername, RegistryPassword: registryPassword,
-		RegistryService: registryService, Images: make([]*dagger.Container, len(images.Kinds))}
+		RegistryService: registryService, Images: make([]*dagger.Container, len(images.Kinds)), early: early}
 	pushed := map[images.Kind][]*PushedImage{}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
@@ -324,7 +334,10 @@ const (
 // So a run where nothing changed starts no container to push.
 func (r *Release) push(ctx context.Context, target images.Target, variants []*dagger.Container, base *dagger.File, epoch time.Time, platforms []string) ([]*PushedImage, error) {
 	const tarball, baseAt, normalizedAt = "/run/lowcode-pipeline/image.tar", "/run/lowcode-pipeline/base.tar", "/run/lowcode-pipeline/normalized"
-	check := r.tagCheck(ctx, target)
+	check := r.early[target.Kind]
+	if check == nil {
+		check = tagCheck(ctx, target, r.RegistryUsername, r.RegistryPassword, r.RegistryService)
+	}
 	prep := ocipublish.Prepare{Kind: string(target.Kind), Tarball: tarball, Created: epoch, Platforms: platforms, Verdicts: verdictsDir}
 	tool, err := publishTool()
 	if err != nil {
@@ -404,22 +417,22 @@ type tagsRead struct {
 // target's tags (ocipublish.Tagged, with the push's login). None for a
 // registry run as a Dagger service: only the pushing container reaches it,
 // by the name it is bound under there.
-func (r *Release) tagCheck(ctx context.Context, target images.Target) <-chan tagsRead {
-	if r.RegistryService != nil {
+func tagCheck(ctx context.Context, target images.Target, username string, password *dagger.Secret, service *dagger.Service) <-chan tagsRead {
+	if service != nil {
 		return nil
 	}
 	read := make(chan tagsRead, 1)
 	go func() {
-		t := ocipublish.Target{Refs: target.Refs(), Username: r.RegistryUsername, Timeout: tagCheckTimeout}
-		if r.RegistryPassword != nil {
+		t := ocipublish.Target{Refs: target.Refs(), Username: username, Timeout: tagCheckTimeout}
+		if password != nil {
 			pctx, cancel := context.WithTimeout(ctx, tagCheckTimeout)
-			password, err := r.RegistryPassword.Plaintext(pctx)
+			plain, err := password.Plaintext(pctx)
 			cancel()
 			if err != nil {
 				read <- tagsRead{err: fmt.Errorf("the registry password could not be read within %s", tagCheckTimeout)}
 				return
 			}
-			t.Password = password
+			t.Password = plain
 		}
 		held, err := ocipublish.Tagged(ctx, t)
 		read <- tagsRead{held: held, err: err}

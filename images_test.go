@@ -37,11 +37,44 @@ func TestTagCheckReadsEveryTagOfTheTargetAndNeverAServicesRegistry(t *testing.T)
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	read := <-(&Release{}).tagCheck(ctx, frontend)
+	read := <-tagCheck(ctx, frontend, "", nil, nil)
 	require.NoError(t, read.err)
 	assert.Equal(t, want, read.held, "every tag of the frontend's repository holds the image")
-	read = <-(&Release{}).tagCheck(ctx, targets[1])
-	assert.ErrorContains(t, read.err, host+"/team/app-backend:1.4.0 is not in the registry")
+	read = <-tagCheck(ctx, targets[1], "", nil, nil)
+	assert.ErrorContains(t, read.err, host+"/team/app-backend:")
+	assert.ErrorContains(t, read.err, " is not in the registry", "neither of the backend's tags is there")
 
-	assert.Nil(t, (&Release{RegistryService: &dagger.Service{}}).tagCheck(ctx, frontend), "a registry service is always pushed to")
+	assert.Nil(t, tagCheck(ctx, frontend, "", nil, &dagger.Service{}), "a registry service is always pushed to")
+}
+
+func TestDeliverReadsTheTagsOfEveryImageItWillPush(t *testing.T) {
+	srv := httptest.NewServer(registry.New())
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := deliveryCheck{repository: host + "/team/app-{kind}", tag: []string{"1.4.0"}}
+	for _, tc := range []struct {
+		name  string
+		edit  func(*deliveryCheck)
+		kinds []images.Kind
+	}{
+		{"no code as data", func(*deliveryCheck) {}, []images.Kind{images.Frontend, images.Backend}},
+		{"with code as data", func(c *deliveryCheck) { c.codeAsData, c.toolkit = CodeAsDataKindProject, "@vendor/cli" }, images.Kinds},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := c
+			tc.edit(&c)
+			checks := readTags(ctx, c, nil, nil)
+			require.Len(t, checks, len(tc.kinds))
+			for _, kind := range tc.kinds {
+				require.Contains(t, checks, kind)
+				read := <-checks[kind]
+				assert.ErrorContains(t, read.err, host+"/team/app-"+string(kind)+":1.4.0 is not in the registry")
+			}
+		})
+	}
+	assert.Empty(t, readTags(ctx, c, nil, &dagger.Service{}), "a registry service is always pushed to")
+	c.tag = []string{"bad tag"}
+	assert.Empty(t, readTags(ctx, c, nil, nil), "bad flags: publish reports them")
 }
