@@ -39,10 +39,10 @@ func Load(dir string) (Artifact, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the OCI layout's index: %w", err)
 	}
-	if len(im.Manifests) == 0 {
-		return nil, errors.New("the OCI layout holds no image")
+	root, err := rootOf(im)
+	if err != nil {
+		return nil, err
 	}
-	root := im.Manifests[0]
 	if root.MediaType.IsIndex() {
 		return idx.ImageIndex(root.Digest)
 	}
@@ -279,10 +279,16 @@ func LayoutDigest(indexJSON []byte) (v1.Hash, error) {
 	if err != nil {
 		return v1.Hash{}, fmt.Errorf("read the OCI layout's index: %w", err)
 	}
+	root, err := rootOf(im)
+	return root.Digest, err
+}
+
+// rootOf is the artifact an OCI layout's index names first: its image.
+func rootOf(im *v1.IndexManifest) (v1.Descriptor, error) {
 	if len(im.Manifests) == 0 {
-		return v1.Hash{}, errors.New("the OCI layout holds no image")
+		return v1.Descriptor{}, errors.New("the OCI layout holds no image")
 	}
-	return im.Manifests[0].Digest, nil
+	return im.Manifests[0], nil
 }
 
 // write pushes the artifact whole under the first tag; the others only
