@@ -132,7 +132,7 @@ func (m *LowcodePipeline) Deliver(
 	// fetch it while the install runs.
 	early := readyPublish(ctx, source, buildArg, nodeImage, platform)
 	defer func() { early.Done(err != nil) }()
-	tags := readTags(ctx, checks, registryPassword, registryService)
+	tags := readTags(ctx, in.targets, registryUsername, registryPassword, registryService)
 	// Each step in a span of its own, and timed; the builds run lazily, in
 	// publish's.
 	var steps []results.StepTime
@@ -200,9 +200,10 @@ type deliveryCheck struct {
 // deliveryInputs is what deliver reads of its files and its secret, once:
 // checked first, then used by the steps.
 type deliveryInputs struct {
-	token       string // --webhook-token
-	caPEM       []byte // --webhook-ca-cert
-	payloadBase []byte // --payload; nil: the reference default
+	token       string          // --webhook-token
+	caPEM       []byte          // --webhook-ca-cert
+	payloadBase []byte          // --payload; nil: the reference default
+	targets     []images.Target // where publish will push: each image's references
 }
 
 // run reads the files and the secret the checks need, concurrently (each an
@@ -236,17 +237,25 @@ func (c deliveryCheck) run(ctx context.Context, payloadFile *dagger.File, webhoo
 	if err := g.Wait(); err != nil {
 		return deliveryInputs{}, err
 	}
-	return in, c.check(in.token, in.caPEM, in.payloadBase)
+	targets, err := c.check(in.token, in.caPEM, in.payloadBase)
+	if err != nil {
+		return deliveryInputs{}, err
+	}
+	in.targets = targets
+	return in, nil
 }
 
 // check runs, all at once, the checks publish, payload and deploy make of
 // their flags before they do anything, so that a bad flag fails in a second
 // rather than after the install and the pushes. The payload is composed
 // with the references it will carry, digests unknown yet. Build's own
-// checks run first thing in build.
-func (c deliveryCheck) check(token string, caPEM, payloadBase []byte) error {
+// checks run first thing in build. It returns where publish will push.
+func (c deliveryCheck) check(token string, caPEM, payloadBase []byte) ([]images.Target, error) {
 	var errs []error
-	targets, err := c.targets()
+	// build reports a bad --code-as-data itself
+	cad, _ := nodebuild.CodeAsDataStep(string(c.codeAsData), c.toolkit, c.codeAsDataArg)
+	targets, err := images.PublishRequest{Repository: c.repository, HasCodeAsData: cad != nil, Tags: c.tag, Platforms: platformNames(c.platform),
+		Username: c.registryUsername, HasPassword: c.hasPassword}.Targets()
 	errs = append(errs, err)
 	epoch, err := images.ParseCreated(c.created)
 	errs = append(errs, err)
@@ -263,28 +272,19 @@ func (c deliveryCheck) check(token string, caPEM, payloadBase []byte) error {
 	}
 	_, err = prepareWebhook(deployRequest{url: c.webhookUrl, token: token, allowHTTP: c.allowHTTP, caPEM: caPEM})
 	errs = append(errs, err)
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return targets, nil
 }
 
-// targets are where publish will push: each image's references.
-func (c deliveryCheck) targets() ([]images.Target, error) {
-	// build reports a bad --code-as-data itself
-	cad, _ := nodebuild.CodeAsDataStep(string(c.codeAsData), c.toolkit, c.codeAsDataArg)
-	return images.PublishRequest{Repository: c.repository, HasCodeAsData: cad != nil, Tags: c.tag, Platforms: platformNames(c.platform),
-		Username: c.registryUsername, HasPassword: c.hasPassword}.Targets()
-}
-
-// readTags starts the check of each image's tags in the registry
+// readTags starts the check of each target's tags in the registry
 // (tagCheck) at once: it runs during the build, and a run where nothing
 // changed does not wait for the registry after it.
-func readTags(ctx context.Context, c deliveryCheck, password *dagger.Secret, service *dagger.Service) map[images.Kind]<-chan tagsRead {
-	targets, err := c.targets()
-	if err != nil {
-		return nil // checked already; publish says it again
-	}
+func readTags(ctx context.Context, targets []images.Target, username string, password *dagger.Secret, service *dagger.Service) map[images.Kind]<-chan tagsRead {
 	checks := map[images.Kind]<-chan tagsRead{}
 	for _, target := range targets {
-		if check := tagCheck(ctx, target, c.registryUsername, password, service); check != nil {
+		if check := tagCheck(ctx, target, username, password, service); check != nil {
 			checks[target.Kind] = check
 		}
 	}

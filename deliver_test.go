@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"dagger/lowcode-pipeline/internal/images"
 	"dagger/lowcode-pipeline/internal/results"
 )
 
@@ -20,10 +21,22 @@ func goodDelivery() deliveryCheck {
 
 func TestDeliveryCheckPassesGoodFlags(t *testing.T) {
 	c := goodDelivery()
-	assert.NoError(t, c.check(testToken, nil, nil), "the reference default payload")
-	assert.NoError(t, c.check(testToken, nil, []byte(`{"backends":{"images":[],"deployRules":[{"source":"/backend:","target":"^api$"}]},"codeAsData":{"updateMode":"auto"}}`)), "a payload of the repository's")
+	kinds := func(targets []images.Target) (kinds []images.Kind) {
+		for _, target := range targets {
+			kinds = append(kinds, target.Kind)
+		}
+		return kinds
+	}
+	targets, err := c.check(testToken, nil, nil)
+	require.NoError(t, err, "the reference default payload")
+	assert.Equal(t, []images.Kind{images.Frontend, images.Backend}, kinds(targets), "no code-as-data image without code as data")
+	assert.Equal(t, []string{"registry.example.com/team/app-frontend:1.4.0", "registry.example.com/team/app-frontend:latest"}, targets[0].Refs())
+	_, err = c.check(testToken, nil, []byte(`{"backends":{"images":[],"deployRules":[{"source":"/backend:","target":"^api$"}]},"codeAsData":{"updateMode":"auto"}}`))
+	assert.NoError(t, err, "a payload of the repository's")
 	c.codeAsData, c.toolkit = CodeAsDataKindBricks, "@vendor/cli"
-	assert.NoError(t, c.check(testToken, nil, nil), "with the code-as-data image")
+	targets, err = c.check(testToken, nil, nil)
+	require.NoError(t, err, "with the code-as-data image")
+	assert.Equal(t, images.Kinds, kinds(targets))
 }
 
 func TestDeliveryCheckRefusesBeforeTheBuild(t *testing.T) {
@@ -56,8 +69,9 @@ func TestDeliveryCheckRefusesBeforeTheBuild(t *testing.T) {
 			if tc.base != "" {
 				base = []byte(tc.base)
 			}
-			err := c.check(tc.token, nil, base)
+			targets, err := c.check(tc.token, nil, base)
 			require.Error(t, err)
+			assert.Nil(t, targets, "nothing to push, so no tag to read")
 			for _, w := range tc.want {
 				assert.Contains(t, err.Error(), w)
 			}

@@ -53,7 +53,8 @@ func TestDeliverReadsTheTagsOfEveryImageItWillPush(t *testing.T) {
 	host := strings.TrimPrefix(srv.URL, "http://")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c := deliveryCheck{repository: host + "/team/app-{kind}", tag: []string{"1.4.0"}}
+	c := goodDelivery()
+	c.repository, c.tag = host+"/team/app-{kind}", []string{"1.4.0"}
 	for _, tc := range []struct {
 		name  string
 		edit  func(*deliveryCheck)
@@ -65,16 +66,16 @@ func TestDeliverReadsTheTagsOfEveryImageItWillPush(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := c
 			tc.edit(&c)
-			checks := readTags(ctx, c, nil, nil)
+			targets, err := c.check(testToken, nil, nil)
+			require.NoError(t, err)
+			checks := readTags(ctx, targets, c.registryUsername, nil, nil)
 			require.Len(t, checks, len(tc.kinds))
 			for _, kind := range tc.kinds {
 				require.Contains(t, checks, kind)
 				read := <-checks[kind]
 				assert.ErrorContains(t, read.err, host+"/team/app-"+string(kind)+":1.4.0 is not in the registry")
 			}
+			assert.Empty(t, readTags(ctx, targets, c.registryUsername, nil, &dagger.Service{}), "a registry service is always pushed to")
 		})
 	}
-	assert.Empty(t, readTags(ctx, c, nil, &dagger.Service{}), "a registry service is always pushed to")
-	c.tag = []string{"bad tag"}
-	assert.Empty(t, readTags(ctx, c, nil, nil), "bad flags: publish reports them")
 }
