@@ -13,6 +13,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/distribution/reference"
 
@@ -250,8 +252,11 @@ func CheckCLI(cli string) error {
 	if strings.TrimSpace(cli) == "" {
 		return errors.New("--toolkit: required: the platform toolkit's npm package that npx runs for buildCodeAsData and snapshot, e.g. --toolkit <package>[@version] (examples/app uses its stand-in, platform-cli-standin)")
 	}
-	if strings.ContainsAny(cli, " \t\n") || strings.HasPrefix(cli, "-") {
-		return fmt.Errorf("--toolkit %s: want one npm package name, optionally with @version", fielderr.Quote(cli))
+	// npx takes any package spec (a name, name@version, a tarball's URL), so
+	// only what cannot be one word of it, or would be read as an option, is refused.
+	if strings.IndexFunc(cli, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) || r == utf8.RuneError }) >= 0 ||
+		strings.HasPrefix(cli, "-") {
+		return fmt.Errorf("--toolkit %s: want one npm package name, optionally with @version (no spaces or control characters, not starting with -)", fielderr.Quote(cli))
 	}
 	return nil
 }

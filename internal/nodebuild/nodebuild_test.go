@@ -3,6 +3,8 @@ package nodebuild
 import (
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/distribution/reference"
 	"github.com/stretchr/testify/assert"
@@ -192,5 +194,60 @@ func FuzzCheckImage(f *testing.F) {
 		require.NoError(t, err)
 		assert.NotContains(t, image, " ")
 		assert.NotEmpty(t, reference.Domain(named))
+	})
+}
+
+func TestCheckCLIRefusesWhatIsNotOnePackageSpec(t *testing.T) {
+	for _, tc := range []struct {
+		cli  string
+		want string // "" when accepted
+	}{
+		{"platform-cli-standin", ""},
+		{"@vendor/cli@3.1.0", ""},
+		{"@vendor/cli@^3", ""},
+		{"https://registry.example.com/cli-3.1.0.tgz", ""},
+		{"", "--toolkit: required"},
+		{"   ", "--toolkit: required"},
+		{"cli --evil", "want one npm package name"},
+		{"cli\r", "want one npm package name"},
+		{"cli\u00a0x", "want one npm package name"},
+		{"cli\x00", "want one npm package name"},
+		{"cli\x1b[2J", "want one npm package name"},
+		{"--yes", "not starting with -"},
+		{"cli\xff", "want one npm package name"},
+	} {
+		t.Run(tc.cli, func(t *testing.T) {
+			err := CheckCLI(tc.cli)
+			if tc.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+func FuzzCheckCLI(f *testing.F) {
+	for _, s := range []string{"platform-cli-standin", "@vendor/cli@3.1.0", "cli --evil", "-x", "a\u2028b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, cli string) {
+		err := CheckCLI(cli)
+		if err != nil {
+			assert.True(t, strings.HasPrefix(err.Error(), "--toolkit"), "the error names the flag")
+			assert.Less(t, len(err.Error()), 2*fielderr.MaxValue+400, "the value is cut in the error")
+			return
+		}
+		// accepted: one argument of npx's command line, never an option
+		assert.NotEmpty(t, cli)
+		assert.Equal(t, []string{cli}, strings.Fields(cli), "no whitespace splits it")
+		assert.False(t, strings.HasPrefix(cli, "-"), "not read as an option")
+		assert.True(t, utf8.ValidString(cli), "valid UTF-8")
+		for _, r := range cli {
+			assert.False(t, unicode.IsControl(r), "no control character: %q", r)
+		}
+		cmd, err := SnapshotCommand(cli, "res/snapshot-config.json", "res/snapshot-config.json")
+		require.NoError(t, err)
+		assert.Equal(t, []string{"npx", "--yes", cli, SnapshotVerb}, cmd)
 	})
 }

@@ -300,3 +300,59 @@ func BenchmarkParse20000Entries(b *testing.B) {
 		}
 	}
 }
+
+func TestCheckEnvNameAcceptsWhatAShellReads(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{
+		{"TOOLKIT_TOKEN", true},
+		{"_x1", true},
+		{"npm_config_token", true},
+		{"", false},
+		{"1TOKEN", false},
+		{"TOKEN=x", false},
+		{"TOK EN", false},
+		{"TOKEN\x00", false},
+		{"TOKÉN", false},
+		{"TOKEN-2", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckEnvName("--toolkit-token-env", tc.name)
+			if !tc.ok {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), "--toolkit-token-env ")
+				assert.Contains(t, err.Error(), "not an environment variable name")
+				return
+			}
+			require.NoError(t, err)
+			// what is accepted is a variable the exec's shell reads back
+			cmd := exec.Command("sh", "-c", `printf %s "$`+tc.name+`"`)
+			cmd.Env = []string{tc.name + "=the-value"}
+			out, err := cmd.Output()
+			require.NoError(t, err)
+			assert.Equal(t, "the-value", string(out))
+		})
+	}
+}
+
+func FuzzCheckEnvName(f *testing.F) {
+	for _, s := range []string{"TOOLKIT_TOKEN", "1A", "A=B", "_", "A\nB"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		err := CheckEnvName("--toolkit-token-env", name)
+		if err != nil {
+			assert.True(t, strings.HasPrefix(err.Error(), "--toolkit-token-env "), "the error names the flag")
+			assert.Less(t, len(err.Error()), 2*fielderr.MaxValue+200, "the value is cut in the error")
+			return
+		}
+		// POSIX's portable name: ASCII letters, digits and _, no leading digit
+		require.NotEmpty(t, name)
+		assert.False(t, name[0] >= '0' && name[0] <= '9', "no leading digit")
+		for i := 0; i < len(name); i++ {
+			c := name[i]
+			assert.True(t, c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9', "byte %q", c)
+		}
+	})
+}
