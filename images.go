@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"sync"
@@ -101,8 +102,9 @@ func (b *Build) CodeAsDataImage(
 // and the built platforms before anything is pushed. The three images are
 // built and pushed concurrently; the code-as-data image exactly when the
 // build has code as data. Same commit, same --created: same digests, on
-// any runner. An image the registry already holds under every tag is not
-// pushed again (a registry service's always is).
+// any runner. An image the registry already holds under one of its tags is
+// not pushed again: its other tags are pointed at it (a registry service is
+// always pushed to).
 //
 // +cache="never"
 func (b *Build) Publish(
@@ -330,8 +332,9 @@ const (
 // before anything is pushed) is an exec the engine caches, since its output
 // depends on its inputs only; push, which reads every tag back at the
 // digest, runs on every call unless the registry already holds the
-// normalized digest under every tag (tagCheck, read while the image builds).
-// So a run where nothing changed starts no container to push.
+// normalized digest under one of the tags (tagCheck, read while the image
+// builds; the others are then pointed at it from here: pushedAlready). So a
+// run where nothing changed starts no container to push, new tags or not.
 func (r *Release) push(ctx context.Context, target images.Target, variants []*dagger.Container, base *dagger.File, epoch time.Time, platforms []string) ([]*PushedImage, error) {
 	const tarball, baseAt, normalizedAt = "/run/lowcode-pipeline/image.tar", "/run/lowcode-pipeline/base.tar", "/run/lowcode-pipeline/normalized"
 	check := r.early[target.Kind]
@@ -403,13 +406,15 @@ func pushedImages(pushed []ocipublish.Pushed) ([]*PushedImage, error) {
 }
 
 // tagCheckTimeout bounds the reading of an image's tags in the registry
-// before its push (tagCheck).
+// before its push (tagCheck), and their retag (pushedAlready).
 const tagCheckTimeout = 10 * time.Second
 
-// tagsRead is what tagCheck read: the digest every tag holds, or why not.
+// tagsRead is what tagCheck read: the digest each tag holds, or why not,
+// and the login it read them with.
 type tagsRead struct {
-	held v1.Hash
-	err  error
+	target ocipublish.Target
+	held   []v1.Hash
+	err    error
 }
 
 // tagCheck reads, from the module's own process and starting at once, so
@@ -435,15 +440,16 @@ func tagCheck(ctx context.Context, target images.Target, username string, passwo
 			t.Password = plain
 		}
 		held, err := ocipublish.Tagged(ctx, t)
-		read <- tagsRead{held: held, err: err}
+		read <- tagsRead{target: t, held: held, err: err}
 	}()
 	return read
 }
 
 // pushedAlready is the target's references when the registry already holds
-// the normalized image under every tag (what check read), so pushing would
-// change nothing; nil when it must be pushed. Either way it says which in the
-// log.
+// the normalized image under one of its tags (what check read): under every
+// tag, nothing is done; under some, the others are pointed at it from here
+// (ocipublish.Retag), no container started. nil when it must be pushed, the
+// retag failing included. Either way it says which in the log.
 func (r *Release) pushedAlready(ctx context.Context, target images.Target, normalized *dagger.Directory, check <-chan tagsRead) ([]*PushedImage, error) {
 	index, err := normalized.File("index.json").Contents(ctx)
 	if err != nil {
@@ -459,12 +465,26 @@ func (r *Release) pushedAlready(ctx context.Context, target images.Target, norma
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	}
-	unchanged, why := ocipublish.Unchanged(string(target.Kind), digest, read.held, read.err)
-	fmt.Fprintln(os.Stderr, why)
-	if !unchanged {
+	return withoutPush(ctx, target.Kind, digest, read, os.Stderr)
+}
+
+// withoutPush is pushedAlready's decision once the digest is known: what
+// ocipublish.PlanPush says, the retag done, each step's line in log.
+func withoutPush(ctx context.Context, kind images.Kind, digest v1.Hash, read tagsRead, log io.Writer) ([]*PushedImage, error) {
+	plan := ocipublish.PlanPush(string(kind), digest, read.target.Refs, read.held, read.err)
+	fmt.Fprintln(log, plan.Why)
+	switch {
+	case plan.Push:
 		return nil, nil
+	case len(plan.Retag) > 0:
+		pushed, err := ocipublish.Retag(ctx, read.target, digest, plan.Retag)
+		if err != nil {
+			fmt.Fprintf(log, "the %s image: pushing (the retag failed: %v)\n", kind, err)
+			return nil, nil
+		}
+		return pushedImages(pushed)
 	}
-	return pushedImages(ocipublish.AlreadyPushed(target.Refs(), digest))
+	return pushedImages(ocipublish.AlreadyPushed(read.target.Refs, digest))
 }
 
 // sign signs a pushed digest with cosign, and attests its SBOM when given.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/assert"
@@ -39,10 +40,11 @@ func TestTagCheckReadsEveryTagOfTheTargetAndNeverAServicesRegistry(t *testing.T)
 	defer cancel()
 	read := <-tagCheck(ctx, frontend, "", nil, nil)
 	require.NoError(t, read.err)
-	assert.Equal(t, want, read.held, "every tag of the frontend's repository holds the image")
+	assert.Equal(t, []v1.Hash{want, want}, read.held, "every tag of the frontend's repository holds the image")
+	assert.Equal(t, frontend.Refs(), read.target.Refs, "what a retag would write to")
 	read = <-tagCheck(ctx, targets[1], "", nil, nil)
-	assert.ErrorContains(t, read.err, host+"/team/app-backend:")
-	assert.ErrorContains(t, read.err, " is not in the registry", "neither of the backend's tags is there")
+	require.NoError(t, read.err)
+	assert.Equal(t, []v1.Hash{{}, {}}, read.held, "neither of the backend's tags is there")
 
 	assert.Nil(t, tagCheck(ctx, frontend, "", nil, &dagger.Service{}), "a registry service is always pushed to")
 }
@@ -73,9 +75,65 @@ func TestDeliverReadsTheTagsOfEveryImageItWillPush(t *testing.T) {
 			for _, kind := range tc.kinds {
 				require.Contains(t, checks, kind)
 				read := <-checks[kind]
-				assert.ErrorContains(t, read.err, host+"/team/app-"+string(kind)+":1.4.0 is not in the registry")
+				require.NoError(t, read.err)
+				assert.Equal(t, []string{host + "/team/app-" + string(kind) + ":1.4.0"}, read.target.Refs)
+				assert.Equal(t, []v1.Hash{{}}, read.held, "not in the registry")
 			}
 			assert.Empty(t, readTags(ctx, targets, c.registryUsername, nil, &dagger.Service{}), "a registry service is always pushed to")
 		})
 	}
+}
+
+func TestWithoutPushRetagsWhatTheRegistryHoldsAndElsePushes(t *testing.T) {
+	srv := httptest.NewServer(registry.New())
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	targets, err := images.PublishRequest{Repository: host + "/team/app-{kind}", Tags: []string{"1.5.0", "latest"}}.Targets()
+	require.NoError(t, err)
+	backend := targets[1]
+	img, err := random.Image(512, 2)
+	require.NoError(t, err)
+	latest, err := name.NewTag(backend.Refs()[1])
+	require.NoError(t, err)
+	require.NoError(t, remote.Write(latest, img), "the image is in the registry under latest only")
+	digest, err := img.Digest()
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	var log strings.Builder
+	refs, err := withoutPush(ctx, images.Backend, digest, <-tagCheck(ctx, backend, "", nil, nil), &log)
+	require.NoError(t, err)
+	require.Len(t, refs, 2, "no container to push: both tags reported")
+	for i, ref := range refs {
+		assert.Equal(t, backend.Refs()[i]+"@"+digest.String(), ref.Ref)
+	}
+	assert.Contains(t, log.String(), "pointing "+backend.Refs()[0]+" at it, nothing to push")
+	again := <-tagCheck(ctx, backend, "", nil, nil)
+	assert.Equal(t, []v1.Hash{digest, digest}, again.held, "the new tag holds the image")
+
+	log.Reset()
+	refs, err = withoutPush(ctx, images.Backend, digest, again, &log)
+	require.NoError(t, err)
+	assert.Len(t, refs, 2)
+	assert.Contains(t, log.String(), "every tag already holds "+digest.String()+"; nothing to push")
+
+	other, err := random.Image(512, 1)
+	require.NoError(t, err)
+	changed, err := other.Digest()
+	require.NoError(t, err)
+	log.Reset()
+	refs, err = withoutPush(ctx, images.Backend, changed, again, &log)
+	require.NoError(t, err)
+	assert.Nil(t, refs, "an image no tag holds is pushed")
+	assert.Contains(t, log.String(), "the backend image: pushing (")
+
+	// a read that says a tag holds the image while the registry does not
+	// have it (another run deleted it since): the retag fails, so push
+	log.Reset()
+	stale := tagsRead{target: again.target, held: []v1.Hash{{}, changed}}
+	refs, err = withoutPush(ctx, images.Backend, changed, stale, &log)
+	require.NoError(t, err)
+	assert.Nil(t, refs)
+	assert.Contains(t, log.String(), "the backend image: pushing (the retag failed: read "+host+"/team/app-backend@"+changed.String())
 }

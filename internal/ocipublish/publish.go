@@ -16,8 +16,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
-	"golang.org/x/sync/errgroup"
 
 	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/images"
@@ -220,58 +218,6 @@ func AlreadyPushed(refs []string, digest v1.Hash) []Pushed {
 	return out
 }
 
-// Tagged is the digest the registry serves under every one of t's refs (a
-// HEAD of each, concurrently, with Push's login): when it is the digest of
-// the artifact to push, the registry already has that artifact under every
-// tag, and pushing it again would change nothing (AlreadyPushed says what
-// was pushed). When the refs do not all hold one digest (a tag not there, two
-// tags apart, the registry not answering within t.Timeout, which the error
-// names), the error says why; push then.
-func Tagged(ctx context.Context, t Target) (v1.Hash, error) {
-	if len(t.Refs) == 0 {
-		return v1.Hash{}, errors.New("no reference to read")
-	}
-	if t.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, t.Timeout, fmt.Errorf("the registry did not answer within %s", t.Timeout))
-		defer cancel()
-	}
-	tags := make([]name.Tag, len(t.Refs))
-	for i, ref := range t.Refs {
-		var err error
-		if tags[i], err = t.tag(ref); err != nil {
-			return v1.Hash{}, err
-		}
-	}
-	held := make([]v1.Hash, len(t.Refs))
-	g, gctx := errgroup.WithContext(ctx)
-	for i, ref := range t.Refs {
-		g.Go(func() error {
-			desc, err := remote.Head(tags[i], t.options(gctx)...)
-			var terr *transport.Error
-			switch {
-			case errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound:
-				return fmt.Errorf("%s is not in the registry", ref)
-			case err != nil && context.Cause(ctx) != nil:
-				return fmt.Errorf("read %s: %w", ref, pushErr(ctx, err))
-			case err != nil:
-				return fmt.Errorf("read %s: %s", ref, fielderr.Cut(err.Error(), 300))
-			}
-			held[i] = desc.Digest
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return v1.Hash{}, err
-	}
-	for i := range held[1:] {
-		if held[i+1] != held[0] {
-			return v1.Hash{}, fmt.Errorf("%s holds %s, and %s holds %s", t.Refs[0], held[0], t.Refs[i+1], held[i+1])
-		}
-	}
-	return held[0], nil
-}
-
 // LayoutDigest is the digest of the artifact an OCI layout's index.json
 // names first: the one Load reads, and Push pushes.
 func LayoutDigest(indexJSON []byte) (v1.Hash, error) {
@@ -338,17 +284,4 @@ func ConnectAddress(registry, alias string) string {
 		return alias + registry[i:]
 	}
 	return alias
-}
-
-// Unchanged says whether the push of the kind image, of digest, can be left
-// out, from what Tagged read of its tags (held, or err): only when every tag
-// already holds that digest. why says so in a line for the log, either way.
-func Unchanged(kind string, digest, held v1.Hash, err error) (unchanged bool, why string) {
-	switch {
-	case err != nil:
-		return false, fmt.Sprintf("the %s image: pushing (%v)", kind, err)
-	case held != digest:
-		return false, fmt.Sprintf("the %s image: pushing (its tags hold %s, not %s)", kind, held, digest)
-	}
-	return true, fmt.Sprintf("the %s image: every tag already holds %s; nothing to push", kind, digest)
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"io/fs"
 	"log"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -166,6 +168,33 @@ func BenchmarkTaggedUnchanged(b *testing.B) {
 	require.NoError(b, err)
 	for b.Loop() {
 		if _, err := Tagged(context.Background(), t); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRetagANewTag: what a run pays from the module's process when its
+// image is in the registry under latest and this commit's tag is new: the
+// manifest read once, written under the new tag, read back (after the tags'
+// HEADs of BenchmarkTaggedUnchanged). It replaces the push's container.
+func BenchmarkRetagANewTag(b *testing.B) {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	b.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	latest := host + "/team/app-backend:latest"
+	img, err := mutate.AppendLayers(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON),
+		layer(b, commit, map[string]string{"app/server.mjs": "listen()"}))
+	require.NoError(b, err)
+	pushed, err := Push(context.Background(), img, Target{Refs: []string{latest}, Insecure: true})
+	require.NoError(b, err)
+	digest, err := v1.NewHash(pushed[0].Digest)
+	require.NoError(b, err)
+	i := 0
+	for b.Loop() {
+		i++
+		commitTag := fmt.Sprintf("%s/team/app-backend:commit-%d", host, i)
+		t := Target{Refs: []string{commitTag, latest}, Insecure: true, Timeout: time.Minute}
+		if _, err := Retag(context.Background(), t, digest, []string{commitTag}); err != nil {
 			b.Fatal(err)
 		}
 	}

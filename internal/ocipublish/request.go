@@ -20,7 +20,7 @@ import (
 // Prepare is the first, cached step of a publish: normalize one image and
 // check its platforms. Its output depends on its inputs only, so the engine
 // keeps it, and a run where nothing changed at most pushes (not even that
-// when every tag already holds the image: Tagged).
+// when a tag already holds the image: PlanPush).
 type Prepare struct {
 	// Kind names the image in messages: frontend, backend, codeasdata.
 	Kind string `json:"kind"`
@@ -39,8 +39,8 @@ type Prepare struct {
 	BaseTarball string `json:"baseTarball,omitempty"`
 }
 
-// Request is the second step, run on every publish unless every tag already
-// holds the prepared image (Tagged): push it.
+// Request is the second step, run on every publish unless a tag already
+// holds the prepared image (PlanPush): push it.
 type Request struct {
 	// Kind names the image in messages.
 	Kind string `json:"kind"`

@@ -13,8 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,35 +35,41 @@ func pushedTo(t *testing.T, built time.Time, refs ...string) Artifact {
 	return n
 }
 
-func TestTaggedIsTheDigestEveryTagHoldsOrSaysWhyNot(t *testing.T) {
+func hashOf(t *testing.T, a Artifact) v1.Hash {
+	t.Helper()
+	h, err := a.Digest()
+	require.NoError(t, err)
+	return h
+}
+
+func TestTaggedIsWhatEachTagHolds(t *testing.T) {
 	host := loopbackRegistry(t)
 	ref := func(tag string) string { return host + "/team/frontend:" + tag }
-	first := pushedTo(t, commit, ref("1.0.0"), ref("latest"))
-	second := pushedTo(t, commit.Add(time.Hour), ref("1.1.0"))
+	first := hashOf(t, pushedTo(t, commit, ref("1.0.0"), ref("latest")))
+	second := hashOf(t, pushedTo(t, commit.Add(time.Hour), ref("1.1.0")))
+	none := v1.Hash{}
 	for _, tc := range []struct {
 		name string
 		refs []string
-		want Artifact
-		err  []string
+		want []v1.Hash
+		err  string
 	}{
-		{"every tag at one digest", []string{ref("1.0.0"), ref("latest")}, first, nil},
-		{"one tag", []string{ref("1.1.0")}, second, nil},
-		{"a tag not pushed yet", []string{ref("1.0.0"), ref("2.0.0")}, nil, []string{ref("2.0.0") + " is not in the registry"}},
-		{"a repository not there", []string{host + "/team/other:1"}, nil, []string{host + "/team/other:1 is not in the registry"}},
-		{"tags apart", []string{ref("1.0.0"), ref("1.1.0")}, nil, []string{ref("1.0.0") + " holds " + digestOf(t, first), ref("1.1.0") + " holds " + digestOf(t, second)}},
-		{"a reference without a tag", []string{host + "/team/frontend"}, nil, []string{`reference "` + host + `/team/frontend"`}},
-		{"no reference", nil, nil, []string{"no reference to read"}},
+		{"every tag at one digest", []string{ref("1.0.0"), ref("latest")}, []v1.Hash{first, first}, ""},
+		{"one tag", []string{ref("1.1.0")}, []v1.Hash{second}, ""},
+		{"a tag not pushed yet", []string{ref("1.0.0"), ref("2.0.0")}, []v1.Hash{first, none}, ""},
+		{"a repository not there", []string{host + "/team/other:1"}, []v1.Hash{none}, ""},
+		{"tags apart, in the refs' order", []string{ref("1.1.0"), ref("1.0.0")}, []v1.Hash{second, first}, ""},
+		{"a reference without a tag", []string{host + "/team/frontend"}, nil, `reference "` + host + `/team/frontend"`},
+		{"no reference", nil, nil, "no reference to read"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Tagged(context.Background(), Target{Refs: tc.refs, Insecure: true, Timeout: time.Minute})
-			if tc.want == nil {
-				for _, want := range tc.err {
-					assert.ErrorContains(t, err, want)
-				}
+			if tc.err != "" {
+				assert.ErrorContains(t, err, tc.err)
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, digestOf(t, tc.want), got.String())
+			assert.Equal(t, tc.want, got)
 		})
 	}
 }
@@ -72,7 +83,7 @@ func TestAlreadyPushedIsWhatPushReports(t *testing.T) {
 	require.NoError(t, err)
 	held, err := Tagged(context.Background(), Target{Refs: refs, Insecure: true, Timeout: time.Minute})
 	require.NoError(t, err)
-	assert.Equal(t, pushed, AlreadyPushed(refs, held))
+	assert.Equal(t, pushed, AlreadyPushed(refs, held[0]))
 }
 
 func TestTaggedNamesItsTimeLimit(t *testing.T) {
@@ -111,7 +122,7 @@ func TestTaggedLogsInAsPushDoesAndNeverSaysThePassword(t *testing.T) {
 
 	held, err := Tagged(context.Background(), Target{Refs: refs, Insecure: true, Username: user, Password: password, Timeout: time.Minute})
 	require.NoError(t, err)
-	assert.Equal(t, digestOf(t, n), held.String())
+	assert.Equal(t, []v1.Hash{hashOf(t, n)}, held)
 
 	for _, wrong := range []Target{
 		{Refs: refs, Insecure: true, Timeout: time.Minute},
@@ -146,25 +157,148 @@ func TestLayoutDigestIsTheDigestOfWhatPushPushes(t *testing.T) {
 	}
 }
 
-func TestUnchangedOnlyWhenEveryTagHoldsTheDigest(t *testing.T) {
+func TestPlanPushRetagsWhenAnotherTagHoldsTheDigestAndPushesWhenNone(t *testing.T) {
 	built := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("a", 64)}
 	other := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("b", 64)}
+	none := v1.Hash{}
+	refs := []string{"r.example/team/backend:1.4.0", "r.example/team/backend:latest", "r.example/team/backend:main"}
 	for _, tc := range []struct {
-		name      string
-		held      v1.Hash
-		err       error
-		unchanged bool
-		why       string
+		name  string
+		held  []v1.Hash
+		err   error
+		push  bool
+		retag []string
+		why   string
 	}{
-		{"every tag holds it", built, nil, true, "the backend image: every tag already holds sha256:aaaa"},
-		{"the tags hold another", other, nil, false, "the backend image: pushing (its tags hold sha256:bbbb"},
-		{"the registry not read", v1.Hash{}, errors.New("r/team/b:1 is not in the registry"), false, "the backend image: pushing (r/team/b:1 is not in the registry)"},
-		{"an error wins over a digest", built, errors.New("the registry did not answer within 10s"), false, "pushing (the registry did not answer within 10s)"},
+		{"every tag holds it", []v1.Hash{built, built, built}, nil, false, nil, "the backend image: every tag already holds sha256:aaaa"},
+		{"a new tag beside one that holds it", []v1.Hash{none, built, built}, nil, false, []string{refs[0]},
+			"the backend image: r.example/team/backend:latest already holds sha256:aaaa" + strings.Repeat("a", 60) + "; pointing r.example/team/backend:1.4.0 at it, nothing to push"},
+		{"tags moved and new", []v1.Hash{other, none, built}, nil, false, []string{refs[0], refs[1]}, "pointing r.example/team/backend:1.4.0 (and 1 more) at it"},
+		{"no tag holds it", []v1.Hash{other, none, other}, nil, true, nil,
+			"the backend image: pushing (r.example/team/backend:1.4.0 holds sha256:bbbb" + strings.Repeat("b", 60) + ", not sha256:aaaa"},
+		{"no tag there", []v1.Hash{none, none, none}, nil, true, nil, "pushing (r.example/team/backend:1.4.0 is not in the registry, not sha256:aaaa"},
+		{"the registry not read", nil, errors.New("the registry did not answer within 10s"), true, nil, "the backend image: pushing (the registry did not answer within 10s)"},
+		{"an error wins over the digests", []v1.Hash{built, built, built}, errors.New("read r: 401 Unauthorized"), true, nil, "pushing (read r: 401 Unauthorized)"},
+		{"fewer digests than tags", []v1.Hash{built}, nil, true, nil, "pushing (1 tags read of 3)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			unchanged, why := Unchanged("backend", built, tc.held, tc.err)
-			assert.Equal(t, tc.unchanged, unchanged)
-			assert.Contains(t, why, tc.why)
+			plan := PlanPush("backend", built, refs, tc.held, tc.err)
+			assert.Equal(t, tc.push, plan.Push)
+			if !tc.push {
+				assert.Equal(t, tc.retag, plan.Retag)
+			} else {
+				assert.Empty(t, plan.Retag, "a push writes every tag")
+			}
+			assert.Contains(t, plan.Why, tc.why)
 		})
 	}
+}
+
+func TestRetagLeavesTheRegistryAsPushWould(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		artifact func(t *testing.T) Artifact
+	}{
+		{"an image", func(t *testing.T) Artifact {
+			n, err := Normalize("backend", build(t, commit, amd64), Options{Epoch: commit})
+			require.NoError(t, err)
+			return n
+		}},
+		{"a platform index", func(t *testing.T) Artifact {
+			arm := v1.Platform{OS: "linux", Architecture: "arm64", Variant: "v8"}
+			idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
+				mutate.IndexAddendum{Add: build(t, commit, amd64), Descriptor: v1.Descriptor{Platform: &amd64}},
+				mutate.IndexAddendum{Add: build(t, commit, arm), Descriptor: v1.Descriptor{Platform: &arm}})
+			n, err := Normalize("backend", idx, Options{Epoch: commit, Platforms: []string{"linux/amd64", "linux/arm64"}})
+			require.NoError(t, err)
+			return n
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := tc.artifact(t)
+			digest := hashOf(t, a)
+			host := loopbackRegistry(t)
+			refs := []string{host + "/team/backend:1.5.0", host + "/team/backend:latest", host + "/team/backend:main"}
+			target := Target{Refs: refs, Insecure: true, Timeout: time.Minute}
+			// the image was pushed under latest before; main held an older one
+			_, err := Push(context.Background(), a, Target{Refs: refs[1:2], Insecure: true})
+			require.NoError(t, err)
+			older, err := Normalize("backend", build(t, commit.Add(-time.Hour), amd64), Options{Epoch: commit.Add(-time.Hour)})
+			require.NoError(t, err)
+			_, err = Push(context.Background(), older, Target{Refs: refs[2:], Insecure: true})
+			require.NoError(t, err)
+
+			held, err := Tagged(context.Background(), target)
+			plan := PlanPush("backend", digest, refs, held, err)
+			require.False(t, plan.Push, plan.Why)
+			require.Equal(t, []string{refs[0], refs[2]}, plan.Retag)
+			got, err := Retag(context.Background(), target, digest, plan.Retag)
+			require.NoError(t, err)
+
+			// what Push reports, and the registry serves, after a push of the same artifact to a fresh registry
+			other := loopbackRegistry(t)
+			var otherRefs []string
+			for _, ref := range refs {
+				otherRefs = append(otherRefs, other+strings.TrimPrefix(ref, host))
+			}
+			want, err := Push(context.Background(), a, Target{Refs: otherRefs, Insecure: true})
+			require.NoError(t, err)
+			for i := range want {
+				assert.Equal(t, strings.TrimPrefix(want[i].Ref, other), strings.TrimPrefix(got[i].Ref, host))
+				assert.Equal(t, want[i].Digest, got[i].Digest)
+			}
+			after, err := Tagged(context.Background(), target)
+			require.NoError(t, err)
+			assert.Equal(t, []v1.Hash{digest, digest, digest}, after, "every tag serves the digest")
+			if idx, ok := a.(v1.ImageIndex); ok {
+				tag, err := name.NewTag(refs[0], name.Insecure)
+				require.NoError(t, err)
+				pulled, err := remote.Index(tag)
+				require.NoError(t, err)
+				im, err := pulled.IndexManifest()
+				require.NoError(t, err)
+				want, err := idx.IndexManifest()
+				require.NoError(t, err)
+				assert.Equal(t, want.Manifests, im.Manifests, "the index, with each platform's manifest")
+			}
+		})
+	}
+}
+
+func TestRetagSaysWhatFailedWithinItsTimeLimitAndNeverThePassword(t *testing.T) {
+	const user, password = "ci", "hunter2-registry-secret"
+	srv := httptest.NewServer(basicAuth(registry.New(), user, password))
+	t.Cleanup(srv.Close)
+	u, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	refs := []string{u.Host + "/team/frontend:1.5.0", u.Host + "/team/frontend:latest"}
+	n, err := Normalize("frontend", build(t, commit, amd64), Options{Epoch: commit})
+	require.NoError(t, err)
+	login := Target{Refs: refs, Insecure: true, Username: user, Password: password, Timeout: time.Minute}
+	_, err = Push(context.Background(), n, Target{Refs: refs[1:], Insecure: true, Username: user, Password: password})
+	require.NoError(t, err)
+
+	unknown := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("c", 64)}
+	_, err = Retag(context.Background(), login, unknown, refs[:1])
+	assert.ErrorContains(t, err, "read "+u.Host+"/team/frontend@"+unknown.String(), "a digest the repository does not hold")
+	for _, wrong := range []Target{
+		{Refs: refs, Insecure: true, Timeout: time.Minute},
+		{Refs: refs, Insecure: true, Username: user, Password: password + "-not", Timeout: time.Minute},
+	} {
+		_, err := Retag(context.Background(), wrong, hashOf(t, n), refs[:1])
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "401 Unauthorized")
+		assert.NotContains(t, err.Error(), password)
+	}
+	held, err := Tagged(context.Background(), login)
+	require.NoError(t, err)
+	assert.Equal(t, v1.Hash{}, held[0], "nothing was tagged by a failed retag")
+
+	hang := make(httpHang)
+	slow := httptest.NewServer(hang)
+	t.Cleanup(func() { close(hang); slow.Close() })
+	h, err := url.Parse(slow.URL)
+	require.NoError(t, err)
+	_, err = Retag(context.Background(), Target{Refs: []string{h.Host + "/team/frontend:1"}, Insecure: true, Timeout: 200 * time.Millisecond}, hashOf(t, n), []string{h.Host + "/team/frontend:2"})
+	assert.ErrorContains(t, err, "the tagging did not finish within 200ms")
 }

@@ -1346,8 +1346,9 @@ type LowcodePipelineBuildPublishOpts struct {
 // and the built platforms before anything is pushed. The three images are
 // built and pushed concurrently; the code-as-data image exactly when the
 // build has code as data. Same commit, same --created: same digests, on
-// any runner. An image the registry already holds under every tag is not
-// pushed again (a registry service's always is).
+// any runner. An image the registry already holds under one of its tags is
+// not pushed again: its other tags are pointed at it (a registry service is
+// always pushed to).
 func (r *LowcodePipelineBuild) Publish(repository string, tag []string, opts ...LowcodePipelineBuildPublishOpts) *LowcodePipelineRelease { // lowcode-pipeline (../../:0:0)
 	q := r.query.Select("publish")
 	for i := len(opts) - 1; i >= 0; i-- {

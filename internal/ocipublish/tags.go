@@ -1,0 +1,176 @@
+package ocipublish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	"golang.org/x/sync/errgroup"
+
+	"dagger/lowcode-pipeline/internal/fielderr"
+)
+
+// Tagged is what the registry serves under each of t's refs, in their
+// order (a HEAD of each, concurrently, with Push's login): a digest, or the
+// zero Hash where the tag is not there. It fails when the registry cannot be
+// read: a refused login, a ref without a tag, no answer within t.Timeout
+// (which the error names).
+func Tagged(ctx context.Context, t Target) ([]v1.Hash, error) {
+	if len(t.Refs) == 0 {
+		return nil, errors.New("no reference to read")
+	}
+	if t.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, t.Timeout, fmt.Errorf("the registry did not answer within %s", t.Timeout))
+		defer cancel()
+	}
+	tags, err := t.tags(t.Refs)
+	if err != nil {
+		return nil, err
+	}
+	held := make([]v1.Hash, len(t.Refs))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, ref := range t.Refs {
+		g.Go(func() error {
+			desc, err := remote.Head(tags[i], t.options(gctx)...)
+			var terr *transport.Error
+			switch {
+			case errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound:
+				return nil
+			case err != nil && context.Cause(ctx) != nil:
+				return fmt.Errorf("read %s: %w", ref, pushErr(ctx, err))
+			case err != nil:
+				return fmt.Errorf("read %s: %s", ref, fielderr.Cut(err.Error(), 300))
+			}
+			held[i] = desc.Digest
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return held, nil
+}
+
+// tags are refs as go-containerregistry reaches them.
+func (t Target) tags(refs []string) ([]name.Tag, error) {
+	tags := make([]name.Tag, len(refs))
+	for i, ref := range refs {
+		var err error
+		if tags[i], err = t.tag(ref); err != nil {
+			return nil, err
+		}
+	}
+	return tags, nil
+}
+
+// Plan is what publishing an artifact comes to, from what its tags hold.
+type Plan struct {
+	// Push: the repository is not known to hold the artifact: push it.
+	Push bool
+	// Retag are the refs to point at the artifact, which another of its
+	// refs holds already: the repository has it whole (a registry takes a
+	// manifest only once it has what the manifest names), so only these
+	// tags move (Retag).
+	Retag []string
+	// Why says which, in a line for the log.
+	Why string
+}
+
+// PlanPush decides how the kind image of digest reaches refs, from what
+// Tagged read of them (held, or err): nothing to do when every tag holds
+// the digest; a retag when some do; a push otherwise, or when they could not
+// be read.
+func PlanPush(kind string, digest v1.Hash, refs []string, held []v1.Hash, err error) Plan {
+	if err == nil && len(held) != len(refs) {
+		err = fmt.Errorf("%d tags read of %d", len(held), len(refs))
+	}
+	if err != nil {
+		return Plan{Push: true, Why: fmt.Sprintf("the %s image: pushing (%v)", kind, err)}
+	}
+	holder, retag := -1, []string(nil)
+	for i, h := range held {
+		switch {
+		case h != digest:
+			retag = append(retag, refs[i])
+		case holder < 0:
+			holder = i
+		}
+	}
+	switch {
+	case holder < 0:
+		return Plan{Push: true, Why: fmt.Sprintf("the %s image: pushing (%s, not %s)", kind, holding(refs[0], held[0]), digest)}
+	case len(retag) == 0:
+		return Plan{Why: fmt.Sprintf("the %s image: every tag already holds %s; nothing to push", kind, digest)}
+	}
+	more := ""
+	if len(retag) > 1 {
+		more = fmt.Sprintf(" (and %d more)", len(retag)-1)
+	}
+	return Plan{Retag: retag, Why: fmt.Sprintf("the %s image: %s already holds %s; pointing %s%s at it, nothing to push",
+		kind, refs[holder], digest, retag[0], more)}
+}
+
+// holding says what a ref holds, for a log line.
+func holding(ref string, held v1.Hash) string {
+	if held == (v1.Hash{}) {
+		return ref + " is not in the registry"
+	}
+	return ref + " holds " + held.String()
+}
+
+// Retag points refs at digest, which another of t's refs already holds in
+// the same repository (PlanPush): it reads the manifest once and writes it
+// under each ref, reads each back as Push does, and reports t's refs pinned
+// as Push would. Within t.Timeout, which its error names.
+func Retag(ctx context.Context, t Target, digest v1.Hash, refs []string) ([]Pushed, error) {
+	if len(t.Refs) == 0 {
+		return nil, errors.New("no reference to tag")
+	}
+	if t.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, t.Timeout, fmt.Errorf("the tagging did not finish within %s", t.Timeout))
+		defer cancel()
+	}
+	tags, err := t.tags(append([]string{t.Refs[0]}, refs...))
+	if err != nil {
+		return nil, err
+	}
+	opts := t.options(ctx)
+	manifest, err := remote.Get(tags[0].Context().Digest(digest.String()), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("read %s@%s: %s", tags[0].Context(), digest, cutErr(ctx, err))
+	}
+	g := errgroup.Group{}
+	for i, ref := range refs {
+		g.Go(func() error {
+			tag := tags[i+1]
+			if err := remote.Tag(tag, manifest, opts...); err != nil {
+				return fmt.Errorf("tag %s: %s", ref, cutErr(ctx, err))
+			}
+			desc, err := remote.Head(tag, opts...)
+			if err != nil {
+				return fmt.Errorf("read back %s: %s", ref, cutErr(ctx, err))
+			}
+			if desc.Digest != digest {
+				return fmt.Errorf("%s: the registry holds %s, not the %s tagged", ref, desc.Digest, digest)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return AlreadyPushed(t.Refs, digest), nil
+}
+
+// cutErr is err for a log line: the time limit named when it stopped the
+// work, the registry's words cut.
+func cutErr(ctx context.Context, err error) string {
+	return fielderr.Cut(pushErr(ctx, err).Error(), 300)
+}
