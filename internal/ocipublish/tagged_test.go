@@ -192,6 +192,12 @@ func TestPlanPushRetagsWhenAnotherTagHoldsTheDigestAndPushesWhenNone(t *testing.
 			assert.Contains(t, plan.Why, tc.why)
 		})
 	}
+	plan := PlanPush("backend", none, refs, []v1.Hash{none, none, none}, nil)
+	assert.True(t, plan.Push, "a digest not known never matches a tag that is not there")
+	assert.Contains(t, plan.Why, "pushing (the image's digest is not known)")
+	plan = PlanPush("backend", built, nil, nil, nil)
+	assert.True(t, plan.Push)
+	assert.Contains(t, plan.Why, "pushing (no reference)")
 }
 
 func TestRetagLeavesTheRegistryAsPushWould(t *testing.T) {

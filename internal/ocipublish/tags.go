@@ -87,8 +87,14 @@ type Plan struct {
 // the digest; a retag when some do; a push otherwise, or when they could not
 // be read.
 func PlanPush(kind string, digest v1.Hash, refs []string, held []v1.Hash, err error) Plan {
-	if err == nil && len(held) != len(refs) {
+	switch {
+	case err != nil:
+	case len(refs) == 0:
+		err = errors.New("no reference")
+	case len(held) != len(refs):
 		err = fmt.Errorf("%d tags read of %d", len(held), len(refs))
+	case digest == (v1.Hash{}):
+		err = errors.New("the image's digest is not known") // a missing tag's zero Hash must not match it
 	}
 	if err != nil {
 		return Plan{Push: true, Why: fmt.Sprintf("the %s image: pushing (%v)", kind, err)}
