@@ -3,6 +3,7 @@ package ocipublish
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -307,4 +308,47 @@ func TestRetagSaysWhatFailedWithinItsTimeLimitAndNeverThePassword(t *testing.T) 
 	require.NoError(t, err)
 	_, err = Retag(context.Background(), Target{Refs: []string{h.Host + "/team/frontend:1"}, Insecure: true, Timeout: 200 * time.Millisecond}, hashOf(t, n), []string{h.Host + "/team/frontend:2"})
 	assert.ErrorContains(t, err, "the tagging did not finish within 200ms")
+}
+
+// FuzzPlanPush: whatever the tags hold, an image is left unpushed only when a
+// tag holds its digest, and then exactly the other tags move.
+func FuzzPlanPush(f *testing.F) {
+	f.Add([]byte{1, 1}, false)
+	f.Add([]byte{0, 1, 2}, false)
+	f.Add([]byte{}, false)
+	f.Add([]byte{1}, true)
+	f.Fuzz(func(t *testing.T, states []byte, failed bool) {
+		digest := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("a", 64)}
+		other := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("b", 64)}
+		var refs, moved []string
+		var held []v1.Hash
+		holds := false
+		for i, b := range states {
+			refs = append(refs, fmt.Sprintf("r.example/team/frontend:t%d", i))
+			switch b % 3 {
+			case 0:
+				held = append(held, v1.Hash{})
+			case 1:
+				held, holds = append(held, digest), true
+				continue
+			case 2:
+				held = append(held, other)
+			}
+			moved = append(moved, refs[i])
+		}
+		var err error
+		if failed {
+			err = errors.New("the registry did not answer within 10s")
+		}
+		plan := PlanPush("frontend", digest, refs, held, err)
+		require.NotEmpty(t, plan.Why)
+		assert.Less(t, len(plan.Why), 600, "one line for the log")
+		if failed || !holds {
+			assert.True(t, plan.Push, "no tag holds the digest, or nothing was read: push")
+			assert.Empty(t, plan.Retag)
+			return
+		}
+		assert.False(t, plan.Push)
+		assert.Equal(t, moved, plan.Retag, "exactly the tags that do not hold the digest, in order")
+	})
 }
