@@ -635,11 +635,13 @@ func (r PushedImage) MarshalJSON() ([]byte, error) {
 		Repository string
 		Tag        string
 		Digest     string
+		Outcome    string
 	}
 	concrete.Ref = r.Ref
 	concrete.Repository = r.Repository
 	concrete.Tag = r.Tag
 	concrete.Digest = r.Digest
+	concrete.Outcome = r.Outcome
 	return json.Marshal(&concrete)
 }
 
@@ -649,6 +651,7 @@ func (r *PushedImage) UnmarshalJSON(bs []byte) error {
 		Repository string
 		Tag        string
 		Digest     string
+		Outcome    string
 	}
 	err := json.Unmarshal(bs, &concrete)
 	if err != nil {
@@ -658,6 +661,7 @@ func (r *PushedImage) UnmarshalJSON(bs []byte) error {
 	r.Repository = concrete.Repository
 	r.Tag = concrete.Tag
 	r.Digest = concrete.Digest
+	r.Outcome = concrete.Outcome
 	return nil
 }
 

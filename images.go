@@ -64,6 +64,8 @@ type PushedImage struct {
 	Tag string
 	// The image's digest, sha256:…
 	Digest string
+	// How this run left the tag: pushed, tagged (pointed at the image, which the registry held already under another tag) or unchanged (it held the image already)
+	Outcome string
 }
 
 // The frontend image: docker/frontend.Dockerfile over dist/web (SOURCES_PATH=dist/web), labelled draw_version
@@ -305,7 +307,7 @@ func (r *Release) document() results.Release {
 func imageDocs(refs []*PushedImage) []results.PushedImage {
 	out := make([]results.PushedImage, len(refs))
 	for i, r := range refs {
-		out[i] = results.PushedImage{Ref: r.Ref, Repository: r.Repository, Tag: r.Tag, Digest: r.Digest}
+		out[i] = results.PushedImage{Ref: r.Ref, Repository: r.Repository, Tag: r.Tag, Digest: r.Digest, Outcome: r.Outcome}
 	}
 	return out
 }
@@ -400,7 +402,7 @@ func pushedImages(pushed []ocipublish.Pushed) ([]*PushedImage, error) {
 		if err != nil {
 			return nil, err
 		}
-		refs = append(refs, &PushedImage{Ref: pinned.Ref, Repository: pinned.Repository, Tag: pinned.Tag, Digest: pinned.Digest})
+		refs = append(refs, &PushedImage{Ref: pinned.Ref, Repository: pinned.Repository, Tag: pinned.Tag, Digest: pinned.Digest, Outcome: p.Outcome})
 	}
 	return refs, nil
 }

@@ -108,6 +108,7 @@ func TestWithoutPushRetagsWhatTheRegistryHoldsAndElsePushes(t *testing.T) {
 	for i, ref := range refs {
 		assert.Equal(t, backend.Refs()[i]+"@"+digest.String(), ref.Ref)
 	}
+	assert.Equal(t, []string{"tagged", "unchanged"}, []string{refs[0].Outcome, refs[1].Outcome})
 	assert.Contains(t, log.String(), "pointing "+backend.Refs()[0]+" at it, nothing to push")
 	again := <-tagCheck(ctx, backend, "", nil, nil)
 	assert.Equal(t, []v1.Hash{digest, digest}, again.held, "the new tag holds the image")
@@ -115,7 +116,8 @@ func TestWithoutPushRetagsWhatTheRegistryHoldsAndElsePushes(t *testing.T) {
 	log.Reset()
 	refs, err = withoutPush(ctx, images.Backend, digest, again, &log)
 	require.NoError(t, err)
-	assert.Len(t, refs, 2)
+	require.Len(t, refs, 2)
+	assert.Equal(t, []string{"unchanged", "unchanged"}, []string{refs[0].Outcome, refs[1].Outcome})
 	assert.Contains(t, log.String(), "every tag already holds "+digest.String()+"; nothing to push")
 
 	other, err := random.Image(512, 1)

@@ -147,7 +147,8 @@ func (t *Tests) PublishPushesImagesPinnedByDigest(ctx context.Context) error {
 	return nil
 }
 
-// pinned reads one image's references: one per tag, all of one digest, each naming it.
+// pinned reads one image's references: one per tag, all of one digest, each naming it, each
+// pushed (a registry service is always pushed to).
 func pinned(ctx context.Context, kind string, list func(context.Context) ([]dagger.LowcodePipelinePushedImage, error)) ([]string, error) {
 	images, err := list(ctx)
 	if err != nil {
@@ -166,6 +167,9 @@ func pinned(ctx context.Context, kind string, list func(context.Context) ([]dagg
 		repo, _ := img.Repository(ctx)
 		tag, _ := img.Tag(ctx)
 		digest, _ := img.Digest(ctx)
+		if outcome, _ := img.Outcome(ctx); outcome != "pushed" {
+			return nil, fmt.Errorf("%s: reference %q says %q, want pushed: a registry service is always pushed to", kind, ref, outcome)
+		}
 		if i == 0 {
 			first = digest
 		}

@@ -220,6 +220,7 @@ func TestPushWritesEveryTagAndPinsTheDigest(t *testing.T) {
 	require.Len(t, pushed, 2)
 	for i, p := range pushed {
 		assert.Equal(t, refs[i]+"@"+want, p.Ref)
+		assert.Equal(t, OutcomePushed, p.Outcome)
 		tag, err := name.NewTag(refs[i], name.Insecure)
 		require.NoError(t, err)
 		desc, err := remote.Head(tag)

@@ -158,9 +158,17 @@ type Target struct {
 
 // Pushed is one reference pushed, pinned by digest.
 type Pushed struct {
-	Ref    string `json:"ref"` // registry/repository:tag@sha256:…
-	Digest string `json:"digest"`
+	Ref     string `json:"ref"` // registry/repository:tag@sha256:…
+	Digest  string `json:"digest"`
+	Outcome string `json:"outcome"` // how this run left the tag: OutcomePushed, OutcomeTagged or OutcomeUnchanged
 }
+
+// How a run left a tag (Pushed.Outcome).
+const (
+	OutcomePushed    = "pushed"    // the image was pushed, and the tag written
+	OutcomeTagged    = "tagged"    // the tag was pointed at an image the repository held already (Retag)
+	OutcomeUnchanged = "unchanged" // the tag held the image already
+)
 
 // Push writes the artifact under the first ref, tags it with the others,
 // and reads each back to check the registry holds that digest.
@@ -194,7 +202,7 @@ func Push(ctx context.Context, a Artifact, t Target) ([]Pushed, error) {
 			return nil, fmt.Errorf("%s: the registry holds %s, not the %s pushed", ref, desc.Digest, digest)
 		}
 	}
-	return AlreadyPushed(t.Refs, digest), nil
+	return pinned(t.Refs, digest, func(string) string { return OutcomePushed }), nil
 }
 
 // options are go-containerregistry's options for reaching t's registry:
@@ -208,12 +216,17 @@ func (t Target) options(ctx context.Context) []remote.Option {
 		remote.WithTransport(http.DefaultTransport.(*http.Transport).Clone())}
 }
 
-// AlreadyPushed is what Push reports of refs once the registry serves
-// digest under each: every ref pinned by it.
+// AlreadyPushed is refs when the registry already serves digest under each:
+// every ref pinned by it, unchanged.
 func AlreadyPushed(refs []string, digest v1.Hash) []Pushed {
+	return pinned(refs, digest, func(string) string { return OutcomeUnchanged })
+}
+
+// pinned is each ref pinned by digest, with its outcome.
+func pinned(refs []string, digest v1.Hash, outcome func(ref string) string) []Pushed {
 	out := make([]Pushed, 0, len(refs))
 	for _, ref := range refs {
-		out = append(out, Pushed{Ref: ref + "@" + digest.String(), Digest: digest.String()})
+		out = append(out, Pushed{Ref: ref + "@" + digest.String(), Digest: digest.String(), Outcome: outcome(ref)})
 	}
 	return out
 }

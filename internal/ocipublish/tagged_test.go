@@ -84,7 +84,14 @@ func TestAlreadyPushedIsWhatPushReports(t *testing.T) {
 	require.NoError(t, err)
 	held, err := Tagged(context.Background(), Target{Refs: refs, Insecure: true, Timeout: time.Minute})
 	require.NoError(t, err)
-	assert.Equal(t, pushed, AlreadyPushed(refs, held[0]))
+	already := AlreadyPushed(refs, held[0])
+	require.Len(t, already, len(pushed))
+	for i := range pushed {
+		assert.Equal(t, pushed[i].Ref, already[i].Ref, "pinned as a push pins it")
+		assert.Equal(t, pushed[i].Digest, already[i].Digest)
+		assert.Equal(t, OutcomePushed, pushed[i].Outcome)
+		assert.Equal(t, OutcomeUnchanged, already[i].Outcome)
+	}
 }
 
 func TestTaggedNamesItsTimeLimit(t *testing.T) {
@@ -254,6 +261,8 @@ func TestRetagLeavesTheRegistryAsPushWould(t *testing.T) {
 				assert.Equal(t, strings.TrimPrefix(want[i].Ref, other), strings.TrimPrefix(got[i].Ref, host))
 				assert.Equal(t, want[i].Digest, got[i].Digest)
 			}
+			assert.Equal(t, []string{OutcomeTagged, OutcomeUnchanged, OutcomeTagged}, []string{got[0].Outcome, got[1].Outcome, got[2].Outcome},
+				"the new and the moved tag tagged, latest left as it was")
 			after, err := Tagged(context.Background(), target)
 			require.NoError(t, err)
 			assert.Equal(t, []v1.Hash{digest, digest, digest}, after, "every tag serves the digest")

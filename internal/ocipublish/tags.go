@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -133,7 +134,8 @@ func holding(ref string, held v1.Hash) string {
 // Retag points refs at digest, which another of t's refs already holds in
 // the same repository (PlanPush): it reads the manifest once and writes it
 // under each ref, reads each back as Push does, and reports t's refs pinned
-// as Push would. Within t.Timeout, which its error names.
+// as Push would, refs tagged and the others unchanged. Within t.Timeout,
+// which its error names.
 func Retag(ctx context.Context, t Target, digest v1.Hash, refs []string) ([]Pushed, error) {
 	if len(t.Refs) == 0 {
 		return nil, errors.New("no reference to tag")
@@ -172,7 +174,12 @@ func Retag(ctx context.Context, t Target, digest v1.Hash, refs []string) ([]Push
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	return AlreadyPushed(t.Refs, digest), nil
+	return pinned(t.Refs, digest, func(ref string) string {
+		if slices.Contains(refs, ref) {
+			return OutcomeTagged
+		}
+		return OutcomeUnchanged
+	}), nil
 }
 
 // cutErr is err for a log line: the time limit named when it stopped the

@@ -19,6 +19,7 @@ type PushedImage struct {
 	Repository string `json:"repository"`
 	Tag        string `json:"tag"`
 	Digest     string `json:"digest"`
+	Outcome    string `json:"outcome"`
 }
 
 // Release is the images a publish pushed.
@@ -42,7 +43,11 @@ func (r Release) Text() string {
 			if i == 0 {
 				label = group.kind
 			}
-			fmt.Fprintf(&b, "%-11s %s\n", label, ref.Ref)
+			if ref.Outcome != "" {
+				fmt.Fprintf(&b, "%-11s %-9s %s\n", label, ref.Outcome, ref.Ref)
+			} else {
+				fmt.Fprintf(&b, "%-11s %s\n", label, ref.Ref)
+			}
 		}
 	}
 	if r.Signed {

@@ -94,6 +94,9 @@ func TestTextSaysWhatAPersonNeeds(t *testing.T) {
 			Backend: []PushedImage{{Ref: "r/api:1@sha256:02"}}, Signed: true, Sboms: []string{"frontend.spdx.json"}}.Text(),
 			[]string{"frontend    r/front:1@sha256:01\n            r/front:latest@sha256:01\nbackend     r/api:1@sha256:02\n", "signed with cosign", "SBOMs: frontend.spdx.json"},
 			[]string{"codeasdata"}},
+		{"a release says how this run left each tag", Release{Frontend: []PushedImage{{Ref: "r/front:1@sha256:01", Outcome: "pushed"}},
+			Backend: []PushedImage{{Ref: "r/api:2@sha256:02", Outcome: "tagged"}, {Ref: "r/api:latest@sha256:02", Outcome: "unchanged"}}}.Text(),
+			[]string{"frontend    pushed    r/front:1@sha256:01\nbackend     tagged    r/api:2@sha256:02\n            unchanged r/api:latest@sha256:02\n"}, nil},
 		{"an empty release", Release{}.Text(), []string{"no image was published"}, nil},
 		{"a snapshot report", SnapshotReport{Entries: []SnapshotEntry{
 			{Name: "Orders", OutputDir: "codeasdata/orders", Branch: "main", Outcome: "pushed", Commit: "0123456789abcdef0123"},

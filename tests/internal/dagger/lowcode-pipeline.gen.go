@@ -2234,6 +2234,7 @@ type LowcodePipelinePushedImage struct { // lowcode-pipeline (../../:0:0)
 
 	digest     *string
 	id         *ID
+	outcome    *string
 	ref        *string
 	repository *string
 	tag        *string
@@ -2305,6 +2306,19 @@ func (r *LowcodePipelinePushedImage) UnmarshalJSON(bs []byte) error {
 	}
 	*r = LowcodePipelinePushedImage{query: selectNode(dag.query, id, "LowcodePipelinePushedImage")}
 	return nil
+}
+
+// How this run left the tag: pushed, tagged (pointed at the image, which the registry held already under another tag) or unchanged (it held the image already)
+func (r *LowcodePipelinePushedImage) Outcome(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+	if r.outcome != nil {
+		return *r.outcome, nil
+	}
+	q := r.query.Select("outcome")
+
+	var response string
+
+	q = q.Bind(&response)
+	return response, q.Execute(ctx)
 }
 
 // registry/repository:tag@sha256:…, the reference a payload carries
