@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -417,6 +418,71 @@ func (t *Tests) PublishSignsAndDescribesImages(ctx context.Context) error {
 		Sync(ctx)
 	if err != nil {
 		return fmt.Errorf("cosign verify %s: %w", ref, err)
+	}
+	return nil
+}
+
+// A publish pushes an image only when no tag holds it: run again it leaves every tag unchanged, and a new tag is pointed at the image the registry holds, from the module's own process, with no push.
+//
+// The registry is a service reached by its IP, without --registry-service,
+// as a registry outside the engine is: Dagger's service network is private
+// (RFC 1918), where go-containerregistry speaks plain http, so the module's
+// process reads the tags and retags (engine-facts.md, fact 22) and the push's
+// container pushes, both straight to it.
+// +check
+func (t *Tests) PublishSparesWhatTheRegistryHolds(ctx context.Context) error {
+	reg, err := registry(ctx, "PublishSparesWhatTheRegistryHolds")
+	if err != nil {
+		return err
+	}
+	defer reg.Stop(ctx)
+	endpoint, err := reg.Endpoint(ctx, dagger.ServiceEndpointOpts{Port: 5000})
+	if err != nil {
+		return err
+	}
+	host, port, err := net.SplitHostPort(endpoint)
+	if err != nil {
+		return err
+	}
+	ips, err := net.DefaultResolver.LookupIP(ctx, "ip4", host)
+	if err != nil || len(ips) == 0 || !ips[0].IsPrivate() {
+		return fmt.Errorf("setup: the registry service %s has no private IPv4 address (%v, %v): this check needs Dagger's default service network", host, ips, err)
+	}
+	repository := net.JoinHostPort(ips[0].String(), port) + "/spare/{kind}"
+	b := build(t.app(), dagger.LowcodePipelineBuildOpts{})
+	var digests []string
+	for _, run := range []struct {
+		tags     []string
+		outcomes []string
+	}{
+		{[]string{"1.0.0", "latest"}, []string{"pushed", "pushed"}},
+		{[]string{"1.0.0", "latest"}, []string{"unchanged", "unchanged"}},
+		{[]string{"1.1.0", "latest"}, []string{"tagged", "unchanged"}},
+	} {
+		rel, err := pinRelease(ctx, b.Publish(repository, run.tags))
+		if err != nil {
+			return fmt.Errorf("publish %v: %w", run.tags, err)
+		}
+		var got, at []string
+		for _, list := range []func(context.Context) ([]dagger.LowcodePipelinePushedImage, error){rel.Frontend, rel.Backend} {
+			images, err := list(ctx)
+			if err != nil {
+				return err
+			}
+			for _, img := range images {
+				outcome, _ := img.Outcome(ctx)
+				digest, _ := img.Digest(ctx)
+				got, at = append(got, outcome), append(at, digest)
+			}
+		}
+		if want := append(slices.Clone(run.outcomes), run.outcomes...); !slices.Equal(got, want) {
+			return fmt.Errorf("publish %v: outcomes %v, want %v (frontend's tags, then the backend's)", run.tags, got, want)
+		}
+		if digests == nil {
+			digests = at
+		} else if !slices.Equal(at, digests) {
+			return fmt.Errorf("publish %v: digests %v, want the first publish's %v", run.tags, at, digests)
+		}
 	}
 	return nil
 }
