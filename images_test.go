@@ -19,10 +19,16 @@ import (
 	"dagger/lowcode-pipeline/internal/images"
 )
 
-func TestTagCheckReadsEveryTagOfTheTargetAndNeverAServicesRegistry(t *testing.T) {
+// loopbackRegistry is go-containerregistry's registry on 127.0.0.1: its host.
+func loopbackRegistry(t *testing.T) string {
+	t.Helper()
 	srv := httptest.NewServer(registry.New())
 	t.Cleanup(srv.Close)
-	host := strings.TrimPrefix(srv.URL, "http://")
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+func TestTagCheckReadsEveryTagOfTheTargetAndNeverAServicesRegistry(t *testing.T) {
+	host := loopbackRegistry(t)
 	targets, err := images.PublishRequest{Repository: host + "/team/app-{kind}", Tags: []string{"1.4.0", "latest"}}.Targets()
 	require.NoError(t, err)
 	frontend := targets[0]
@@ -50,9 +56,7 @@ func TestTagCheckReadsEveryTagOfTheTargetAndNeverAServicesRegistry(t *testing.T)
 }
 
 func TestDeliverReadsTheTagsOfEveryImageItWillPush(t *testing.T) {
-	srv := httptest.NewServer(registry.New())
-	t.Cleanup(srv.Close)
-	host := strings.TrimPrefix(srv.URL, "http://")
+	host := loopbackRegistry(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c := goodDelivery()
@@ -85,9 +89,7 @@ func TestDeliverReadsTheTagsOfEveryImageItWillPush(t *testing.T) {
 }
 
 func TestWithoutPushRetagsWhatTheRegistryHoldsAndElsePushes(t *testing.T) {
-	srv := httptest.NewServer(registry.New())
-	t.Cleanup(srv.Close)
-	host := strings.TrimPrefix(srv.URL, "http://")
+	host := loopbackRegistry(t)
 	targets, err := images.PublishRequest{Repository: host + "/team/app-{kind}", Tags: []string{"1.5.0", "latest"}}.Targets()
 	require.NoError(t, err)
 	backend := targets[1]

@@ -173,13 +173,10 @@ const (
 // Push writes the artifact under the first ref, tags it with the others,
 // and reads each back to check the registry holds that digest.
 func Push(ctx context.Context, a Artifact, t Target) ([]Pushed, error) {
-	if len(t.Refs) == 0 {
-		return nil, errors.New("no reference to push to")
-	}
-	if t.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, t.Timeout, fmt.Errorf("the push did not finish within %s", t.Timeout))
-		defer cancel()
+	ctx, cancel, err := t.start(ctx, "no reference to push to", "the push did not finish")
+	defer cancel()
+	if err != nil {
+		return nil, err
 	}
 	digest, err := a.Digest()
 	if err != nil {
@@ -203,6 +200,19 @@ func Push(ctx context.Context, a Artifact, t Target) ([]Pushed, error) {
 		}
 	}
 	return pinned(t.Refs, digest, func(string) string { return OutcomePushed }), nil
+}
+
+// start checks that t has refs (noRefs is the error when not) and bounds
+// ctx by t.Timeout, its error saying what did not happen in time (limit).
+func (t Target) start(ctx context.Context, noRefs, limit string) (context.Context, context.CancelFunc, error) {
+	if len(t.Refs) == 0 {
+		return ctx, func() {}, errors.New(noRefs)
+	}
+	if t.Timeout <= 0 {
+		return ctx, func() {}, nil
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, t.Timeout, fmt.Errorf("%s within %s", limit, t.Timeout))
+	return ctx, cancel, nil
 }
 
 // options are go-containerregistry's options for reaching t's registry:

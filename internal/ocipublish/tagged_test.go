@@ -116,30 +116,39 @@ func basicAuth(next http.Handler, user, password string) http.Handler {
 	})
 }
 
-func TestTaggedLogsInAsPushDoesAndNeverSaysThePassword(t *testing.T) {
-	const user, password = "ci", "hunter2-registry-secret"
-	srv := httptest.NewServer(basicAuth(registry.New(), user, password))
+// The login of loginRegistry.
+const loginUser, loginPassword = "ci", "hunter2-registry-secret"
+
+// loginRegistry is go-containerregistry's registry on loopback, behind a
+// basic-auth login as loginUser with loginPassword: its host.
+func loginRegistry(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(basicAuth(registry.New(), loginUser, loginPassword))
 	t.Cleanup(srv.Close)
 	u, err := url.Parse(srv.URL)
 	require.NoError(t, err)
-	refs := []string{u.Host + "/team/frontend:1"}
+	return u.Host
+}
+
+func TestTaggedLogsInAsPushDoesAndNeverSaysThePassword(t *testing.T) {
+	refs := []string{loginRegistry(t) + "/team/frontend:1"}
 	n, err := Normalize("frontend", build(t, commit, amd64), Options{Epoch: commit})
 	require.NoError(t, err)
-	_, err = Push(context.Background(), n, Target{Refs: refs, Insecure: true, Username: user, Password: password, Timeout: time.Minute})
+	_, err = Push(context.Background(), n, Target{Refs: refs, Insecure: true, Username: loginUser, Password: loginPassword, Timeout: time.Minute})
 	require.NoError(t, err)
 
-	held, err := Tagged(context.Background(), Target{Refs: refs, Insecure: true, Username: user, Password: password, Timeout: time.Minute})
+	held, err := Tagged(context.Background(), Target{Refs: refs, Insecure: true, Username: loginUser, Password: loginPassword, Timeout: time.Minute})
 	require.NoError(t, err)
 	assert.Equal(t, []v1.Hash{hashOf(t, n)}, held)
 
 	for _, wrong := range []Target{
 		{Refs: refs, Insecure: true, Timeout: time.Minute},
-		{Refs: refs, Insecure: true, Username: user, Password: password + "-not", Timeout: time.Minute},
+		{Refs: refs, Insecure: true, Username: loginUser, Password: loginPassword + "-not", Timeout: time.Minute},
 	} {
 		_, err := Tagged(context.Background(), wrong)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "401 Unauthorized")
-		assert.NotContains(t, err.Error(), password)
+		assert.NotContains(t, err.Error(), loginPassword)
 	}
 }
 
@@ -282,29 +291,25 @@ func TestRetagLeavesTheRegistryAsPushWould(t *testing.T) {
 }
 
 func TestRetagSaysWhatFailedWithinItsTimeLimitAndNeverThePassword(t *testing.T) {
-	const user, password = "ci", "hunter2-registry-secret"
-	srv := httptest.NewServer(basicAuth(registry.New(), user, password))
-	t.Cleanup(srv.Close)
-	u, err := url.Parse(srv.URL)
-	require.NoError(t, err)
-	refs := []string{u.Host + "/team/frontend:1.5.0", u.Host + "/team/frontend:latest"}
+	host := loginRegistry(t)
+	refs := []string{host + "/team/frontend:1.5.0", host + "/team/frontend:latest"}
 	n, err := Normalize("frontend", build(t, commit, amd64), Options{Epoch: commit})
 	require.NoError(t, err)
-	login := Target{Refs: refs, Insecure: true, Username: user, Password: password, Timeout: time.Minute}
-	_, err = Push(context.Background(), n, Target{Refs: refs[1:], Insecure: true, Username: user, Password: password})
+	login := Target{Refs: refs, Insecure: true, Username: loginUser, Password: loginPassword, Timeout: time.Minute}
+	_, err = Push(context.Background(), n, Target{Refs: refs[1:], Insecure: true, Username: loginUser, Password: loginPassword})
 	require.NoError(t, err)
 
 	unknown := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("c", 64)}
 	_, err = Retag(context.Background(), login, unknown, refs[:1])
-	assert.ErrorContains(t, err, "read "+u.Host+"/team/frontend@"+unknown.String(), "a digest the repository does not hold")
+	assert.ErrorContains(t, err, "read "+host+"/team/frontend@"+unknown.String(), "a digest the repository does not hold")
 	for _, wrong := range []Target{
 		{Refs: refs, Insecure: true, Timeout: time.Minute},
-		{Refs: refs, Insecure: true, Username: user, Password: password + "-not", Timeout: time.Minute},
+		{Refs: refs, Insecure: true, Username: loginUser, Password: loginPassword + "-not", Timeout: time.Minute},
 	} {
 		_, err := Retag(context.Background(), wrong, hashOf(t, n), refs[:1])
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "401 Unauthorized")
-		assert.NotContains(t, err.Error(), password)
+		assert.NotContains(t, err.Error(), loginPassword)
 	}
 	held, err := Tagged(context.Background(), login)
 	require.NoError(t, err)

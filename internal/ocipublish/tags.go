@@ -22,13 +22,10 @@ import (
 // read: a refused login, a ref without a tag, no answer within t.Timeout
 // (which the error names).
 func Tagged(ctx context.Context, t Target) ([]v1.Hash, error) {
-	if len(t.Refs) == 0 {
-		return nil, errors.New("no reference to read")
-	}
-	if t.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, t.Timeout, fmt.Errorf("the registry did not answer within %s", t.Timeout))
-		defer cancel()
+	ctx, cancel, err := t.start(ctx, "no reference to read", "the registry did not answer")
+	defer cancel()
+	if err != nil {
+		return nil, err
 	}
 	tags, err := t.tags(t.Refs)
 	if err != nil {
@@ -137,13 +134,10 @@ func holding(ref string, held v1.Hash) string {
 // as Push would, refs tagged and the others unchanged. Within t.Timeout,
 // which its error names.
 func Retag(ctx context.Context, t Target, digest v1.Hash, refs []string) ([]Pushed, error) {
-	if len(t.Refs) == 0 {
-		return nil, errors.New("no reference to tag")
-	}
-	if t.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, t.Timeout, fmt.Errorf("the tagging did not finish within %s", t.Timeout))
-		defer cancel()
+	ctx, cancel, err := t.start(ctx, "no reference to tag", "the tagging did not finish")
+	defer cancel()
+	if err != nil {
+		return nil, err
 	}
 	tags, err := t.tags(append([]string{t.Refs[0]}, refs...))
 	if err != nil {
