@@ -40,10 +40,8 @@ func Tagged(ctx context.Context, t Target) ([]v1.Hash, error) {
 			switch {
 			case errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound:
 				return nil
-			case err != nil && context.Cause(ctx) != nil:
-				return fmt.Errorf("read %s: %w", ref, pushErr(ctx, err))
 			case err != nil:
-				return fmt.Errorf("read %s: %s", ref, fielderr.Cut(err.Error(), 300))
+				return fmt.Errorf("read %s: %s", ref, cutErr(ctx, err))
 			}
 			held[i] = desc.Digest
 			return nil
