@@ -422,13 +422,13 @@ func (t *Tests) PublishSignsAndDescribesImages(ctx context.Context) error {
 	return nil
 }
 
-// A publish pushes an image only when no tag holds it: run again it leaves every tag unchanged, and a new tag is pointed at the image the registry holds, from the module's own process, with no push.
+// A publish pushes an image only when no tag holds it: run again it leaves every tag unchanged, and a new tag is pointed at the image the registry holds, from the module's own process, with no push; deliver's early read does the same.
 //
 // The registry is a service reached by its IP, without --registry-service,
 // as a registry outside the engine is: Dagger's service network is private
 // (RFC 1918), where go-containerregistry speaks plain http, so the module's
-// process reads the tags and retags (engine-facts.md, fact 22) and the push's
-// container pushes, both straight to it.
+// process reads the tags and retags (engine-facts.md, facts 22, 24) and the
+// push's container pushes, both straight to it.
 // +check
 func (t *Tests) PublishSparesWhatTheRegistryHolds(ctx context.Context) error {
 	reg, err := registry(ctx, "PublishSparesWhatTheRegistryHolds")
@@ -436,33 +436,14 @@ func (t *Tests) PublishSparesWhatTheRegistryHolds(ctx context.Context) error {
 		return err
 	}
 	defer reg.Stop(ctx)
-	endpoint, err := reg.Endpoint(ctx, dagger.ServiceEndpointOpts{Port: 5000})
+	repository, err := byIP(ctx, reg, 5000)
 	if err != nil {
 		return err
 	}
-	host, port, err := net.SplitHostPort(endpoint)
-	if err != nil {
-		return err
-	}
-	ips, err := net.DefaultResolver.LookupIP(ctx, "ip4", host)
-	if err != nil || len(ips) == 0 || !ips[0].IsPrivate() {
-		return fmt.Errorf("setup: the registry service %s has no private IPv4 address (%v, %v): this check needs Dagger's default service network", host, ips, err)
-	}
-	repository := net.JoinHostPort(ips[0].String(), port) + "/spare/{kind}"
+	repository += "/spare/{kind}"
 	b := build(t.app(), dagger.LowcodePipelineBuildOpts{})
 	var digests []string
-	for _, run := range []struct {
-		tags     []string
-		outcomes []string
-	}{
-		{[]string{"1.0.0", "latest"}, []string{"pushed", "pushed"}},
-		{[]string{"1.0.0", "latest"}, []string{"unchanged", "unchanged"}},
-		{[]string{"1.1.0", "latest"}, []string{"tagged", "unchanged"}},
-	} {
-		rel, err := pinRelease(ctx, b.Publish(repository, run.tags))
-		if err != nil {
-			return fmt.Errorf("publish %v: %w", run.tags, err)
-		}
+	check := func(run []string, rel *dagger.LowcodePipelineRelease, outcomes ...string) error {
 		var got, at []string
 		for _, list := range []func(context.Context) ([]dagger.LowcodePipelinePushedImage, error){rel.Frontend, rel.Backend} {
 			images, err := list(ctx)
@@ -475,14 +456,63 @@ func (t *Tests) PublishSparesWhatTheRegistryHolds(ctx context.Context) error {
 				got, at = append(got, outcome), append(at, digest)
 			}
 		}
-		if want := append(slices.Clone(run.outcomes), run.outcomes...); !slices.Equal(got, want) {
-			return fmt.Errorf("publish %v: outcomes %v, want %v (frontend's tags, then the backend's)", run.tags, got, want)
+		if want := append(slices.Clone(outcomes), outcomes...); !slices.Equal(got, want) {
+			return fmt.Errorf("%v: outcomes %v, want %v (frontend's tags, then the backend's)", run, got, want)
 		}
 		if digests == nil {
 			digests = at
 		} else if !slices.Equal(at, digests) {
-			return fmt.Errorf("publish %v: digests %v, want the first publish's %v", run.tags, at, digests)
+			return fmt.Errorf("%v: digests %v, want the first publish's %v", run, at, digests)
+		}
+		return nil
+	}
+	for _, run := range []struct {
+		tags     []string
+		outcomes []string
+	}{
+		{[]string{"1.0.0", "latest"}, []string{"pushed", "pushed"}},
+		{[]string{"1.0.0", "latest"}, []string{"unchanged", "unchanged"}},
+		{[]string{"1.1.0", "latest"}, []string{"tagged", "unchanged"}},
+	} {
+		rel, err := pinRelease(ctx, b.Publish(repository, run.tags))
+		if err != nil {
+			return fmt.Errorf("publish %v: %w", run.tags, err)
+		}
+		if err := check(append([]string{"publish"}, run.tags...), rel, run.outcomes...); err != nil {
+			return err
 		}
 	}
-	return nil
+	rcv, err := startReceiver(ctx, "/acme/spare")
+	if err != nil {
+		return err
+	}
+	defer rcv.svc.Stop(ctx)
+	d, err := pinDelivery(ctx, dag.LowcodePipeline().Deliver(repository, []string{"1.2.0", "latest"}, rcv.url, rcv.token,
+		dagger.LowcodePipelineDeliverOpts{Source: t.app(), Toolkit: toolkit, DrawPackage: drawPackage, AllowHTTP: true}))
+	if err != nil {
+		return fmt.Errorf("deliver [1.2.0 latest]: %w", err)
+	}
+	if err := check([]string{"deliver", "1.2.0", "latest"}, d.Release(), "tagged", "unchanged"); err != nil {
+		return err
+	}
+	return oneDelivery(ctx, rcv, d.Payload())
+}
+
+// byIP is host:port of a service by its IP address on the engine's private
+// network (engine-facts.md, fact 24), as a registry outside the engine is
+// named: no service binding, no name only the session resolves.
+func byIP(ctx context.Context, svc *dagger.Service, port int) (string, error) {
+	endpoint, err := svc.Endpoint(ctx, dagger.ServiceEndpointOpts{Port: port})
+	if err != nil {
+		return "", err
+	}
+	host, p, err := net.SplitHostPort(endpoint)
+	if err != nil {
+		return "", err
+	}
+	ips, err := net.DefaultResolver.LookupIP(ctx, "ip4", host)
+	if err != nil || len(ips) == 0 || !ips[0].IsPrivate() {
+		return "", fmt.Errorf("setup: the service %s has no private IPv4 address (%v, %v): this check needs Dagger's default service network", host, ips, err)
+	}
+	return net.JoinHostPort(ips[0].String(), p), nil
 }
