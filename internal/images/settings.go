@@ -150,14 +150,17 @@ func createdOutOfRange(s string) error {
 }
 
 // CheckNativeAddons refuses to put native addons (*.node files, built for
-// the engine's platform) into a backend image of another platform.
+// the engine's platform) into a backend image of another platform. Platforms
+// are compared as CheckPlatforms does, a variant written out or not: the
+// engine reports its own normalized (containerd's Normalize writes
+// linux/arm64, not linux/arm64/v8), so this only keeps the two checks alike.
 func CheckNativeAddons(addons []string, engine string, platforms []string) error {
 	if len(addons) == 0 {
 		return nil
 	}
 	var foreign []string
 	for _, p := range platforms {
-		if p != "" && p != engine {
+		if p != "" && canonicalPlatform(p) != canonicalPlatform(engine) {
 			foreign = append(foreign, p)
 		}
 	}
@@ -168,8 +171,8 @@ func CheckNativeAddons(addons []string, engine string, platforms []string) error
 	if len(shown) > 5 {
 		shown = append(slices.Clone(shown[:5]), fmt.Sprintf("and %d more", len(addons)-5))
 	}
-	return fmt.Errorf("dist/node holds native addons built for %s (%s); they would not run in the backend image for %s: publish for %s only, or bundle the backend without native addons",
-		engine, strings.Join(shown, ", "), strings.Join(foreign, ", "), engine)
+	return fmt.Errorf("dist/node holds native addons built for %s (%s); they would not run in the backend image for %s: publish for %s only (--platform %s), or bundle the backend without native addons",
+		engine, strings.Join(shown, ", "), strings.Join(foreign, ", "), engine, canonicalPlatform(engine))
 }
 
 // CheckPlatforms compares the platforms an image has with those asked for,
