@@ -439,7 +439,7 @@ func tagCheck(ctx context.Context, target images.Target, username string, passwo
 				read <- tagsRead{err: fmt.Errorf("the registry password could not be read within %s", tagCheckTimeout)}
 				return
 			}
-			t.Password = plain
+			t.Password = ocipublish.NewPassword(plain)
 		}
 		held, err := ocipublish.Tagged(ctx, t)
 		read <- tagsRead{target: t, held: held, err: err}

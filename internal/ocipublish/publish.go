@@ -150,8 +150,9 @@ type Target struct {
 	Connect string
 	// Insecure speaks plain http to the registry (a local one only).
 	Insecure bool
-	// Username and Password log in; none: anonymous.
-	Username, Password string
+	// Username and Password log in; no password: anonymous.
+	Username string
+	Password Password
 	// Timeout bounds the whole push.
 	Timeout time.Duration
 }
@@ -219,8 +220,8 @@ func (t Target) start(ctx context.Context, noRefs, limit string) (context.Contex
 // its login (none: anonymous), within ctx.
 func (t Target) options(ctx context.Context) []remote.Option {
 	auth := authn.Anonymous
-	if t.Password != "" {
-		auth = authn.FromConfig(authn.AuthConfig{Username: t.Username, Password: t.Password})
+	if t.Password.Set() {
+		auth = authn.FromConfig(authn.AuthConfig{Username: t.Username, Password: t.Password.reveal()})
 	}
 	return []remote.Option{remote.WithContext(ctx), remote.WithAuth(auth), remote.WithJobs(4),
 		remote.WithTransport(http.DefaultTransport.(*http.Transport).Clone())}

@@ -186,7 +186,7 @@ func PushLayout(ctx context.Context, r Request, password, dir string) (Result, e
 	if err != nil {
 		return Result{}, err
 	}
-	pushed, err := Push(ctx, a, Target{Refs: r.Refs, Connect: r.Connect, Insecure: r.Insecure, Username: r.Username, Password: password, Timeout: limit})
+	pushed, err := Push(ctx, a, Target{Refs: r.Refs, Connect: r.Connect, Insecure: r.Insecure, Username: r.Username, Password: NewPassword(password), Timeout: limit})
 	if err != nil {
 		return Result{}, err
 	}

@@ -134,16 +134,16 @@ func TestTaggedLogsInAsPushDoesAndNeverSaysThePassword(t *testing.T) {
 	refs := []string{loginRegistry(t) + "/team/frontend:1"}
 	n, err := Normalize("frontend", build(t, commit, amd64), Options{Epoch: commit})
 	require.NoError(t, err)
-	_, err = Push(context.Background(), n, Target{Refs: refs, Insecure: true, Username: loginUser, Password: loginPassword, Timeout: time.Minute})
+	_, err = Push(context.Background(), n, Target{Refs: refs, Insecure: true, Username: loginUser, Password: NewPassword(loginPassword), Timeout: time.Minute})
 	require.NoError(t, err)
 
-	held, err := Tagged(context.Background(), Target{Refs: refs, Insecure: true, Username: loginUser, Password: loginPassword, Timeout: time.Minute})
+	held, err := Tagged(context.Background(), Target{Refs: refs, Insecure: true, Username: loginUser, Password: NewPassword(loginPassword), Timeout: time.Minute})
 	require.NoError(t, err)
 	assert.Equal(t, []v1.Hash{hashOf(t, n)}, held)
 
 	for _, wrong := range []Target{
 		{Refs: refs, Insecure: true, Timeout: time.Minute},
-		{Refs: refs, Insecure: true, Username: loginUser, Password: loginPassword + "-not", Timeout: time.Minute},
+		{Refs: refs, Insecure: true, Username: loginUser, Password: NewPassword(loginPassword + "-not"), Timeout: time.Minute},
 	} {
 		_, err := Tagged(context.Background(), wrong)
 		require.Error(t, err)
@@ -295,8 +295,8 @@ func TestRetagSaysWhatFailedWithinItsTimeLimitAndNeverThePassword(t *testing.T) 
 	refs := []string{host + "/team/frontend:1.5.0", host + "/team/frontend:latest"}
 	n, err := Normalize("frontend", build(t, commit, amd64), Options{Epoch: commit})
 	require.NoError(t, err)
-	login := Target{Refs: refs, Insecure: true, Username: loginUser, Password: loginPassword, Timeout: time.Minute}
-	_, err = Push(context.Background(), n, Target{Refs: refs[1:], Insecure: true, Username: loginUser, Password: loginPassword})
+	login := Target{Refs: refs, Insecure: true, Username: loginUser, Password: NewPassword(loginPassword), Timeout: time.Minute}
+	_, err = Push(context.Background(), n, Target{Refs: refs[1:], Insecure: true, Username: loginUser, Password: NewPassword(loginPassword)})
 	require.NoError(t, err)
 
 	unknown := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("c", 64)}
@@ -304,7 +304,7 @@ func TestRetagSaysWhatFailedWithinItsTimeLimitAndNeverThePassword(t *testing.T) 
 	assert.ErrorContains(t, err, "read "+host+"/team/frontend@"+unknown.String(), "a digest the repository does not hold")
 	for _, wrong := range []Target{
 		{Refs: refs, Insecure: true, Timeout: time.Minute},
-		{Refs: refs, Insecure: true, Username: loginUser, Password: loginPassword + "-not", Timeout: time.Minute},
+		{Refs: refs, Insecure: true, Username: loginUser, Password: NewPassword(loginPassword + "-not"), Timeout: time.Minute},
 	} {
 		_, err := Retag(context.Background(), wrong, hashOf(t, n), refs[:1])
 		require.Error(t, err)
