@@ -14,6 +14,7 @@ import (
 	"dagger/lowcode-pipeline/internal/nodebuild"
 	"dagger/lowcode-pipeline/internal/prefetch"
 	"dagger/lowcode-pipeline/internal/results"
+	"dagger/lowcode-pipeline/internal/secret"
 )
 
 // Delivery is one run of the pipeline: the build, the images pushed, the payload sent and the webhook's receipt
@@ -200,7 +201,7 @@ type deliveryCheck struct {
 // deliveryInputs is what deliver reads of its files and its secret, once:
 // checked first, then used by the steps.
 type deliveryInputs struct {
-	token       string          // --webhook-token
+	token       secret.Text     // --webhook-token
 	caPEM       []byte          // --webhook-ca-cert
 	payloadBase []byte          // --payload; nil: the reference default
 	targets     []images.Target // where publish will push: each image's references
@@ -216,7 +217,7 @@ func (c deliveryCheck) run(ctx context.Context, payloadFile *dagger.File, webhoo
 		if err != nil {
 			return fmt.Errorf("read --webhook-token: %w", err)
 		}
-		in.token = token
+		in.token = secret.New(token)
 		return nil
 	})
 	readFile := func(f *dagger.File, flag string, into *[]byte) {
@@ -250,7 +251,7 @@ func (c deliveryCheck) run(ctx context.Context, payloadFile *dagger.File, webhoo
 // rather than after the install and the pushes. The payload is composed
 // with the references it will carry, digests unknown yet. Build's own
 // checks run first thing in build. It returns where publish will push.
-func (c deliveryCheck) check(token string, caPEM, payloadBase []byte) ([]images.Target, error) {
+func (c deliveryCheck) check(token secret.Text, caPEM, payloadBase []byte) ([]images.Target, error) {
 	var errs []error
 	// build reports a bad --code-as-data itself
 	cad, _ := nodebuild.CodeAsDataStep(string(c.codeAsData), c.toolkit, c.codeAsDataArg)

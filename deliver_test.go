@@ -10,6 +10,7 @@ import (
 
 	"dagger/lowcode-pipeline/internal/images"
 	"dagger/lowcode-pipeline/internal/results"
+	"dagger/lowcode-pipeline/internal/secret"
 )
 
 // A delivery whose flags are right, as a CI passes them.
@@ -27,14 +28,14 @@ func TestDeliveryCheckPassesGoodFlags(t *testing.T) {
 		}
 		return kinds
 	}
-	targets, err := c.check(testToken, nil, nil)
+	targets, err := c.check(secret.New(testToken), nil, nil)
 	require.NoError(t, err, "the reference default payload")
 	assert.Equal(t, []images.Kind{images.Frontend, images.Backend}, kinds(targets), "no code-as-data image without code as data")
 	assert.Equal(t, []string{"registry.example.com/team/app-frontend:1.4.0", "registry.example.com/team/app-frontend:latest"}, targets[0].Refs())
-	_, err = c.check(testToken, nil, []byte(`{"backends":{"images":[],"deployRules":[{"source":"/backend:","target":"^api$"}]},"codeAsData":{"updateMode":"auto"}}`))
+	_, err = c.check(secret.New(testToken), nil, []byte(`{"backends":{"images":[],"deployRules":[{"source":"/backend:","target":"^api$"}]},"codeAsData":{"updateMode":"auto"}}`))
 	assert.NoError(t, err, "a payload of the repository's")
 	c.codeAsData, c.toolkit = CodeAsDataKindBricks, "@vendor/cli"
-	targets, err = c.check(testToken, nil, nil)
+	targets, err = c.check(secret.New(testToken), nil, nil)
 	require.NoError(t, err, "with the code-as-data image")
 	assert.Equal(t, images.Kinds, kinds(targets))
 }
@@ -69,7 +70,7 @@ func TestDeliveryCheckRefusesBeforeTheBuild(t *testing.T) {
 			if tc.base != "" {
 				base = []byte(tc.base)
 			}
-			targets, err := c.check(tc.token, nil, base)
+			targets, err := c.check(secret.New(tc.token), nil, base)
 			require.Error(t, err)
 			assert.Nil(t, targets, "nothing to push, so no tag to read")
 			for _, w := range tc.want {

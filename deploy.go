@@ -11,6 +11,7 @@ import (
 	"dagger/lowcode-pipeline/internal/durationflag"
 	"dagger/lowcode-pipeline/internal/payload"
 	"dagger/lowcode-pipeline/internal/results"
+	"dagger/lowcode-pipeline/internal/secret"
 	"dagger/lowcode-pipeline/internal/webhook"
 )
 
@@ -81,7 +82,7 @@ func (p *Payload) Deploy(
 		return nil, fmt.Errorf("read --webhook-token: %w", err)
 	}
 	r := deployRequest{
-		url: webhookUrl, token: token, allowHTTP: allowHttp,
+		url: webhookUrl, token: secret.New(token), allowHTTP: allowHttp,
 		connectTimeout: connectTimeout, timeout: timeout, connectAttempts: connectAttempts,
 	}
 	if webhookCaCert != nil {
@@ -107,7 +108,7 @@ func (p *Payload) Request(
 		return "", fmt.Errorf("invalid payload: %w", err)
 	}
 	// The token is not needed to show the request: it is masked.
-	call, err := prepareWebhook(deployRequest{url: webhookUrl, token: "masked", allowHTTP: allowHttp})
+	call, err := prepareWebhook(deployRequest{url: webhookUrl, token: secret.New("masked"), allowHTTP: allowHttp})
 	if err != nil {
 		return "", err
 	}
@@ -154,7 +155,8 @@ func (m *LowcodePipeline) WebhookReceiver(
 }
 
 type deployRequest struct {
-	url, token              string
+	url                     string
+	token                   secret.Text
 	allowHTTP               bool
 	connectTimeout, timeout string
 	connectAttempts         int

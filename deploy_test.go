@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"dagger/lowcode-pipeline/internal/secret"
 	"dagger/lowcode-pipeline/internal/webhook"
 )
 
@@ -34,7 +35,7 @@ func webhookServer(t *testing.T, status int, answer string) (*httptest.Server, *
 func TestDeploySendsThePayloadOnceAndReturnsTheReceipt(t *testing.T) {
 	srv, n := webhookServer(t, 200, `{"message":"success"}`)
 	rec, err := deployPayload(context.Background(), []byte(`{"frontend":{"image":"reg.example.com/front:1"}}`), deployRequest{
-		url: srv.URL + "/acme/prod", token: testToken, allowHTTP: true, connectAttempts: 4, connectTimeout: "5s", timeout: "30s",
+		url: srv.URL + "/acme/prod", token: secret.New(testToken), allowHTTP: true, connectAttempts: 4, connectTimeout: "5s", timeout: "30s",
 	})
 	require.NoError(t, err)
 	assert.Equal(t, 200, rec.Status)
@@ -54,7 +55,7 @@ func TestDeploySendsThePayloadOnceAndReturnsTheReceipt(t *testing.T) {
 
 func TestDeployNeverSendsAnInvalidPayload(t *testing.T) {
 	srv, n := webhookServer(t, 200, `{"message":"success"}`)
-	_, err := deployPayload(context.Background(), []byte(`{"frontend":{}}`), deployRequest{url: srv.URL, token: testToken, allowHTTP: true})
+	_, err := deployPayload(context.Background(), []byte(`{"frontend":{}}`), deployRequest{url: srv.URL, token: secret.New(testToken), allowHTTP: true})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "invalid payload, nothing sent: frontend.image: required")
 	assert.Zero(t, n.Load())
@@ -76,7 +77,7 @@ func TestRequestShowsWhatDeployWouldSendAndSendsNothing(t *testing.T) {
 
 func TestDeployFailsOnAnyStatusButOKWithoutTheToken(t *testing.T) {
 	srv, n := webhookServer(t, 503, `{"error":"maintenance"}`)
-	_, err := deployPayload(context.Background(), []byte(`{}`), deployRequest{url: srv.URL, token: testToken, allowHTTP: true, connectAttempts: 4})
+	_, err := deployPayload(context.Background(), []byte(`{}`), deployRequest{url: srv.URL, token: secret.New(testToken), allowHTTP: true, connectAttempts: 4})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `503 Service Unavailable. Response body: {"error":"maintenance"}`)
 	assert.NotContains(t, err.Error(), testToken)
@@ -96,7 +97,7 @@ func TestDeployRefusesBadOptionsBeforeSending(t *testing.T) {
 		{"a token in the URL", deployRequest{url: "https://" + testToken + "@hooks.example.com/x"}, "pass the token as a secret"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.req.token = testToken
+			tc.req.token = secret.New(testToken)
 			_, err := deployPayload(context.Background(), []byte(`{}`), tc.req)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
@@ -115,17 +116,17 @@ func TestDeployTrustsAPrivateCAOnlyWhenGiven(t *testing.T) {
 	t.Cleanup(srv.Close)
 	body := []byte(`{"frontend":{"image":"reg.example.com/front:1"}}`)
 
-	_, err := deployPayload(context.Background(), body, deployRequest{url: srv.URL, token: testToken})
+	_, err := deployPayload(context.Background(), body, deployRequest{url: srv.URL, token: secret.New(testToken)})
 	require.Error(t, err, "the server's CA is not a system root")
 	assert.Contains(t, err.Error(), "certificate")
 
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-	rec, err := deployPayload(context.Background(), body, deployRequest{url: srv.URL, token: testToken, caPEM: ca})
+	rec, err := deployPayload(context.Background(), body, deployRequest{url: srv.URL, token: secret.New(testToken), caPEM: ca})
 	require.NoError(t, err)
 	assert.Equal(t, 200, rec.Status)
 	assert.EqualValues(t, 1, n.Load())
 
-	_, err = deployPayload(context.Background(), body, deployRequest{url: srv.URL, token: testToken, caPEM: []byte("not a certificate")})
+	_, err = deployPayload(context.Background(), body, deployRequest{url: srv.URL, token: secret.New(testToken), caPEM: []byte("not a certificate")})
 	assert.EqualError(t, err, "--webhook-ca-cert: no PEM certificate in the file")
 	assert.EqualValues(t, 1, n.Load())
 }

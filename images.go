@@ -20,6 +20,7 @@ import (
 	"dagger/lowcode-pipeline/internal/images"
 	"dagger/lowcode-pipeline/internal/ocipublish"
 	"dagger/lowcode-pipeline/internal/results"
+	"dagger/lowcode-pipeline/internal/secret"
 	"dagger/lowcode-pipeline/internal/steplimit"
 	"dagger/lowcode-pipeline/internal/supplychain"
 )
@@ -439,7 +440,7 @@ func tagCheck(ctx context.Context, target images.Target, username string, passwo
 				read <- tagsRead{err: fmt.Errorf("the registry password could not be read within %s", tagCheckTimeout)}
 				return
 			}
-			t.Password = ocipublish.NewPassword(plain)
+			t.Password = secret.New(plain)
 		}
 		held, err := ocipublish.Tagged(ctx, t)
 		read <- tagsRead{target: t, held: held, err: err}

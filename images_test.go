@@ -17,6 +17,7 @@ import (
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/images"
+	"dagger/lowcode-pipeline/internal/secret"
 )
 
 // loopbackRegistry is go-containerregistry's registry on 127.0.0.1: its host.
@@ -72,7 +73,7 @@ func TestDeliverReadsTheTagsOfEveryImageItWillPush(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := c
 			tc.edit(&c)
-			targets, err := c.check(testToken, nil, nil)
+			targets, err := c.check(secret.New(testToken), nil, nil)
 			require.NoError(t, err)
 			checks := readTags(ctx, targets, c.registryUsername, nil, nil)
 			require.Len(t, checks, len(tc.kinds))

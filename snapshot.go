@@ -237,8 +237,8 @@ func (s *Snapshot) Push(
 		dir := path.Join(snapshotsAt, strconv.Itoa(i))
 		auth := snapshotpush.EntryFor(i, e, dir, gitUsername, gitToken != nil)
 		tool = tool.WithMountedDirectory(dir, s.Collected.Directory(snapshotconfig.Collected(snapshotsAt, e.Index)))
-		if auth.URLToken != "" {
-			tool = tool.WithSecretVariable(auth.Entry.TokenEnv, dag.SetSecret("lowcode-pipeline-git-token-"+strconv.Itoa(i), auth.URLToken))
+		if auth.URLToken.Set() {
+			tool = tool.WithSecretVariable(auth.Entry.TokenEnv, dag.SetSecret("lowcode-pipeline-git-token-"+strconv.Itoa(i), auth.URLToken.Reveal()))
 		}
 		batch.Entries = append(batch.Entries, auth.Entry)
 	}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"dagger/lowcode-pipeline/internal/payload"
+	"dagger/lowcode-pipeline/internal/secret"
 	"dagger/lowcode-pipeline/internal/webhook"
 )
 
@@ -44,7 +45,7 @@ func WebhookReceiver(ctx context.Context, args []string, getenv func(string) str
 	logger := log.New(stderr, "", log.LstdFlags)
 	srv := &http.Server{
 		Handler: &webhook.Receiver{
-			Token:    token,
+			Token:    secret.New(token),
 			Validate: func(b []byte) error { _, err := payload.Parse(b); return err },
 			Logf:     logger.Printf,
 		},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"dagger/lowcode-pipeline/internal/redact"
+	"dagger/lowcode-pipeline/internal/secret"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -18,8 +19,12 @@ import (
 )
 
 type git struct {
-	env      []string
-	secrets  []string
+	env []string // without the login: see environ
+	// auth is the login's header for http.extraHeader, the config entry
+	// authAt of the environment; secrets are what scrub masks.
+	auth     secret.Text
+	authAt   int
+	secrets  []secret.Text
 	timeout  time.Duration
 	lowSpeed string // git's low-speed limit, as an error names it
 }
@@ -42,10 +47,11 @@ func newGit(o Options) (*git, error) {
 		{"http.lowSpeedTime", strconv.Itoa(max(1, int(o.LowSpeedTime/time.Second)))},
 	}
 	g := &git{timeout: o.Timeout, lowSpeed: fmt.Sprintf("%d bytes/s for %s", o.LowSpeedLimit, o.LowSpeedTime)}
-	if o.Token != "" {
-		basic := base64.StdEncoding.EncodeToString([]byte(o.Username + ":" + o.Token))
-		config = append(config, [2]string{"http.extraHeader", "Authorization: Basic " + basic})
-		g.secrets = []string{o.Token, basic}
+	if o.Token.Set() {
+		basic := base64.StdEncoding.EncodeToString([]byte(o.Username + ":" + o.Token.Reveal()))
+		g.auth, g.authAt = secret.New("Authorization: Basic "+basic), len(config)
+		config = append(config, [2]string{"http.extraHeader", ""}) // its value is added by environ
+		g.secrets = []secret.Text{o.Token, secret.New(basic)}
 	} else {
 		config = append(config, [2]string{"core.askPass", ""})
 	}
@@ -64,15 +70,27 @@ func newGit(o Options) (*git, error) {
 	g.env = append(env, "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_LITERAL_PATHSPECS=1",
 		"GIT_CONFIG_COUNT="+strconv.Itoa(len(config)))
 	for i, kv := range config {
-		g.env = append(g.env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, kv[0]), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, kv[1]))
+		g.env = append(g.env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, kv[0]))
+		if i != g.authAt || !g.auth.Set() {
+			g.env = append(g.env, fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, kv[1]))
+		}
 	}
 	return g, nil
+}
+
+// environ is git's environment: g.env and, with a token, the login's header,
+// which g holds as a secret.Text so that no printed git shows it.
+func (g *git) environ() []string {
+	if !g.auth.Set() {
+		return g.env
+	}
+	return append(slices.Clip(g.env), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", g.authAt, g.auth.Reveal()))
 }
 
 func (g *git) run(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
-	cmd.Env = g.env
+	cmd.Env = g.environ()
 	// At the time limit, end git and the helpers it started (git-remote-https
 	// holds the output pipe open), not git alone.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -110,8 +128,8 @@ func (g *git) head(ctx context.Context, dir string) string {
 }
 
 func (g *git) scrub(s string) string {
-	for _, secret := range g.secrets {
-		s = strings.ReplaceAll(s, secret, "***")
+	for _, text := range g.secrets {
+		s = strings.ReplaceAll(s, text.Reveal(), "***")
 	}
 	return redact.URLsIn(s)
 }

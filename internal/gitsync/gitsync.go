@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"dagger/lowcode-pipeline/internal/secret"
 )
 
 // Defaults for Options' zero values.
@@ -34,10 +36,10 @@ const (
 type Options struct {
 	RemoteURL string // https address, without credentials
 	Branch    string
-	OutputDir string // folder of the repository the snapshot replaces
-	Snapshot  string // local folder holding the snapshot's files
-	Message   string // the rendered commit message
-	Token     string // access token; empty for a repository that needs none
+	OutputDir string      // folder of the repository the snapshot replaces
+	Snapshot  string      // local folder holding the snapshot's files
+	Message   string      // the rendered commit message
+	Token     secret.Text // access token; none for a repository that needs none
 	// Username goes with the token in HTTP Basic auth (most hosts accept any).
 	Username                string
 	AuthorName, AuthorEmail string

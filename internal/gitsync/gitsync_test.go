@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"dagger/lowcode-pipeline/internal/secret"
 	"dagger/lowcode-pipeline/internal/testsupport/gittest"
 	"dagger/lowcode-pipeline/internal/testsupport/leaktest"
 )
@@ -27,7 +28,7 @@ func snapshotDir(t *testing.T, files map[string]string) string {
 func opts(r *gittest.Remote, t *testing.T, snapshot string, l *leaktest.Recorder) Options {
 	return Options{
 		RemoteURL: r.URL, Branch: "main", OutputDir: "codeasdata/main", Snapshot: snapshot,
-		Message: "snapshot codeasdata/main", Token: token, AllowHTTP: true,
+		Message: "snapshot codeasdata/main", Token: secret.New(token), AllowHTTP: true,
 		WorkDir: filepath.Join(t.TempDir(), "clone"), Logf: l.Logf,
 		MaxDeleteRatio: 1, // these tests are about git; guards_test.go is about the guard
 	}
@@ -137,7 +138,7 @@ func TestABranchThatKeepsMovingFailsWithoutForcing(t *testing.T) {
 func TestAWrongTokenIsAClearErrorWithoutTheToken(t *testing.T) {
 	r, l := gittest.NewRemote(t), &leaktest.Recorder{}
 	o := opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}"}), l)
-	o.Token = "wrong-" + token
+	o.Token = secret.New("wrong-" + token)
 	_, err := Sync(context.Background(), o)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "read the branches of "+r.URL)
@@ -179,7 +180,7 @@ func TestOptionsAreCheckedBeforeAnyGitCall(t *testing.T) {
 
 func TestARemotesQueryNeverShowsInAnError(t *testing.T) {
 	o := Options{RemoteURL: "https://127.0.0.1:1/code.git?private_token=glpat-SECRET-0815", Branch: "main", OutputDir: "o",
-		Snapshot: snapshotDir(t, map[string]string{"a.json": "{}"}), Message: "m", Token: token, MaxDeleteRatio: 1,
+		Snapshot: snapshotDir(t, map[string]string{"a.json": "{}"}), Message: "m", Token: secret.New(token), MaxDeleteRatio: 1,
 		WorkDir: filepath.Join(t.TempDir(), "clone")}
 	_, err := Sync(context.Background(), o)
 	require.Error(t, err, "nothing listens on port 1")

@@ -2,15 +2,18 @@ package gitsync
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"dagger/lowcode-pipeline/internal/secret"
 	"dagger/lowcode-pipeline/internal/testsupport/gittest"
 	"dagger/lowcode-pipeline/internal/testsupport/leaktest"
 )
@@ -111,7 +114,7 @@ func TestAStalledRemoteEndsAtTheTimeLimit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l := &leaktest.Recorder{}
 			o := Options{RemoteURL: url, Branch: "main", OutputDir: "o", Snapshot: snapshotDir(t, map[string]string{"a": "{}"}),
-				Message: "m", Token: token, AllowHTTP: true, Timeout: tc.timeout, LowSpeedTime: tc.slow, Logf: l.Logf}
+				Message: "m", Token: secret.New(token), AllowHTTP: true, Timeout: tc.timeout, LowSpeedTime: tc.slow, Logf: l.Logf}
 			start := time.Now()
 			_, err := Sync(context.Background(), o)
 			require.Error(t, err)
@@ -146,6 +149,31 @@ func TestTheUserNameGoesWithTheToken(t *testing.T) {
 	_, err := Sync(context.Background(), o)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"x-token-auth"}, r.Users(), "the server saw the user name given")
+}
+
+// The options and the git runner hold the token and the login's header: a
+// printed one (a log line, an error's %v) shows neither, while git gets the
+// header (TestTheUserNameGoesWithTheToken: the server saw the login).
+func TestAPrintedGitHidesTheLogin(t *testing.T) {
+	o := Options{RemoteURL: "https://git.example.com/r.git", Branch: "main", OutputDir: "o", Snapshot: t.TempDir(),
+		Username: "x-token-auth", Token: secret.New(token)}
+	g, err := newGit(o)
+	require.NoError(t, err)
+	basic := base64.StdEncoding.EncodeToString([]byte("x-token-auth:" + token))
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
+		for _, v := range []any{o, &o, g, *g} {
+			out := fmt.Sprintf(verb, v)
+			assert.NotContains(t, out, token, verb)
+			assert.NotContains(t, out, basic, verb)
+		}
+	}
+	assert.Contains(t, g.environ(), fmt.Sprintf("GIT_CONFIG_VALUE_%d=Authorization: Basic %s", g.authAt, basic))
+	assert.Contains(t, g.environ(), fmt.Sprintf("GIT_CONFIG_KEY_%d=http.extraHeader", g.authAt))
+
+	o.Token = secret.Text{}
+	g, err = newGit(o)
+	require.NoError(t, err)
+	assert.NotContains(t, strings.Join(g.environ(), "\n"), "extraHeader", "no token, no header")
 }
 
 func TestParseLsRemote(t *testing.T) {

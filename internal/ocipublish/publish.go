@@ -19,6 +19,7 @@ import (
 
 	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/images"
+	"dagger/lowcode-pipeline/internal/secret"
 )
 
 // Artifact is what is pushed: one image, or an index of one per platform.
@@ -152,7 +153,7 @@ type Target struct {
 	Insecure bool
 	// Username and Password log in; no password: anonymous.
 	Username string
-	Password Password
+	Password secret.Text
 	// Timeout bounds the whole push.
 	Timeout time.Duration
 }
@@ -221,7 +222,7 @@ func (t Target) start(ctx context.Context, noRefs, limit string) (context.Contex
 func (t Target) options(ctx context.Context) []remote.Option {
 	auth := authn.Anonymous
 	if t.Password.Set() {
-		auth = authn.FromConfig(authn.AuthConfig{Username: t.Username, Password: t.Password.reveal()})
+		auth = authn.FromConfig(authn.AuthConfig{Username: t.Username, Password: t.Password.Reveal()})
 	}
 	return []remote.Option{remote.WithContext(ctx), remote.WithAuth(auth), remote.WithJobs(4),
 		remote.WithTransport(http.DefaultTransport.(*http.Transport).Clone())}

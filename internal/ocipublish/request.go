@@ -15,6 +15,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+
+	"dagger/lowcode-pipeline/internal/secret"
 )
 
 // Prepare is the first, cached step of a publish: normalize one image and
@@ -186,7 +188,7 @@ func PushLayout(ctx context.Context, r Request, password, dir string) (Result, e
 	if err != nil {
 		return Result{}, err
 	}
-	pushed, err := Push(ctx, a, Target{Refs: r.Refs, Connect: r.Connect, Insecure: r.Insecure, Username: r.Username, Password: NewPassword(password), Timeout: limit})
+	pushed, err := Push(ctx, a, Target{Refs: r.Refs, Connect: r.Connect, Insecure: r.Insecure, Username: r.Username, Password: secret.New(password), Timeout: limit})
 	if err != nil {
 		return Result{}, err
 	}

@@ -23,6 +23,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"dagger/lowcode-pipeline/internal/secret"
 )
 
 // pushedTo pushes a fresh normalized image built at built under refs of a
@@ -134,16 +136,16 @@ func TestTaggedLogsInAsPushDoesAndNeverSaysThePassword(t *testing.T) {
 	refs := []string{loginRegistry(t) + "/team/frontend:1"}
 	n, err := Normalize("frontend", build(t, commit, amd64), Options{Epoch: commit})
 	require.NoError(t, err)
-	_, err = Push(context.Background(), n, Target{Refs: refs, Insecure: true, Username: loginUser, Password: NewPassword(loginPassword), Timeout: time.Minute})
+	_, err = Push(context.Background(), n, Target{Refs: refs, Insecure: true, Username: loginUser, Password: secret.New(loginPassword), Timeout: time.Minute})
 	require.NoError(t, err)
 
-	held, err := Tagged(context.Background(), Target{Refs: refs, Insecure: true, Username: loginUser, Password: NewPassword(loginPassword), Timeout: time.Minute})
+	held, err := Tagged(context.Background(), Target{Refs: refs, Insecure: true, Username: loginUser, Password: secret.New(loginPassword), Timeout: time.Minute})
 	require.NoError(t, err)
 	assert.Equal(t, []v1.Hash{hashOf(t, n)}, held)
 
 	for _, wrong := range []Target{
 		{Refs: refs, Insecure: true, Timeout: time.Minute},
-		{Refs: refs, Insecure: true, Username: loginUser, Password: NewPassword(loginPassword + "-not"), Timeout: time.Minute},
+		{Refs: refs, Insecure: true, Username: loginUser, Password: secret.New(loginPassword + "-not"), Timeout: time.Minute},
 	} {
 		_, err := Tagged(context.Background(), wrong)
 		require.Error(t, err)
@@ -295,8 +297,8 @@ func TestRetagSaysWhatFailedWithinItsTimeLimitAndNeverThePassword(t *testing.T) 
 	refs := []string{host + "/team/frontend:1.5.0", host + "/team/frontend:latest"}
 	n, err := Normalize("frontend", build(t, commit, amd64), Options{Epoch: commit})
 	require.NoError(t, err)
-	login := Target{Refs: refs, Insecure: true, Username: loginUser, Password: NewPassword(loginPassword), Timeout: time.Minute}
-	_, err = Push(context.Background(), n, Target{Refs: refs[1:], Insecure: true, Username: loginUser, Password: NewPassword(loginPassword)})
+	login := Target{Refs: refs, Insecure: true, Username: loginUser, Password: secret.New(loginPassword), Timeout: time.Minute}
+	_, err = Push(context.Background(), n, Target{Refs: refs[1:], Insecure: true, Username: loginUser, Password: secret.New(loginPassword)})
 	require.NoError(t, err)
 
 	unknown := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("c", 64)}
@@ -304,7 +306,7 @@ func TestRetagSaysWhatFailedWithinItsTimeLimitAndNeverThePassword(t *testing.T) 
 	assert.ErrorContains(t, err, "read "+host+"/team/frontend@"+unknown.String(), "a digest the repository does not hold")
 	for _, wrong := range []Target{
 		{Refs: refs, Insecure: true, Timeout: time.Minute},
-		{Refs: refs, Insecure: true, Username: loginUser, Password: NewPassword(loginPassword + "-not"), Timeout: time.Minute},
+		{Refs: refs, Insecure: true, Username: loginUser, Password: secret.New(loginPassword + "-not"), Timeout: time.Minute},
 	} {
 		_, err := Retag(context.Background(), wrong, hashOf(t, n), refs[:1])
 		require.Error(t, err)

@@ -14,6 +14,7 @@ import (
 	"dagger/lowcode-pipeline/internal/durationflag"
 	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/gitsync"
+	"dagger/lowcode-pipeline/internal/secret"
 	"dagger/lowcode-pipeline/internal/snapshotconfig"
 )
 
@@ -99,7 +100,7 @@ func Run(ctx context.Context, b Batch, getenv func(string) string, now time.Time
 		default:
 			synced, serr := gitsync.Sync(ctx, gitsync.Options{
 				RemoteURL: e.Remote, Branch: e.Branch, OutputDir: e.OutputDir, Snapshot: e.Snapshot,
-				Message: snapshotconfig.RenderMessage(e.Message, now, e.OutputDir), Token: getenv(e.TokenEnv), Username: e.Username,
+				Message: snapshotconfig.RenderMessage(e.Message, now, e.OutputDir), Token: secret.New(getenv(e.TokenEnv)), Username: e.Username,
 				AuthorName: b.AuthorName, AuthorEmail: b.AuthorEmail, MaxAttempts: b.MaxAttempts, AllowEmpty: b.AllowEmpty,
 				MaxDeleteRatio: b.MaxDeleteRatio, CreateBranch: b.CreateBranch, CACert: b.CACert, Timeout: timeout,
 				AllowHTTP: b.AllowHTTP, Logf: logf,
@@ -121,7 +122,7 @@ const MaxReason = 600
 // Auth is how one entry authenticates to its remote.
 type Auth struct {
 	Entry    Entry
-	URLToken string // a token kept in git.repo, to pass as the entry's own secret
+	URLToken secret.Text // a token kept in git.repo, to pass as the entry's own secret
 }
 
 // EntryFor turns a configuration entry into a git step entry. The token and
@@ -141,7 +142,7 @@ func EntryFor(i int, e snapshotconfig.Entry, snapshotDir, flagUsername string, f
 	case flagToken:
 		a.Entry.TokenEnv = "GIT_TOKEN"
 	case token != "":
-		a.Entry.TokenEnv, a.URLToken = fmt.Sprintf("GIT_TOKEN_%d", i), token
+		a.Entry.TokenEnv, a.URLToken = fmt.Sprintf("GIT_TOKEN_%d", i), secret.New(token)
 	}
 	return a
 }

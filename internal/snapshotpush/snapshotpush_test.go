@@ -82,12 +82,12 @@ func TestEntryForTakesCredentialsFromTheURLUnlessGivenApart(t *testing.T) {
 	a := EntryFor(0, entries[0], "/snapshots/0", "", false)
 	assert.Equal(t, Entry{Name: "bb", Remote: "https://bitbucket.org/t/r.git", Branch: "main", OutputDir: "a", Snapshot: "/snapshots/0",
 		Message: "m {folder}", Username: "x-token-auth", TokenEnv: "GIT_TOKEN_0"}, a.Entry, "the URL's user name is the one git uses")
-	assert.Equal(t, "T0KEN", a.URLToken)
+	assert.Equal(t, "T0KEN", a.URLToken.Reveal())
 
 	a = EntryFor(0, entries[0], "/snapshots/0", "oauth2", true)
 	assert.Equal(t, "oauth2", a.Entry.Username, "--git-username overrides")
 	assert.Equal(t, "GIT_TOKEN", a.Entry.TokenEnv, "--git-token wins")
-	assert.Empty(t, a.URLToken)
+	assert.False(t, a.URLToken.Set())
 
 	a = EntryFor(1, entries[1], "/snapshots/1", "", false)
 	assert.Empty(t, a.Entry.TokenEnv, "no token anywhere: none is sent")

@@ -25,6 +25,7 @@ import (
 
 	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/redact"
+	"dagger/lowcode-pipeline/internal/secret"
 )
 
 // Defaults for Config's zero values.
@@ -48,7 +49,7 @@ const MaxURLBytes = 2 << 10
 // Config is one deployment call.
 type Config struct {
 	URL   string
-	Token string
+	Token secret.Text // the bearer token
 	// AllowHTTP permits http:// addresses (a bearer token over plain HTTP can
 	// be read on the way; meant for local receivers).
 	AllowHTTP bool
@@ -128,14 +129,14 @@ func Prepare(cfg Config) (*Prepared, error) {
 		return nil, fmt.Errorf("webhook URL %s has no host", shown)
 	case redact.Ambiguous(cfg.URL):
 		return nil, errors.New("--webhook-url has an '@' after its host (in the path, query or fragment), which some parsers read as user-info, so the address could be neither printed safely nor trusted to reach the host it seems to: write it as %40; nothing was sent")
-	case cfg.Token == "":
+	case !cfg.Token.Set():
 		return nil, errors.New("webhook token is empty: the call needs Authorization: Bearer <token>")
-	case strings.ContainsAny(cfg.Token, "\r\n"):
+	case strings.ContainsAny(cfg.Token.Reveal(), "\r\n"):
 		return nil, errors.New("webhook token contains a line break: check the secret's value (a trailing newline from a file?)")
-	case strings.ContainsFunc(cfg.Token, func(r rune) bool { return r < 0x20 || r == 0x7f }) || !utf8.ValidString(cfg.Token):
+	case strings.ContainsFunc(cfg.Token.Reveal(), func(r rune) bool { return r < 0x20 || r == 0x7f }) || !utf8.ValidString(cfg.Token.Reveal()):
 		return nil, errors.New("--webhook-token contains a control character (a NUL?) or invalid UTF-8, which no HTTP header can carry: check the secret's value; nothing was sent")
-	case len(cfg.Token) > MaxTokenBytes:
-		return nil, fmt.Errorf("--webhook-token is %d bytes, more than the %d an HTTP header line carries (nginx's and Apache's default limit): check the secret's value (a whole file?); nothing was sent", len(cfg.Token), MaxTokenBytes)
+	case len(cfg.Token.Reveal()) > MaxTokenBytes:
+		return nil, fmt.Errorf("--webhook-token is %d bytes, more than the %d an HTTP header line carries (nginx's and Apache's default limit): check the secret's value (a whole file?); nothing was sent", len(cfg.Token.Reveal()), MaxTokenBytes)
 	}
 	if cfg.ConnectTimeout <= 0 {
 		cfg.ConnectTimeout = DefaultConnectTimeout
@@ -158,7 +159,7 @@ func Prepare(cfg Config) (*Prepared, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	return &Prepared{cfg: cfg, url: u, redacted: redacted, shown: shown, scrubber: newScrubber(cfg.Token)}, nil
+	return &Prepared{cfg: cfg, url: u, redacted: redacted, shown: shown, scrubber: newScrubber(cfg.Token.Reveal())}, nil
 }
 
 // CheckConnectAttempts refuses a --connect-attempts below 1: it counts the
@@ -234,7 +235,7 @@ func (p *Prepared) attempt(ctx context.Context, body []byte) (*http.Response, bo
 	}
 	// No GetBody: the transport must never replay this request by itself.
 	req.GetBody = nil
-	req.Header.Set("Authorization", "Bearer "+p.cfg.Token)
+	req.Header.Set("Authorization", "Bearer "+p.cfg.Token.Reveal())
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "lowcode-pipeline")
@@ -308,7 +309,7 @@ func (p *Prepared) excerpt(data []byte) string {
 // readBody reads what excerpt shows: MaxErrorBody and enough beyond it that
 // a token echoed across the cut, in its longest spelling, is read whole.
 func (p *Prepared) readBody(resp *http.Response) ([]byte, error) {
-	return io.ReadAll(io.LimitReader(resp.Body, int64(p.cfg.MaxErrorBody+8*len(p.cfg.Token)+64)))
+	return io.ReadAll(io.LimitReader(resp.Body, int64(p.cfg.MaxErrorBody+8*len(p.cfg.Token.Reveal())+64)))
 }
 
 func (p *Prepared) scrub(s string) string {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"dagger/lowcode-pipeline/internal/secret"
 	"dagger/lowcode-pipeline/internal/testsupport/leaktest"
 
 	"github.com/stretchr/testify/assert"
@@ -53,8 +54,8 @@ func counting(t *testing.T, h http.HandlerFunc) (*httptest.Server, *atomic.Int32
 
 func send(t *testing.T, cfg Config, leaks *leaktest.Recorder) (*Receipt, error) {
 	t.Helper()
-	if cfg.Token == "" {
-		cfg.Token = token
+	if !cfg.Token.Set() {
+		cfg.Token = secret.New(token)
 	}
 	if cfg.RetryBackoff == 0 {
 		cfg.RetryBackoff = 5 * time.Millisecond
@@ -331,15 +332,15 @@ func TestPrepareRefusesUnsafeAddresses(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"a token in the user-info", Config{URL: "https://" + token + "@hooks.example.com/a/b", Token: token}, "carries credentials in its user-info: pass the token as a secret"},
-		{"plain http", Config{URL: "http://hooks.example.com/a", Token: token}, "uses plain http"},
-		{"another scheme", Config{URL: "ftp://hooks.example.com/a", Token: token}, "scheme must be https"},
-		{"no host", Config{URL: "https:///a", Token: token}, "has no host"},
+		{"a token in the user-info", Config{URL: "https://" + token + "@hooks.example.com/a/b", Token: secret.New(token)}, "carries credentials in its user-info: pass the token as a secret"},
+		{"plain http", Config{URL: "http://hooks.example.com/a", Token: secret.New(token)}, "uses plain http"},
+		{"another scheme", Config{URL: "ftp://hooks.example.com/a", Token: secret.New(token)}, "scheme must be https"},
+		{"no host", Config{URL: "https:///a", Token: secret.New(token)}, "has no host"},
 		{"no token", Config{URL: "https://hooks.example.com/a"}, "webhook token is empty"},
-		{"a token with a newline", Config{URL: "https://hooks.example.com/a", Token: token + "\n"}, "contains a line break"},
-		{"not a URL", Config{URL: "https://hooks.example.com/%zz?t=" + token, Token: token}, "is not a URL"},
-		{"an '@' after the host", Config{URL: "https://hooks.example.com/acme?owner=ops@example.com", Token: token}, "has an '@' after its host"},
-		{"an address longer than any webhook's", Config{URL: "https://hooks.example.com/" + strings.Repeat("a/", MaxURLBytes), Token: token},
+		{"a token with a newline", Config{URL: "https://hooks.example.com/a", Token: secret.New(token + "\n")}, "contains a line break"},
+		{"not a URL", Config{URL: "https://hooks.example.com/%zz?t=" + token, Token: secret.New(token)}, "is not a URL"},
+		{"an '@' after the host", Config{URL: "https://hooks.example.com/acme?owner=ops@example.com", Token: secret.New(token)}, "has an '@' after its host"},
+		{"an address longer than any webhook's", Config{URL: "https://hooks.example.com/" + strings.Repeat("a/", MaxURLBytes), Token: secret.New(token)},
 			"--webhook-url is 4122 bytes, more than the 2048 a webhook address takes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -349,7 +350,7 @@ func TestPrepareRefusesUnsafeAddresses(t *testing.T) {
 			assert.NotContains(t, err.Error(), token)
 		})
 	}
-	_, err := Prepare(Config{URL: "http://127.0.0.1:8080/", Token: token, AllowHTTP: true})
+	_, err := Prepare(Config{URL: "http://127.0.0.1:8080/", Token: secret.New(token), AllowHTTP: true})
 	assert.NoError(t, err, "http is allowed when asked for")
 }
 
@@ -362,7 +363,7 @@ func FuzzPrepare(f *testing.F) {
 	f.Add("http://127.0.0.1:8080/?sig=abcd", "abcd", true)
 	f.Add("https://hooks.example.com/%zz?t=secret", "secret", false)
 	f.Fuzz(func(t *testing.T, address, tok string, allowHTTP bool) {
-		p, err := Prepare(Config{URL: address, Token: tok, AllowHTTP: allowHTTP})
+		p, err := Prepare(Config{URL: address, Token: secret.New(tok), AllowHTTP: allowHTTP})
 		if err != nil {
 			assert.LessOrEqual(t, len(err.Error()), 800, "the error is short, the address cut")
 			// the address as printed (%B0…: no user-info, no query) may hold the token's text by coincidence
@@ -394,8 +395,22 @@ func tokenLike(tok string) bool {
 		strings.ContainsAny(tok, "0123456789") && strings.ContainsAny(tok, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 }
 
+// A call printed whole by mistake (a log line, an error's %v) shows no token.
+func TestAPrintedCallHidesTheToken(t *testing.T) {
+	cfg := Config{URL: "https://hooks.example.com/acme/prod", Token: secret.New(token)}
+	p, err := Prepare(cfg)
+	require.NoError(t, err)
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%x"} {
+		for _, v := range []any{cfg, &cfg, p, *p} {
+			out := fmt.Sprintf(verb, v)
+			assert.NotContains(t, out, token, verb)
+			assert.NotContains(t, out, fmt.Sprintf("%x", token), verb)
+		}
+	}
+}
+
 func TestRequestMasksTheToken(t *testing.T) {
-	p, err := Prepare(Config{URL: "https://hooks.example.com/acme/prod?sig=" + token, Token: token})
+	p, err := Prepare(Config{URL: "https://hooks.example.com/acme/prod?sig=" + token, Token: secret.New(token)})
 	require.NoError(t, err)
 	out := p.Request(body)
 	assert.Contains(t, out, "POST https://hooks.example.com/acme/prod\nAuthorization: Bearer ***\nContent-Type: application/json\n\n"+string(body))
@@ -424,7 +439,7 @@ func TestNoPieceOfTheTokenSurvivesInAnEchoedBody(t *testing.T) {
 				io.WriteString(w, tc.body)
 			}))
 			defer srv.Close()
-			p, err := Prepare(Config{URL: srv.URL, Token: tok, AllowHTTP: true})
+			p, err := Prepare(Config{URL: srv.URL, Token: secret.New(tok), AllowHTTP: true})
 			require.NoError(t, err)
 			_, err = p.Send(context.Background(), body)
 			require.Error(t, err)
@@ -442,7 +457,7 @@ func TestA200WhoseMessageEchoesTheTokenKeepsNone(t *testing.T) {
 		io.WriteString(w, `{"message":"rejected: `+r.Header.Get("Authorization")+`"}`)
 	}))
 	defer srv.Close()
-	p, err := Prepare(Config{URL: srv.URL, Token: token, AllowHTTP: true})
+	p, err := Prepare(Config{URL: srv.URL, Token: secret.New(token), AllowHTTP: true})
 	require.NoError(t, err)
 	rec, err := p.Send(context.Background(), body)
 	require.NoError(t, err, "200 is success, as the interface says")
@@ -455,7 +470,7 @@ func TestATokenNoHeaderCanCarryIsRefusedBeforeAnyAttempt(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { n.Add(1) }))
 	defer srv.Close()
 	for _, tok := range []string{"tok\x00en", "tok\x7fen", "tok\x1ben", "tok\xffen"} {
-		_, err := Prepare(Config{URL: srv.URL, Token: tok, AllowHTTP: true, ConnectAttempts: 4})
+		_, err := Prepare(Config{URL: srv.URL, Token: secret.New(tok), AllowHTTP: true, ConnectAttempts: 4})
 		require.Error(t, err, "%q", tok)
 		assert.Contains(t, err.Error(), "--webhook-token contains a control character")
 		assert.NotContains(t, err.Error(), tok)
@@ -468,9 +483,9 @@ func TestATokenLongerThanAHeaderLineIsRefusedBeforeAnyAttempt(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { n.Add(1) }))
 	defer srv.Close()
 	longest := strings.Repeat("a", MaxTokenBytes)
-	_, err := Prepare(Config{URL: srv.URL, Token: longest, AllowHTTP: true})
+	_, err := Prepare(Config{URL: srv.URL, Token: secret.New(longest), AllowHTTP: true})
 	assert.NoError(t, err, "a token of exactly the limit is taken")
-	_, err = Prepare(Config{URL: srv.URL, Token: longest + "b", AllowHTTP: true, ConnectAttempts: 4})
+	_, err = Prepare(Config{URL: srv.URL, Token: secret.New(longest + "b"), AllowHTTP: true, ConnectAttempts: 4})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--webhook-token is 8193 bytes, more than the 8192 an HTTP header line carries")
 	assert.Less(t, len(err.Error()), 300, "the error does not echo the token")

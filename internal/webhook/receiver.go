@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"dagger/lowcode-pipeline/internal/secret"
 )
 
 // MaxPayloadBytes bounds what the receiver reads of one request.
@@ -27,7 +29,7 @@ type Delivery struct {
 // tests: it checks what the platform would check and records what it accepts.
 type Receiver struct {
 	// Token is the bearer token callers must present.
-	Token string
+	Token secret.Text
 	// Validate checks a payload; a non-nil error is answered with 422 and,
 	// when it is a list of problems (json.Marshaler), with that list.
 	Validate func([]byte) error
@@ -108,7 +110,7 @@ func (r *Receiver) authorize(req *http.Request) (int, string) {
 	if !ok || token == "" {
 		return http.StatusUnauthorized, "missing Authorization: Bearer <token>"
 	}
-	if subtle.ConstantTimeCompare([]byte(token), []byte(r.Token)) != 1 {
+	if subtle.ConstantTimeCompare([]byte(token), []byte(r.Token.Reveal())) != 1 {
 		return http.StatusForbidden, "invalid token"
 	}
 	return 0, ""

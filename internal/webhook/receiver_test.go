@@ -13,12 +13,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"dagger/lowcode-pipeline/internal/payload"
+	"dagger/lowcode-pipeline/internal/secret"
 	"dagger/lowcode-pipeline/internal/testsupport/leaktest"
 )
 
 func newReceiver(t *testing.T) (*Receiver, *httptest.Server, *leaktest.Recorder) {
 	leaks := &leaktest.Recorder{}
-	r := &Receiver{Token: token, Validate: func(b []byte) error { _, err := payload.Parse(b); return err }, Logf: leaks.Logf}
+	r := &Receiver{Token: secret.New(token), Validate: func(b []byte) error { _, err := payload.Parse(b); return err }, Logf: leaks.Logf}
 	srv := httptest.NewTLSServer(r)
 	t.Cleanup(srv.Close)
 	return r, srv, leaks
@@ -88,7 +89,7 @@ func TestClientAndReceiverEndToEnd(t *testing.T) {
 	require.Len(t, listed, 1)
 
 	// A wrong token is a failed deployment that records nothing.
-	cfg.Token = "wrong-token"
+	cfg.Token = secret.New("wrong-token")
 	_, err = send(t, cfg, leaks)
 	var we *Error
 	require.ErrorAs(t, err, &we)
