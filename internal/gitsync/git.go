@@ -3,8 +3,6 @@ package gitsync
 import (
 	"bytes"
 	"context"
-	"dagger/lowcode-pipeline/internal/redact"
-	"dagger/lowcode-pipeline/internal/secret"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -16,12 +14,15 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"dagger/lowcode-pipeline/internal/redact"
+	"dagger/lowcode-pipeline/internal/secret"
 )
 
 type git struct {
-	env []string // without the login: see environ
-	// auth is the login's header for http.extraHeader, the config entry
-	// authAt of the environment; secrets are what scrub masks.
+	env []string // all but the login's header: see environ
+	// auth is the login's header, the value of git's config entry authAt
+	// (http.extraHeader); secrets are what scrub masks.
 	auth     secret.Text
 	authAt   int
 	secrets  []secret.Text
@@ -49,8 +50,7 @@ func newGit(o Options) (*git, error) {
 	g := &git{timeout: o.Timeout, lowSpeed: fmt.Sprintf("%d bytes/s for %s", o.LowSpeedLimit, o.LowSpeedTime)}
 	if o.Token.Set() {
 		basic := base64.StdEncoding.EncodeToString([]byte(o.Username + ":" + o.Token.Reveal()))
-		g.auth, g.authAt = secret.New("Authorization: Basic "+basic), len(config)
-		config = append(config, [2]string{"http.extraHeader", ""}) // its value is added by environ
+		g.auth = secret.New("Authorization: Basic " + basic)
 		g.secrets = []secret.Text{o.Token, secret.New(basic)}
 	} else {
 		config = append(config, [2]string{"core.askPass", ""})
@@ -66,14 +66,19 @@ func newGit(o Options) (*git, error) {
 		// GIT_SSL_CAINFO outranks http.sslCAInfo: set both, so an inherited one cannot win.
 		env = append(slices.DeleteFunc(env, func(e string) bool { return strings.HasPrefix(e, "GIT_SSL_CAINFO=") }), "GIT_SSL_CAINFO="+o.CACert)
 	}
+	entries := len(config) // and the login's header, last
+	if g.auth.Set() {
+		entries++
+	}
 	// GIT_LITERAL_PATHSPECS: an outputDir is a path, never a pathspec (":(top)x", "*").
 	g.env = append(env, "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_LITERAL_PATHSPECS=1",
-		"GIT_CONFIG_COUNT="+strconv.Itoa(len(config)))
+		"GIT_CONFIG_COUNT="+strconv.Itoa(entries))
 	for i, kv := range config {
-		g.env = append(g.env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, kv[0]))
-		if i != g.authAt || !g.auth.Set() {
-			g.env = append(g.env, fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, kv[1]))
-		}
+		g.env = append(g.env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, kv[0]), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, kv[1]))
+	}
+	if g.auth.Set() {
+		g.authAt = len(config)
+		g.env = append(g.env, fmt.Sprintf("GIT_CONFIG_KEY_%d=http.extraHeader", g.authAt))
 	}
 	return g, nil
 }
