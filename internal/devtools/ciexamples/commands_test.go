@@ -403,7 +403,9 @@ func TestNoFunctionTakesMoreThanEightFlags(t *testing.T) {
 // Loading the module uploads what it needs and not the rest (its tests,
 // their data, the docs): dagger.json's include list, whose patterns here are
 // all exclusions of a folder ("x/", "**/x/") or of files ("**/*_test.go", a
-// name). Every file the module reads at run time stays.
+// name), read after the module's source as the engine does
+// (tests/engine-facts.md, fact 25). Every file the module reads at run time
+// stays.
 func TestLoadingTheModuleUploadsWhatItNeeds(t *testing.T) {
 	var cfg struct {
 		Include []string `json:"include"`
