@@ -172,10 +172,13 @@ func TestKebabSpellsFlagsAsTheCLIDoes(t *testing.T) {
 	}
 }
 
-// Every function that pushes, deploys or publishes, or calls one that does,
-// carries +cache="never": a cached result would skip the side effect.
+// Every function that pushes, deploys, publishes or signs, or reads the
+// platform (snapshot), or calls one that does, carries +cache="never": a
+// result kept in the engine's function cache (tests/engine-facts.md, fact
+// 26) would skip the side effect, or give last week's snapshot.
 func TestSideEffectsAreNeverCached(t *testing.T) {
-	effects := map[string]bool{"Publish": true, "Deploy": true, "SnapshotPush": true, "Deliver": true, "Demo": true}
+	effects := map[string]bool{"Publish": true, "Sign": true, "Deploy": true, "Deliver": true, "Demo": true,
+		"Snapshot": true, "Push": true, "ToolkitSnapshot": true}
 	for _, tc := range []struct{ name, dir string }{
 		{"lowcode-pipeline", "../../.."},
 		{"lowcode-pipeline-example", "../../../examples/go"},
