@@ -98,7 +98,7 @@ func (m *LowcodePipeline) Deliver(
 	// Registry password or token
 	// +optional
 	registryPassword *dagger.Secret,
-	// A registry running as a Dagger service (tests, demos): the repository's registry is reached there, over plain http
+	// A registry running as a Dagger service (tests, demos; what a repository on localhost needs): the repository's registry is reached there, over plain http
 	// +optional
 	registryService *dagger.Service,
 	// Creation time of the images, which every time in them is clamped to: the commit time, RFC 3339 or Unix seconds ($SOURCE_DATE_EPOCH); default the Unix epoch, never the clock
@@ -124,7 +124,7 @@ func (m *LowcodePipeline) Deliver(
 	// Everything that can be checked without building is checked first.
 	checks := deliveryCheck{codeAsData: codeAsData, toolkit: toolkit, codeAsDataArg: codeAsDataArg, drawPackage: drawPackage,
 		repository: repository, tag: tag, platform: platform, registryUsername: registryUsername, hasPassword: registryPassword != nil,
-		created: created, label: label, webhookUrl: webhookUrl, allowHTTP: allowHttp}
+		hasService: registryService != nil, created: created, label: label, webhookUrl: webhookUrl, allowHTTP: allowHttp}
 	in, err := checks.run(ctx, payload, webhookToken, webhookCaCert)
 	if err != nil {
 		return nil, err
@@ -192,6 +192,7 @@ type deliveryCheck struct {
 	platform         []dagger.Platform
 	registryUsername string
 	hasPassword      bool
+	hasService       bool
 	created          string
 	label            []string
 	webhookUrl       string
@@ -256,7 +257,7 @@ func (c deliveryCheck) check(token secret.Text, caPEM, payloadBase []byte) ([]im
 	// build reports a bad --code-as-data itself
 	cad, _ := nodebuild.CodeAsDataStep(string(c.codeAsData), c.toolkit, c.codeAsDataArg)
 	targets, err := images.PublishRequest{Repository: c.repository, HasCodeAsData: cad != nil, Tags: c.tag, Platforms: platformNames(c.platform),
-		Username: c.registryUsername, HasPassword: c.hasPassword}.Targets()
+		Username: c.registryUsername, HasPassword: c.hasPassword, HasService: c.hasService}.Targets()
 	errs = append(errs, err)
 	epoch, err := images.ParseCreated(c.created)
 	errs = append(errs, err)

@@ -38,6 +38,9 @@ func TestDeliveryCheckPassesGoodFlags(t *testing.T) {
 	targets, err = c.check(secret.New(testToken), nil, nil)
 	require.NoError(t, err, "with the code-as-data image")
 	assert.Equal(t, images.Kinds, kinds(targets))
+	c.repository, c.hasService = "localhost:5000/app-{kind}", true
+	_, err = c.check(secret.New(testToken), nil, nil)
+	assert.NoError(t, err, "a registry service named localhost, as demo runs it")
 }
 
 func TestDeliveryCheckRefusesBeforeTheBuild(t *testing.T) {
@@ -58,6 +61,8 @@ func TestDeliveryCheckRefusesBeforeTheBuild(t *testing.T) {
 		{"a payload that names an image of its own", func(*deliveryCheck) {}, testToken,
 			`{"backends":{"images":["registry.example.com/team/app-backend:1.3.0"],"deployRules":[{"source":".*","target":".*"}]}}`,
 			[]string{"--payload: starting payload: backends.images[0]:", "is named in the starting payload"}},
+		{"a registry on loopback, not a service", func(c *deliveryCheck) { c.repository = "localhost:5000/app-{kind}" }, testToken, "",
+			[]string{`--repository "localhost:5000/app-{kind}": "localhost:5000" names this machine`, "--registry-service"}},
 		{"plain http", func(c *deliveryCheck) { c.webhookUrl = "http://hooks.example.com/acme/prod" }, testToken, "", []string{"uses plain http"}},
 		{"a token read from a file with its newline", func(*deliveryCheck) {}, testToken + "\n", "", []string{"contains a line break"}},
 		{"every problem at once", func(c *deliveryCheck) { c.tag, c.created, c.webhookUrl = []string{"bad tag"}, "yesterday", "ftp://x/y" }, testToken, "",

@@ -125,7 +125,7 @@ func (b *Build) Publish(
 	// Registry password or token
 	// +optional
 	registryPassword *dagger.Secret,
-	// A registry running as a Dagger service (tests, demos): the repository's registry is reached there, over plain http
+	// A registry running as a Dagger service (tests, demos; what a repository on localhost needs): the repository's registry is reached there, over plain http
 	// +optional
 	registryService *dagger.Service,
 	// Creation time of the images, which every time in them is clamped to: the commit time, RFC 3339 or Unix seconds ($SOURCE_DATE_EPOCH); default the Unix epoch, never the clock
@@ -145,7 +145,7 @@ func (b *Build) publish(ctx context.Context, repository string, tag []string, pl
 	registryPassword *dagger.Secret, registryService *dagger.Service, created string, label []string, early map[images.Kind]<-chan tagsRead) (*Release, error) {
 	platforms := platformNames(platform)
 	targets, err := images.PublishRequest{Repository: repository, HasCodeAsData: b.HasCodeAsData, Tags: tag, Platforms: platforms,
-		Username: registryUsername, HasPassword: registryPassword != nil}.Targets()
+		Username: registryUsername, HasPassword: registryPassword != nil, HasService: registryService != nil}.Targets()
 	if err != nil {
 		return nil, err
 	}

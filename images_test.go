@@ -28,10 +28,25 @@ func loopbackRegistry(t *testing.T) string {
 	return strings.TrimPrefix(srv.URL, "http://")
 }
 
+// outsideRegistry names the registry of the targets below: publish refuses
+// a loopback name without a registry service (in the engine, loopback is the
+// push's own container), so the targets are made for this name, then moved to
+// the loopback registry that stands in for it (onHost).
+const outsideRegistry = "registry.example.com"
+
+// onHost is targets with their registry, outsideRegistry, replaced by host.
+func onHost(targets []images.Target, host string) []images.Target {
+	for i := range targets {
+		targets[i].Repository = host + strings.TrimPrefix(targets[i].Repository, outsideRegistry)
+	}
+	return targets
+}
+
 func TestTagCheckReadsEveryTagOfTheTargetAndNeverAServicesRegistry(t *testing.T) {
 	host := loopbackRegistry(t)
-	targets, err := images.PublishRequest{Repository: host + "/team/app-{kind}", Tags: []string{"1.4.0", "latest"}}.Targets()
+	targets, err := images.PublishRequest{Repository: outsideRegistry + "/team/app-{kind}", Tags: []string{"1.4.0", "latest"}}.Targets()
 	require.NoError(t, err)
+	targets = onHost(targets, host)
 	frontend := targets[0]
 	img, err := random.Image(512, 2)
 	require.NoError(t, err)
@@ -61,7 +76,7 @@ func TestDeliverReadsTheTagsOfEveryImageItWillPush(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c := goodDelivery()
-	c.repository, c.tag = host+"/team/app-{kind}", []string{"1.4.0"}
+	c.repository, c.tag = outsideRegistry+"/team/app-{kind}", []string{"1.4.0"}
 	for _, tc := range []struct {
 		name  string
 		edit  func(*deliveryCheck)
@@ -75,6 +90,7 @@ func TestDeliverReadsTheTagsOfEveryImageItWillPush(t *testing.T) {
 			tc.edit(&c)
 			targets, err := c.check(secret.New(testToken), nil, nil)
 			require.NoError(t, err)
+			targets = onHost(targets, host)
 			checks := readTags(ctx, targets, c.registryUsername, nil, nil)
 			require.Len(t, checks, len(tc.kinds))
 			for _, kind := range tc.kinds {
@@ -91,9 +107,9 @@ func TestDeliverReadsTheTagsOfEveryImageItWillPush(t *testing.T) {
 
 func TestWithoutPushRetagsWhatTheRegistryHoldsAndElsePushes(t *testing.T) {
 	host := loopbackRegistry(t)
-	targets, err := images.PublishRequest{Repository: host + "/team/app-{kind}", Tags: []string{"1.5.0", "latest"}}.Targets()
+	targets, err := images.PublishRequest{Repository: outsideRegistry + "/team/app-{kind}", Tags: []string{"1.5.0", "latest"}}.Targets()
 	require.NoError(t, err)
-	backend := targets[1]
+	backend := onHost(targets, host)[1]
 	img, err := random.Image(512, 2)
 	require.NoError(t, err)
 	latest, err := name.NewTag(backend.Refs()[1])

@@ -299,7 +299,8 @@ func (t *Tests) DeliverSendsNothingWhenTheBuildFails(ctx context.Context) error 
 	broken := t.app().
 		WithNewFile("scripts/build-web.mjs", "process.exit(7)\n").
 		WithNewFile("scripts/build-node.mjs", "process.exit(7)\n")
-	_, err = dag.LowcodePipeline().Deliver(checkRegistry+"/broken/{kind}", []string{"1.0.0"}, rcv.url, rcv.token, dagger.LowcodePipelineDeliverOpts{
+	// no registry: nothing is pushed (a loopback name would be refused before the build)
+	_, err = dag.LowcodePipeline().Deliver("registry.invalid/broken/{kind}", []string{"1.0.0"}, rcv.url, rcv.token, dagger.LowcodePipelineDeliverOpts{
 		Source: broken, Toolkit: toolkit, DrawPackage: drawPackage, AllowHTTP: true,
 	}).Summary(ctx)
 	if err := fails("builds that exit 7", err, "exit code: 7"); err != nil {

@@ -6,6 +6,7 @@ package images
 import (
 	"errors"
 	"fmt"
+	"net"
 	"regexp"
 	"slices"
 	"strings"
@@ -191,6 +192,9 @@ type PublishRequest struct {
 	Platforms     []string
 	Username      string
 	HasPassword   bool
+	// HasService: the registry runs as a Dagger service (--registry-service),
+	// which the push reaches whatever the repository's host.
+	HasService bool
 }
 
 // Targets validates the request, all problems at once, before anything is
@@ -232,11 +236,15 @@ func (r PublishRequest) Targets() ([]Target, error) {
 					fielderr.Quote(r.Repository), fielderr.Quote(full), referenceProblem(err)))
 			case !reference.IsNameOnly(named):
 				errs = append(errs, fmt.Errorf("--repository %s: give the name only; tags go in --tag", fielderr.Quote(r.Repository)))
+			case !r.HasService && isLoopback(reference.Domain(named)):
+				errs = append(errs, fmt.Errorf("--repository %s: %s names this machine, but the push runs in a container of the engine, whose loopback has no registry: "+
+					"run the registry as a Dagger service and pass it with --registry-service (as demo does), or name it by a host or IP address the engine reaches",
+					fielderr.Quote(r.Repository), fielderr.Quote(reference.Domain(named))))
 			default:
 				targets = append(targets, Target{Kind: k, Repository: full, Tags: r.Tags})
 			}
-			if err != nil || !reference.IsNameOnly(named) {
-				break
+			if len(targets) == 0 || targets[len(targets)-1].Kind != k {
+				break // one message, not one per name
 			}
 		}
 	}
@@ -244,6 +252,21 @@ func (r PublishRequest) Targets() ([]Target, error) {
 		return nil, err
 	}
 	return targets, nil
+}
+
+// isLoopback says whether a registry host (with its port or not) names the
+// machine itself: localhost, or a loopback IP address.
+func isLoopback(domain string) bool {
+	host := domain
+	if h, _, err := net.SplitHostPort(domain); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // referenceProblem is what is wrong with a name, without the name: some of

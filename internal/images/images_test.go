@@ -121,6 +121,12 @@ func TestPublishRefusesBadNamesBeforeBuilding(t *testing.T) {
 			[]string{`--platform "linux/s390x": not supported: choose from linux/amd64, linux/arm64`}},
 		{"a password without a user name", PublishRequest{Repository: "r.example.com/{kind}", Tags: []string{"1"}, HasPassword: true},
 			[]string{"--registry-password needs --registry-username"}},
+		{"localhost without a registry service", PublishRequest{Repository: "localhost:5000/team/{kind}", Tags: []string{"1"}},
+			[]string{`--repository "localhost:5000/team/{kind}": "localhost:5000" names this machine, but the push runs in a container of the engine`, "--registry-service"}},
+		{"a loopback IP address", PublishRequest{Repository: "127.0.0.1:5000/{kind}", Tags: []string{"1"}}, []string{`"127.0.0.1:5000" names this machine`}},
+		{"another loopback IP address", PublishRequest{Repository: "127.1.2.3/{kind}", Tags: []string{"1"}}, []string{`"127.1.2.3" names this machine`}},
+		{"the IPv6 loopback", PublishRequest{Repository: "[::1]:5000/{kind}", Tags: []string{"1"}}, []string{`"[::1]:5000" names this machine`}},
+		{"localhost without a port", PublishRequest{Repository: "localhost/{kind}", Tags: []string{"1"}}, []string{`"localhost" names this machine`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.req.Targets()
@@ -132,6 +138,36 @@ func TestPublishRefusesBadNamesBeforeBuilding(t *testing.T) {
 	}
 	_, err := PublishRequest{Repository: "r.example.com/{kind}", Tags: []string{strings.Repeat("b", 128)}}.Targets()
 	assert.NoError(t, err, "a tag of 128 bytes")
+}
+
+// A registry on loopback is reached only as a Dagger service: the push's
+// container has none of its own. Other names are the engine's to resolve.
+func TestALoopbackRegistryIsAServiceOnly(t *testing.T) {
+	for _, tc := range []struct {
+		repository string
+		service    bool
+		refused    bool
+	}{
+		{"localhost:5000/{kind}", false, true},
+		{"LOCALHOST:5000/{kind}", false, true},
+		{"localhost:5000/{kind}", true, false},
+		{"127.0.0.1:5000/{kind}", true, false},
+		{"10.87.0.12:5000/{kind}", false, false},
+		{"localhost.example.com/{kind}", false, false},
+		{"registry:5000/{kind}", false, false},
+		{"[::2]:5000/{kind}", false, false},
+	} {
+		t.Run(tc.repository, func(t *testing.T) {
+			targets, err := PublishRequest{Repository: tc.repository, Tags: []string{"1"}, HasService: tc.service}.Targets()
+			if tc.refused {
+				require.Error(t, err)
+				assert.Equal(t, 1, strings.Count(err.Error(), "names this machine"), "one message for the images: %v", err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Len(t, targets, 2)
+		})
+	}
 }
 
 func TestCheckPinned(t *testing.T) {

@@ -672,7 +672,7 @@ type LowcodePipelineDeliverOpts struct {
 	RegistryUsername string // lowcode-pipeline (../../:0:0)
 	// Registry password or token
 	RegistryPassword *Secret // lowcode-pipeline (../../:0:0)
-	// A registry running as a Dagger service (tests, demos): the repository's registry is reached there, over plain http
+	// A registry running as a Dagger service (tests, demos; what a repository on localhost needs): the repository's registry is reached there, over plain http
 	RegistryService *Service // lowcode-pipeline (../../:0:0)
 	// Creation time of the images, which every time in them is clamped to: the commit time, RFC 3339 or Unix seconds ($SOURCE_DATE_EPOCH); default the Unix epoch, never the clock
 	Created string // lowcode-pipeline (../../:0:0)
@@ -1332,7 +1332,7 @@ type LowcodePipelineBuildPublishOpts struct {
 	RegistryUsername string // lowcode-pipeline (../../:0:0)
 	// Registry password or token
 	RegistryPassword *Secret // lowcode-pipeline (../../:0:0)
-	// A registry running as a Dagger service (tests, demos): the repository's registry is reached there, over plain http
+	// A registry running as a Dagger service (tests, demos; what a repository on localhost needs): the repository's registry is reached there, over plain http
 	RegistryService *Service // lowcode-pipeline (../../:0:0)
 	// Creation time of the images, which every time in them is clamped to: the commit time, RFC 3339 or Unix seconds ($SOURCE_DATE_EPOCH); default the Unix epoch, never the clock
 	Created string // lowcode-pipeline (../../:0:0)
