@@ -230,22 +230,23 @@ func (r PublishRequest) Targets() ([]Target, error) {
 		for _, k := range kinds {
 			full := strings.ReplaceAll(r.Repository, KindPlaceholder, string(k))
 			named, err := reference.ParseNamed(full)
+			var problem error
 			switch {
 			case err != nil:
-				errs = append(errs, fmt.Errorf("--repository %s: %s is not a repository name with its registry (registry.example.com/team/app-{kind}: lower-case path components of letters, digits and separators): %s",
-					fielderr.Quote(r.Repository), fielderr.Quote(full), referenceProblem(err)))
+				problem = fmt.Errorf("--repository %s: %s is not a repository name with its registry (registry.example.com/team/app-{kind}: lower-case path components of letters, digits and separators): %s",
+					fielderr.Quote(r.Repository), fielderr.Quote(full), referenceProblem(err))
 			case !reference.IsNameOnly(named):
-				errs = append(errs, fmt.Errorf("--repository %s: give the name only; tags go in --tag", fielderr.Quote(r.Repository)))
+				problem = fmt.Errorf("--repository %s: give the name only; tags go in --tag", fielderr.Quote(r.Repository))
 			case !r.HasService && isLoopback(reference.Domain(named)):
-				errs = append(errs, fmt.Errorf("--repository %s: %s names this machine, but the push runs in a container of the engine, whose loopback has no registry: "+
+				problem = fmt.Errorf("--repository %s: %s names this machine, but the push runs in a container of the engine, whose loopback has no registry: "+
 					"run the registry as a Dagger service and pass it with --registry-service (as demo does), or name it by a host or IP address the engine reaches",
-					fielderr.Quote(r.Repository), fielderr.Quote(reference.Domain(named))))
-			default:
-				targets = append(targets, Target{Kind: k, Repository: full, Tags: r.Tags})
+					fielderr.Quote(r.Repository), fielderr.Quote(reference.Domain(named)))
 			}
-			if len(targets) == 0 || targets[len(targets)-1].Kind != k {
+			if problem != nil {
+				errs = append(errs, problem)
 				break // one message, not one per name
 			}
+			targets = append(targets, Target{Kind: k, Repository: full, Tags: r.Tags})
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
