@@ -15,6 +15,7 @@ import (
 	"dagger/lowcode-pipeline/internal/prefetch"
 	"dagger/lowcode-pipeline/internal/results"
 	"dagger/lowcode-pipeline/internal/secret"
+	"dagger/lowcode-pipeline/internal/webhook"
 )
 
 // Delivery is one run of the pipeline: the build, the images pushed, the payload sent and the webhook's receipt
@@ -273,7 +274,7 @@ func (c deliveryCheck) check(token secret.Text, caPEM, payloadBase []byte) ([]im
 		}
 	}
 	_, err = prepareWebhook(deployRequest{url: c.webhookUrl, token: token, allowHTTP: c.allowHTTP, caPEM: caPEM})
-	errs = append(errs, err)
+	errs = append(errs, err, webhook.CheckNotLoopback(c.webhookUrl))
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

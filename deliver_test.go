@@ -64,6 +64,8 @@ func TestDeliveryCheckRefusesBeforeTheBuild(t *testing.T) {
 		{"a registry on loopback, not a service", func(c *deliveryCheck) { c.repository = "localhost:5000/app-{kind}" }, testToken, "",
 			[]string{`--repository "localhost:5000/app-{kind}": "localhost:5000" names this machine`, "--registry-service"}},
 		{"plain http", func(c *deliveryCheck) { c.webhookUrl = "http://hooks.example.com/acme/prod" }, testToken, "", []string{"uses plain http"}},
+		{"a webhook on loopback", func(c *deliveryCheck) { c.webhookUrl, c.allowHTTP = "http://localhost:8080/acme/dev", true }, testToken, "",
+			[]string{`--webhook-url http://localhost:8080/acme/dev: "localhost:8080" names this machine`}},
 		{"a token read from a file with its newline", func(*deliveryCheck) {}, testToken + "\n", "", []string{"contains a line break"}},
 		{"every problem at once", func(c *deliveryCheck) { c.tag, c.created, c.webhookUrl = []string{"bad tag"}, "yesterday", "ftp://x/y" }, testToken, "",
 			[]string{"--tag", "--created", "scheme must be https"}},

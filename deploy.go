@@ -74,7 +74,7 @@ func (p *Payload) Deploy(
 	// +optional
 	webhookCaCert *dagger.File,
 ) (*Receipt, error) {
-	if err := webhook.CheckConnectAttempts(connectAttempts); err != nil {
+	if err := errors.Join(webhook.CheckConnectAttempts(connectAttempts), webhook.CheckNotLoopback(webhookUrl)); err != nil {
 		return nil, err
 	}
 	token, err := webhookToken.Plaintext(ctx)
@@ -103,7 +103,15 @@ func (p *Payload) Request(
 	// +optional
 	allowHttp bool,
 ) (string, error) {
-	body := []byte(p.Json)
+	if err := webhook.CheckNotLoopback(webhookUrl); err != nil {
+		return "", err
+	}
+	return requestText([]byte(p.Json), webhookUrl, allowHttp)
+}
+
+// requestText is the request a deploy of body to webhookUrl would send, the
+// token masked, after the checks deploy makes of the payload and the address.
+func requestText(body []byte, webhookUrl string, allowHttp bool) (string, error) {
 	if _, err := payload.Parse(body); err != nil {
 		return "", fmt.Errorf("invalid payload: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -63,13 +64,13 @@ func TestDeployNeverSendsAnInvalidPayload(t *testing.T) {
 
 func TestRequestShowsWhatDeployWouldSendAndSendsNothing(t *testing.T) {
 	srv, n := webhookServer(t, 200, `{"message":"success"}`)
-	p := &Payload{Json: `{"extraArgs":["--force-sync"]}`}
-	out, err := p.Request(srv.URL+"/a", true)
+	body := []byte(`{"extraArgs":["--force-sync"]}`)
+	out, err := requestText(body, srv.URL+"/a", true)
 	require.NoError(t, err)
 	assert.Contains(t, out, "POST "+srv.URL+"/a\nAuthorization: Bearer ***\nContent-Type: application/json\n\n{\"extraArgs\":[\"--force-sync\"]}")
 	assert.Zero(t, n.Load())
 
-	_, err = p.Request(srv.URL+"/a", false)
+	_, err = requestText(body, srv.URL+"/a", false)
 	assert.ErrorContains(t, err, "uses plain http", "the address is checked as deploy checks it")
 	_, err = (&Payload{Json: `{"frontend":{}}`}).Request("https://hooks.example.com/a", false)
 	assert.ErrorContains(t, err, "invalid payload: frontend.image: required")
@@ -105,6 +106,22 @@ func TestDeployRefusesBadOptionsBeforeSending(t *testing.T) {
 		})
 	}
 	assert.Zero(t, n.Load())
+}
+
+// deploy and request are called in the module's container: a webhook on
+// loopback is refused before the token is read or anything is sent, and with
+// a bad --connect-attempts both are said at once.
+func TestDeployAndRequestRefuseALoopbackWebhook(t *testing.T) {
+	p := &Payload{Json: `{"frontend":{"image":"reg.example.com/front:1@sha256:` + strings.Repeat("a", 64) + `"}}`}
+	_, err := p.Deploy(context.Background(), "http://localhost:8080/acme/dev", nil, true, "", "", 0, nil)
+	require.Error(t, err, "no token needed to refuse it")
+	assert.Contains(t, err.Error(), `--webhook-url http://localhost:8080/acme/dev: "localhost:8080" names this machine`)
+	assert.Contains(t, err.Error(), "--connect-attempts 0")
+	_, err = p.Request("http://127.0.0.1:8080/acme/dev", true)
+	assert.ErrorContains(t, err, `"127.0.0.1:8080" names this machine`)
+	shown, err := p.Request("https://hooks.example.com/acme/dev", false)
+	require.NoError(t, err)
+	assert.Contains(t, shown, "POST https://hooks.example.com/acme/dev")
 }
 
 func TestDeployTrustsAPrivateCAOnlyWhenGiven(t *testing.T) {

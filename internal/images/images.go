@@ -6,7 +6,6 @@ package images
 import (
 	"errors"
 	"fmt"
-	"net"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/distribution/reference"
 
 	"dagger/lowcode-pipeline/internal/fielderr"
+	"dagger/lowcode-pipeline/internal/loopback"
 	"dagger/lowcode-pipeline/internal/nodebuild"
 	"dagger/lowcode-pipeline/internal/redact"
 )
@@ -237,7 +237,7 @@ func (r PublishRequest) Targets() ([]Target, error) {
 					fielderr.Quote(r.Repository), fielderr.Quote(full), referenceProblem(err))
 			case !reference.IsNameOnly(named):
 				problem = fmt.Errorf("--repository %s: give the name only; tags go in --tag", fielderr.Quote(r.Repository))
-			case !r.HasService && isLoopback(reference.Domain(named)):
+			case !r.HasService && loopback.Host(reference.Domain(named)):
 				problem = fmt.Errorf("--repository %s: %s names this machine, but the push runs in a container of the engine, whose loopback has no registry: "+
 					"run the registry as a Dagger service and pass it with --registry-service (as demo does), or name it by a host or IP address the engine reaches",
 					fielderr.Quote(r.Repository), fielderr.Quote(reference.Domain(named)))
@@ -253,21 +253,6 @@ func (r PublishRequest) Targets() ([]Target, error) {
 		return nil, err
 	}
 	return targets, nil
-}
-
-// isLoopback says whether a registry host (with its port or not) names the
-// machine itself: localhost, or a loopback IP address.
-func isLoopback(domain string) bool {
-	host := domain
-	if h, _, err := net.SplitHostPort(domain); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // referenceProblem is what is wrong with a name, without the name: some of

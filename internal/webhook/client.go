@@ -24,6 +24,7 @@ import (
 	"unicode/utf8"
 
 	"dagger/lowcode-pipeline/internal/fielderr"
+	"dagger/lowcode-pipeline/internal/loopback"
 	"dagger/lowcode-pipeline/internal/redact"
 	"dagger/lowcode-pipeline/internal/secret"
 )
@@ -169,6 +170,21 @@ func CheckConnectAttempts(n int) error {
 		return fmt.Errorf("--connect-attempts %d: at least 1 (it counts the first try)", n)
 	}
 	return nil
+}
+
+// CheckNotLoopback refuses an address on the loopback of the machine it is
+// used on: the module calls the webhook from its own container in the
+// engine (tests/engine-facts.md, fact 22), where no webhook listens. A
+// receiver on the user's machine (webhook-receiver … up --ports) answers
+// that machine only. What else is wrong with the address is Prepare's to say.
+func CheckNotLoopback(rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil || !loopback.Host(u.Host) {
+		return nil
+	}
+	return fmt.Errorf("--webhook-url %s: %s names this machine, but the module calls the webhook from its own container in the engine, whose loopback has no webhook "+
+		"(a receiver started with `webhook-receiver … up --ports` answers your machine only): give an address the engine reaches; nothing was sent",
+		fielderr.Cut(Redact(rawURL), maxShownURL), fielderr.Quote(u.Host))
 }
 
 // RedactedURL is the address as it may be printed.

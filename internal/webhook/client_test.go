@@ -362,7 +362,14 @@ func FuzzPrepare(f *testing.F) {
 	f.Add("https://"+token+"@hooks.example.com/a", token, false)
 	f.Add("http://127.0.0.1:8080/?sig=abcd", "abcd", true)
 	f.Add("https://hooks.example.com/%zz?t=secret", "secret", false)
+	f.Add("http://user:secret@[::1]:8080/?t=secret", "secret", true)
 	f.Fuzz(func(t *testing.T, address, tok string, allowHTTP bool) {
+		if err := CheckNotLoopback(address); err != nil {
+			assert.LessOrEqual(t, len(err.Error()), 1200, "the error is short, the address cut")
+			if tokenLike(tok) && !strings.Contains(Redact(address), tok) {
+				assert.NotContains(t, err.Error(), tok, "nothing of the address but what is printed of it")
+			}
+		}
 		p, err := Prepare(Config{URL: address, Token: secret.New(tok), AllowHTTP: allowHTTP})
 		if err != nil {
 			assert.LessOrEqual(t, len(err.Error()), 800, "the error is short, the address cut")
@@ -490,4 +497,36 @@ func TestATokenLongerThanAHeaderLineIsRefusedBeforeAnyAttempt(t *testing.T) {
 	assert.Contains(t, err.Error(), "--webhook-token is 8193 bytes, more than the 8192 an HTTP header line carries")
 	assert.Less(t, len(err.Error()), 300, "the error does not echo the token")
 	assert.Zero(t, n.Load())
+}
+
+// The module's own container is not the user's machine: a webhook address on
+// loopback is refused before anything is built or sent, naming the flag and
+// the host, and showing the address as addresses are shown.
+func TestCheckNotLoopback(t *testing.T) {
+	for _, tc := range []struct {
+		url  string
+		host string // "" when accepted
+	}{
+		{"http://localhost:8080/acme/dev", `"localhost:8080"`},
+		{"http://127.0.0.1:8080/acme/dev?token=s3cret", `"127.0.0.1:8080"`},
+		{"https://user:s3cret@[::1]/acme", `"[::1]"`},
+		{"http://0.0.0.0:8080/acme", `"0.0.0.0:8080"`},
+		{"https://hooks.example.com/acme/prod", ""},
+		{"http://2d4e8a1b0c3f5d6e:8080/acme", ""}, // a service's endpoint (engine-facts 7)
+		{"http://10.87.0.12:8080/acme", ""},
+		{"::not a url", ""}, // Prepare says what is wrong
+	} {
+		t.Run(tc.url, func(t *testing.T) {
+			err := CheckNotLoopback(tc.url)
+			if tc.host == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "--webhook-url ")
+			assert.Contains(t, err.Error(), tc.host+" names this machine")
+			assert.Contains(t, err.Error(), "nothing was sent")
+			assert.NotContains(t, err.Error(), "s3cret")
+		})
+	}
 }
