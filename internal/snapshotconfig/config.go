@@ -18,6 +18,7 @@ import (
 
 	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/jsontree"
+	"dagger/lowcode-pipeline/internal/loopback"
 	"dagger/lowcode-pipeline/internal/redact"
 )
 
@@ -49,13 +50,25 @@ type Git struct {
 var ErrNoGit = errors.New("no entry has a git section: nothing to push (use snapshot to only write the files)")
 
 // Pushed are the entries with a git section, the ones a push commits; it
-// fails with ErrNoGit when there are none.
+// fails with ErrNoGit when there are none, and names every git.repo on
+// loopback: git runs in a container of the engine, whose loopback has no
+// repository (tests/engine-facts.md, facts 22, 24). Only a push refuses it:
+// snapshot alone does no git work.
 func Pushed(entries []Entry) ([]Entry, error) {
 	var out []Entry
+	var errs fielderr.List
 	for _, e := range entries {
-		if e.Git != nil {
-			out = append(out, e)
+		if e.Git == nil {
+			continue
 		}
+		out = append(out, e)
+		if u, err := url.Parse(e.Git.Repo); err == nil && loopback.Host(u.Host) {
+			errs.Addf(fmt.Sprintf("[%d].git.repo", e.Index), "%s names this machine, but git runs in a container of the engine, whose loopback has no repository: "+
+				"give an address the engine reaches; nothing was pushed", redact.Quote(e.Git.Repo))
+		}
+	}
+	if err := errs.Err(); err != nil {
+		return nil, err
 	}
 	if out == nil {
 		return nil, ErrNoGit

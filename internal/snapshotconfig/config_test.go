@@ -223,6 +223,24 @@ func TestPushedKeepsTheEntriesWithGit(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNoGit)
 }
 
+// git runs in a container of the engine: a push refuses every git.repo on
+// loopback, naming it, before any git work; the file itself stays valid,
+// as snapshot alone does no git work.
+func TestPushedRefusesARepoOnLoopback(t *testing.T) {
+	entry := func(name, dir, repo string) string {
+		return `{"snapshooter":{"name":"` + name + `","rootTags":["` + tag1 + `"],"outputDir":"` + dir + `"},"git":{"repo":"` + repo + `","branch":"main","commitMessage":"m"}}`
+	}
+	entries, err := Parse([]byte(`[` + entry("A", "a", "https://g.example.com/r.git") + `,` +
+		entry("B", "b", "https://glpat-SECRET@localhost:3000/team/r.git") + `,` + entry("C", "c", "https://127.0.0.1/r.git") + `]`))
+	require.NoError(t, err, "snapshot alone reads the file")
+	_, err = Pushed(entries)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `[1].git.repo: "https://localhost:3000/team/r.git" names this machine, but git runs in a container of the engine`)
+	assert.Contains(t, err.Error(), `[2].git.repo: "https://127.0.0.1/r.git" names this machine`)
+	assert.NotContains(t, err.Error(), "[0]")
+	assert.NotContains(t, err.Error(), "SECRET")
+}
+
 func TestARepoWithAnAtAfterTheHostIsRefused(t *testing.T) {
 	for _, repo := range []string{"https://user:12/SECRET@host/repo.git", "https://ab?SECRET@host/x.git"} {
 		_, err := Parse([]byte(`[{"snapshooter":{"name":"a","rootTags":["00000000000000000001"],"outputDir":"cad"},
