@@ -247,6 +247,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).ChainDeploysThePublishedDigests(&parent, ctx)
+		case "DeliverAgainPostsOnceAndPushesNothing":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).DeliverAgainPostsOnceAndPushesNothing(&parent, ctx)
 		case "DeliverIsTheChainInOneCall":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)

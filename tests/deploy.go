@@ -231,18 +231,28 @@ func (t *Tests) ChainDeploysThePublishedDigests(ctx context.Context) error {
 
 // oneDelivery: the receiver recorded exactly one request, whose body is the payload.
 func oneDelivery(ctx context.Context, rcv *receiver, payload *dagger.LowcodePipelinePayload) error {
+	return deliveries(ctx, rcv, payload, 1)
+}
+
+// deliveries: the receiver recorded exactly n requests, each of whose body is the payload.
+func deliveries(ctx context.Context, rcv *receiver, payload *dagger.LowcodePipelinePayload, n int) error {
 	got, err := rcv.deliveries(ctx)
 	if err != nil {
 		return err
 	}
-	if len(got) != 1 {
-		return fmt.Errorf("the receiver recorded %d deliveries, want exactly 1", len(got))
+	if len(got) != n {
+		return fmt.Errorf("the receiver recorded %d deliveries, want exactly %d", len(got), n)
 	}
 	doc, err := payload.JSON(ctx)
 	if err != nil {
 		return err
 	}
-	return sameJSON(string(got[0].Payload), doc)
+	for i, d := range got {
+		if err := sameJSON(string(d.Payload), doc); err != nil {
+			return fmt.Errorf("delivery %d of %d: %w", i+1, n, err)
+		}
+	}
+	return nil
 }
 
 // deliver, one call, builds, publishes and deploys exactly once, and its summary shows the pinned images and the receipt.
@@ -285,6 +295,49 @@ func (t *Tests) DeliverIsTheChainInOneCall(ctx context.Context) error {
 		return fmt.Errorf("the payload %s did not start from --payload", doc)
 	}
 	return oneDelivery(ctx, rcv, d.Payload())
+}
+
+// deliver run again with nothing changed sends the deployment once more, the same payload, and pushes nothing: every tag unchanged (exactly one POST per run, issue #17).
+//
+// The registry is reached by its IP, without --registry-service, as in
+// publish-spares-what-the-registry-holds: a registry service is always
+// pushed to, an outside registry is read first.
+// +check
+func (t *Tests) DeliverAgainPostsOnceAndPushesNothing(ctx context.Context) error {
+	reg, err := registry(ctx, "DeliverAgainPostsOnceAndPushesNothing")
+	if err != nil {
+		return err
+	}
+	defer reg.Stop(ctx)
+	repository, err := byIP(ctx, reg, 5000)
+	if err != nil {
+		return err
+	}
+	rcv, err := startReceiver(ctx, "/acme/again")
+	if err != nil {
+		return err
+	}
+	defer rcv.svc.Stop(ctx)
+	check := sameDigests(ctx)
+	var last *dagger.LowcodePipelineDelivery
+	for _, run := range []struct {
+		name     string
+		outcomes []string
+	}{
+		{"deliver", []string{"pushed", "pushed"}},
+		{"deliver again, nothing changed", []string{"unchanged", "unchanged"}},
+	} {
+		d, err := pinDelivery(ctx, dag.LowcodePipeline().Deliver(repository+"/again/{kind}", []string{"3.0.0", "latest"}, rcv.url, rcv.token,
+			dagger.LowcodePipelineDeliverOpts{Source: t.app(), Toolkit: toolkit, DrawPackage: drawPackage, AllowHTTP: true}))
+		if err != nil {
+			return fmt.Errorf("%s: %w", run.name, err)
+		}
+		if err := check([]string{run.name}, d.Release(), run.outcomes...); err != nil {
+			return err
+		}
+		last = d
+	}
+	return deliveries(ctx, rcv, last.Payload(), 2)
 }
 
 // deliver whose builds fail sends nothing to the webhook, and fails with the build's exit code.

@@ -442,30 +442,7 @@ func (t *Tests) PublishSparesWhatTheRegistryHolds(ctx context.Context) error {
 	}
 	repository += "/spare/{kind}"
 	b := build(t.app(), dagger.LowcodePipelineBuildOpts{})
-	var digests []string
-	check := func(run []string, rel *dagger.LowcodePipelineRelease, outcomes ...string) error {
-		var got, at []string
-		for _, list := range []func(context.Context) ([]dagger.LowcodePipelinePushedImage, error){rel.Frontend, rel.Backend} {
-			images, err := list(ctx)
-			if err != nil {
-				return err
-			}
-			for _, img := range images {
-				outcome, _ := img.Outcome(ctx)
-				digest, _ := img.Digest(ctx)
-				got, at = append(got, outcome), append(at, digest)
-			}
-		}
-		if want := append(slices.Clone(outcomes), outcomes...); !slices.Equal(got, want) {
-			return fmt.Errorf("%v: outcomes %v, want %v (frontend's tags, then the backend's)", run, got, want)
-		}
-		if digests == nil {
-			digests = at
-		} else if !slices.Equal(at, digests) {
-			return fmt.Errorf("%v: digests %v, want the first publish's %v", run, at, digests)
-		}
-		return nil
-	}
+	check := sameDigests(ctx)
 	for _, run := range []struct {
 		tags     []string
 		outcomes []string
@@ -496,6 +473,36 @@ func (t *Tests) PublishSparesWhatTheRegistryHolds(ctx context.Context) error {
 		return err
 	}
 	return oneDelivery(ctx, rcv, d.Payload())
+}
+
+// sameDigests is a check of each run's release: the outcome of each of the
+// frontend's tags then each of the backend's, each tag the same outcome, and
+// the digests the first run's.
+func sameDigests(ctx context.Context) func(run []string, rel *dagger.LowcodePipelineRelease, outcomes ...string) error {
+	var digests []string
+	return func(run []string, rel *dagger.LowcodePipelineRelease, outcomes ...string) error {
+		var got, at []string
+		for _, list := range []func(context.Context) ([]dagger.LowcodePipelinePushedImage, error){rel.Frontend, rel.Backend} {
+			images, err := list(ctx)
+			if err != nil {
+				return err
+			}
+			for _, img := range images {
+				outcome, _ := img.Outcome(ctx)
+				digest, _ := img.Digest(ctx)
+				got, at = append(got, outcome), append(at, digest)
+			}
+		}
+		if want := append(slices.Clone(outcomes), outcomes...); !slices.Equal(got, want) {
+			return fmt.Errorf("%v: outcomes %v, want %v (frontend's tags, then the backend's)", run, got, want)
+		}
+		if digests == nil {
+			digests = at
+		} else if !slices.Equal(at, digests) {
+			return fmt.Errorf("%v: digests %v, want the first run's %v", run, at, digests)
+		}
+		return nil
+	}
 }
 
 // byIP is host:port of a service by its IP address on the engine's private
