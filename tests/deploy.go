@@ -304,15 +304,11 @@ func (t *Tests) DeliverIsTheChainInOneCall(ctx context.Context) error {
 // pushed to, an outside registry is read first.
 // +check
 func (t *Tests) DeliverAgainPostsOnceAndPushesNothing(ctx context.Context) error {
-	reg, err := registry(ctx, "DeliverAgainPostsOnceAndPushesNothing")
+	reg, repository, err := registryByIP(ctx, "DeliverAgainPostsOnceAndPushesNothing")
 	if err != nil {
 		return err
 	}
 	defer reg.Stop(ctx)
-	repository, err := byIP(ctx, reg, 5000)
-	if err != nil {
-		return err
-	}
 	rcv, err := startReceiver(ctx, "/acme/again")
 	if err != nil {
 		return err

@@ -431,15 +431,11 @@ func (t *Tests) PublishSignsAndDescribesImages(ctx context.Context) error {
 // push's container pushes, both straight to it.
 // +check
 func (t *Tests) PublishSparesWhatTheRegistryHolds(ctx context.Context) error {
-	reg, err := registry(ctx, "PublishSparesWhatTheRegistryHolds")
+	reg, repository, err := registryByIP(ctx, "PublishSparesWhatTheRegistryHolds")
 	if err != nil {
 		return err
 	}
 	defer reg.Stop(ctx)
-	repository, err := byIP(ctx, reg, 5000)
-	if err != nil {
-		return err
-	}
 	repository += "/spare/{kind}"
 	b := build(t.app(), dagger.LowcodePipelineBuildOpts{})
 	check := sameDigests(ctx)
@@ -503,6 +499,21 @@ func sameDigests(ctx context.Context) func(run []string, rel *dagger.LowcodePipe
 		}
 		return nil
 	}
+}
+
+// registryByIP starts the check's registry and gives its address by its IP
+// (byIP), as a registry outside the engine is named.
+func registryByIP(ctx context.Context, check string) (*dagger.Service, string, error) {
+	reg, err := registry(ctx, check)
+	if err != nil {
+		return nil, "", err
+	}
+	host, err := byIP(ctx, reg, 5000)
+	if err != nil {
+		reg.Stop(ctx)
+		return nil, "", err
+	}
+	return reg, host, nil
 }
 
 // byIP is host:port of a service by its IP address on the engine's private
