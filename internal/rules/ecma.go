@@ -70,6 +70,10 @@ type Pattern struct {
 // errPastPlan is a match stopped because the plan's time ran out.
 var errPastPlan = errors.New("stopped by the plan's time limit")
 
+// errTimeLimit marks a match stopped at its pattern's own time limit: a
+// question of the machine's speed as much as of the pattern.
+var errTimeLimit = errors.New("ran past its time limit")
+
 // translations keeps the last patterns' translations.
 var translations = struct {
 	sync.Mutex
@@ -153,7 +157,7 @@ func (p *Pattern) matchUnits(s string, units []rune, left time.Duration) (bool, 
 	case err != nil && re.MatchTimeout < p.timeout:
 		return false, errPastPlan
 	case err != nil:
-		return false, fmt.Errorf("pattern %s against %s ran past its time limit (%s): simplify the pattern", fielderr.Quote(p.source), fielderr.Quote(s), p.timeout)
+		return false, fmt.Errorf("pattern %s against %s %w (%s): simplify the pattern", fielderr.Quote(p.source), fielderr.Quote(s), errTimeLimit, p.timeout)
 	}
 	return ok, nil
 }

@@ -98,6 +98,7 @@ func TestMatchTimeoutIsAnErrorNamingThePattern(t *testing.T) {
 	_, err = Match(re, strings.Repeat("a", 40)+"!")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `pattern "^(a+)+$" against "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!" ran past its time limit (20ms)`)
+	assert.ErrorIs(t, err, errTimeLimit, "a time limit is told from a wrong pattern")
 }
 
 func TestParseFlag(t *testing.T) {

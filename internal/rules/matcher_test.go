@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -41,6 +42,12 @@ func FuzzMatcherAgreesWithTheEngine(f *testing.F) {
 			return
 		}
 		got, err := newMatcher(pattern, re).match(newSubject(s), 0)
+		if errors.Is(err, errTimeLimit) {
+			// a wall-clock limit: a loaded machine can stop this match where
+			// it let the engine's finish (a literal matcher never stops, and
+			// one that stops runs the engine itself: nothing to compare)
+			t.Skip("the match ran past its time limit on this machine")
+		}
 		require.NoError(t, err)
 		assert.Equal(t, want, got, "pattern %q on %q", pattern, s)
 	})
