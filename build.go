@@ -94,7 +94,8 @@ func (m *LowcodePipeline) Build(
 	// .npmrc for private registries (the platform's packages usually come from one); mounted as a secret, never in a layer
 	// +optional
 	npmrc *dagger.Secret,
-) (*Build, error) {
+) (_ *Build, err error) {
+	defer userErr(&err)
 	cadCmd, err := nodebuild.CodeAsDataStep(string(codeAsData), toolkit, codeAsDataArg)
 	if err != nil {
 		return nil, err
@@ -154,7 +155,8 @@ func (m *LowcodePipeline) Install(
 	// .npmrc for private registries; mounted as a secret, never in a layer
 	// +optional
 	npmrc *dagger.Secret,
-) (*dagger.Container, error) {
+) (_ *dagger.Container, err error) {
+	defer userErr(&err)
 	in, err := install(ctx, source, nodeImage, npmrc, "")
 	if err != nil {
 		return nil, err
@@ -204,6 +206,7 @@ func install(ctx context.Context, source *dagger.Directory, nodeImage string, np
 	if err := nodebuild.CheckImage(nodeImage); err != nil {
 		return nil, err
 	}
+	source = source.Filter(dagger.DirectoryFilterOpts{Exclude: nodebuild.ProjectExcludes})
 	// three reads that need none of the others' answers: each an engine
 	// round trip on the way to the install, so at once
 	var (

@@ -57,7 +57,7 @@ type StepTime struct {
 // tag, label, payload or token fails at once, all of them together. Its
 // summary gives the images, the receipt and each step's time.
 //
-// +cache="never"
+// +cache="session"
 func (m *LowcodePipeline) Deliver(
 	ctx context.Context,
 	// Project to build: a package.json with build:draw and build:node scripts (from another directory or module: pass it, e.g. --source .)
@@ -122,6 +122,7 @@ func (m *LowcodePipeline) Deliver(
 	// +optional
 	allowHttp bool,
 ) (_ *Delivery, err error) {
+	defer userErr(&err)
 	// Everything that can be checked without building is checked first.
 	checks := deliveryCheck{codeAsData: codeAsData, toolkit: toolkit, codeAsDataArg: codeAsDataArg, drawPackage: drawPackage,
 		repository: repository, tag: tag, platform: platform, registryUsername: registryUsername, hasPassword: registryPassword != nil,

@@ -26,8 +26,9 @@ const (
 // three images pinned by digest. Prints the images and the receipt: status,
 // message, each image reference, the payload's SHA-256 and where it went.
 //
-// +cache="never"
-func (m *LowcodePipeline) Demo(ctx context.Context) (string, error) {
+// +cache="session"
+func (m *LowcodePipeline) Demo(ctx context.Context) (_ string, err error) {
+	defer userErr(&err)
 	random := make([]byte, 16)
 	_, _ = rand.Read(random)
 	run := hex.EncodeToString(random)

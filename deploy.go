@@ -48,7 +48,7 @@ type Receipt struct {
 // fails without a second request. Any status but 200 fails with the response
 // body written out.
 //
-// +cache="never"
+// +cache="session"
 func (p *Payload) Deploy(
 	ctx context.Context,
 	// Webhook address from the vendor, e.g. https://<client_host>/<project>/<instance>
@@ -73,7 +73,8 @@ func (p *Payload) Deploy(
 	// CA certificate (PEM) that signs a self-hosted webhook's certificate; trusted by this call only, instead of the system's
 	// +optional
 	webhookCaCert *dagger.File,
-) (*Receipt, error) {
+) (_ *Receipt, err error) {
+	defer userErr(&err)
 	if err := errors.Join(webhook.CheckConnectAttempts(connectAttempts), webhook.CheckNotLoopback(webhookUrl)); err != nil {
 		return nil, err
 	}
@@ -102,7 +103,8 @@ func (p *Payload) Request(
 	// Allow an http:// address (a local receiver)
 	// +optional
 	allowHttp bool,
-) (string, error) {
+) (_ string, err error) {
+	defer userErr(&err)
 	if err := webhook.CheckNotLoopback(webhookUrl); err != nil {
 		return "", err
 	}
@@ -142,7 +144,8 @@ func (m *LowcodePipeline) WebhookReceiver(
 	// Private key (PEM) of --tls-cert
 	// +optional
 	tlsKey *dagger.Secret,
-) (*dagger.Service, error) {
+) (_ *dagger.Service, err error) {
+	defer userErr(&err)
 	if err := webhook.CheckPort(port); err != nil {
 		return nil, err
 	}

@@ -75,7 +75,8 @@ func (b *Build) FrontendImage(
 	// Platform to build for (default: the engine's)
 	// +optional
 	platform dagger.Platform,
-) (*dagger.Container, error) {
+) (_ *dagger.Container, err error) {
+	defer userErr(&err)
 	return b.image(ctx, images.Frontend, platform)
 }
 
@@ -85,7 +86,8 @@ func (b *Build) BackendImage(
 	// Platform to build for (default: the engine's)
 	// +optional
 	platform dagger.Platform,
-) (*dagger.Container, error) {
+) (_ *dagger.Container, err error) {
+	defer userErr(&err)
 	return b.image(ctx, images.Backend, platform)
 }
 
@@ -95,7 +97,8 @@ func (b *Build) CodeAsDataImage(
 	// Platform to build for (default: the engine's)
 	// +optional
 	platform dagger.Platform,
-) (*dagger.Container, error) {
+) (_ *dagger.Container, err error) {
+	defer userErr(&err)
 	return b.image(ctx, images.CodeAsData, platform)
 }
 
@@ -109,7 +112,7 @@ func (b *Build) CodeAsDataImage(
 // not pushed again: its other tags are pointed at it (a registry service is
 // always pushed to).
 //
-// +cache="never"
+// +cache="session"
 func (b *Build) Publish(
 	ctx context.Context,
 	// Where the images go, {kind} standing for frontend, backend and codeasdata, e.g. registry.example.com/team/app-{kind}
@@ -134,7 +137,8 @@ func (b *Build) Publish(
 	// Image label KEY=VALUE (repeatable), e.g. org.opencontainers.image.revision=$GIT_SHA; a URL is shown without credentials or query
 	// +optional
 	label []string,
-) (*Release, error) {
+) (_ *Release, err error) {
+	defer userErr(&err)
 	return b.publish(ctx, repository, tag, platform, registryUsername, registryPassword, registryService, created, label, nil)
 }
 
@@ -206,7 +210,8 @@ func (r *Release) Sboms(
 	// Build syft from its Go module at the same version instead (slow on an empty engine cache)
 	// +optional
 	toolsFromSource bool,
-) (*dagger.Directory, error) {
+) (_ *dagger.Directory, err error) {
+	defer userErr(&err)
 	syft, err := tool("--syft-image", syftImage, supplychain.SyftBinary, supplychain.Syft, toolsFromSource)
 	if err != nil {
 		return nil, err
@@ -222,7 +227,7 @@ func (r *Release) Sboms(
 
 // Sign each pushed digest with cosign, and attest its SBOM with --attest-sbom; verify with cosign verify --key cosign.pub
 //
-// +cache="never"
+// +cache="session"
 func (r *Release) Sign(
 	ctx context.Context,
 	// Cosign private key (cosign generate-key-pair)
@@ -243,7 +248,8 @@ func (r *Release) Sign(
 	// Build cosign (and syft) from their Go modules at the same versions instead (slow on an empty engine cache)
 	// +optional
 	toolsFromSource bool,
-) (*Release, error) {
+) (_ *Release, err error) {
+	defer userErr(&err)
 	cosign, err := tool("--cosign-image", cosignImage, supplychain.CosignBinary, supplychain.Cosign, toolsFromSource)
 	if err != nil {
 		return nil, err
@@ -574,7 +580,7 @@ func (b *Build) recipe(ctx context.Context, kind images.Kind, labels [][2]string
 	// b.Source is the project as every container sees it (scrubbed): no
 	// snapshot token in a Dockerfile's COPY either
 	r := &recipe{kind: kind, labels: labels, dockerfile: dockerfileOf(ctx, b.Source, kind),
-		project: dag.Directory().WithDirectory(".", b.Source, dagger.DirectoryWithDirectoryOpts{Exclude: images.ContextExcludes}),
+		project: b.Source, // without nodebuild.ProjectExcludes, as install left it
 		dist:    map[images.Kind]*dagger.Directory{images.Frontend: b.Frontend, images.Backend: b.Backend, images.CodeAsData: b.CodeAsData}[kind]}
 	for _, a := range args {
 		r.args = append(r.args, dagger.BuildArg{Name: a[0], Value: a[1]})

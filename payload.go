@@ -75,7 +75,8 @@ func (m *LowcodePipeline) Payload(
 	// Code-as-data image reference: only when this run built one
 	// +optional
 	codeAsDataRef string,
-) (*Payload, error) {
+) (_ *Payload, err error) {
+	defer userErr(&err)
 	return composePayload(ctx, from, payload.Options{FrontendImage: frontendRef, BackendImages: backendRef, CodeAsDataImage: codeAsDataRef})
 }
 
@@ -91,7 +92,8 @@ func (r *Release) Payload(
 	// Payload JSON file to start from instead of the reference default; it names no image: the run's are the only ones sent
 	// +optional
 	from *dagger.File,
-) (*Payload, error) {
+) (_ *Payload, err error) {
+	defer userErr(&err)
 	return composePayload(ctx, from, r.payloadOptions())
 }
 

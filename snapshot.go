@@ -99,7 +99,7 @@ const (
 // (unless --allow-empty). `changes export --path .` applies it to your
 // checkout; `push` commits each entry that has a git section.
 //
-// +cache="never"
+// +cache="session"
 func (m *LowcodePipeline) Snapshot(
 	ctx context.Context,
 	// The project: a package.json, and the snapshot configuration
@@ -130,6 +130,7 @@ func (m *LowcodePipeline) Snapshot(
 	// +optional
 	npmrc *dagger.Secret,
 ) (_ *Snapshot, err error) {
+	defer userErr(&err)
 	run := snapshotRun{source: source, config: config, toolkit: toolkit, token: toolkitToken, tokenEnv: toolkitTokenEnv,
 		allowEmpty: allowEmpty, nodeImage: nodeImage, npmrc: npmrc}
 	entries, err := run.read(ctx)
@@ -174,7 +175,7 @@ func (m *LowcodePipeline) Snapshot(
 // says what reached each remote, and the function fails after it when an
 // entry failed.
 //
-// +cache="never"
+// +cache="session"
 func (s *Snapshot) Push(
 	ctx context.Context,
 	// Git access token (recommended: then git.repo carries none, and the token is never in the project). Without it, a token in git.repo's user-info is used
@@ -205,7 +206,8 @@ func (s *Snapshot) Push(
 	// +optional
 	// +default="lowcode-pipeline <lowcode-pipeline@users.noreply.invalid>"
 	author string,
-) (*SnapshotReport, error) {
+) (_ *SnapshotReport, err error) {
+	defer userErr(&err)
 	authorName, authorEmail, err := snapshotconfig.PushFlags{PushAttempts: pushAttempts, MaxDeleteRatio: maxDeleteRatio, Timeout: timeout, Author: author,
 		GitUsername: gitUsername}.Check()
 	if err != nil {
@@ -259,7 +261,7 @@ func (s *Snapshot) Push(
 // else x-access-token). The report says `left to the toolkit` for each
 // entry: what reached the remote is the toolkit's to say.
 //
-// +cache="never"
+// +cache="session"
 func (m *LowcodePipeline) ToolkitSnapshot(
 	ctx context.Context,
 	// The project: a package.json, and the snapshot configuration
@@ -289,7 +291,8 @@ func (m *LowcodePipeline) ToolkitSnapshot(
 	// .npmrc for private registries; mounted as a secret, never in a layer
 	// +optional
 	npmrc *dagger.Secret,
-) (*SnapshotReport, error) {
+) (_ *SnapshotReport, err error) {
+	defer userErr(&err)
 	run := snapshotRun{source: source, config: config, toolkit: toolkit, token: toolkitToken, tokenEnv: toolkitTokenEnv,
 		allowEmpty: true, nodeImage: nodeImage, npmrc: npmrc} // the toolkit has pushed already: an empty folder is its business
 	entries, err := run.read(ctx)

@@ -123,3 +123,7 @@ func inSpan[T any](ctx context.Context, name string, f func(context.Context) (T,
 	defer telemetry.EndWithCause(span, &err)
 	return f(ctx)
 }
+
+// userErr makes a Dagger function's error the text its caller reads
+// (fielderr.Plain): deferred by every function that calls the engine.
+func userErr(err *error) { *err = fielderr.Plain(*err) }

@@ -6,6 +6,7 @@ package fielderr
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -133,3 +134,43 @@ func ToolLines(stderr string) []string {
 	}
 	return said
 }
+
+// MaxError is about the most bytes of an error a user reads (Plain).
+const MaxError = 2000
+
+var (
+	// an object's encoded ID in an engine message: Container@Cv57ChV4eGgz…
+	encodedID = regexp.MustCompile(`\b([A-Z][A-Za-z]*)@[A-Za-z0-9+/_=-]{40,}`)
+	// the engine's chain of loads that leads to the cause
+	loadChain = regexp.MustCompile(`(?:(?:load|[a-z]?) ?xxh3:[0-9a-f]+: inputs: )+`)
+)
+
+// Plain is err as the text a user reads, and nothing else: encoded IDs and
+// the engine's load chains left out, the middle of a long message cut (its
+// start says what failed, its end why). It wraps nothing on purpose: the Go
+// SDK answers a module error that wraps an engine error with the engine's
+// message alone (convertError in dagger.gen.go), dropping what the module
+// added to it.
+func Plain(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := encodedID.ReplaceAllString(err.Error(), "$1@…")
+	msg = loadChain.ReplaceAllString(msg, "… ")
+	if len(msg) > MaxError {
+		head, tail := MaxError/3, MaxError*2/3
+		for head > 0 && !utf8.RuneStart(msg[head]) {
+			head--
+		}
+		start := len(msg) - tail
+		for start < len(msg) && !utf8.RuneStart(msg[start]) {
+			start++
+		}
+		msg = fmt.Sprintf("%s … (%d bytes cut) … %s", msg[:head], start-head, msg[start:])
+	}
+	return plainError(msg)
+}
+
+type plainError string
+
+func (e plainError) Error() string { return string(e) }

@@ -1,6 +1,7 @@
 package fielderr
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -76,4 +77,58 @@ func TestToolLinesRepeatOnlyWhatOurToolsSaid(t *testing.T) {
 	got := ToolLines(many)
 	assert.Len(t, got, 6)
 	assert.Equal(t, "(5 more lines in the log)", got[5])
+}
+
+func TestPlainKeepsWhatTheModuleAddedAndDropsEncodedIDs(t *testing.T) {
+	id := "Cv57ChV4eGgzOjUzMzYzZjVhYmFlNzJhYzgShwEKFXh4aDM6MDBjNzMzNjZiZTU3NThkYxJuChV4eGgzOmVlYjgyYjEw" + strings.Repeat("QUJD", 5000)
+	for _, tc := range []struct {
+		name      string
+		err       error
+		want      []string
+		wantNot   []string
+		maxLength int
+	}{
+		{"nil stays nil", nil, nil, nil, 0},
+		{"a wrapped error keeps every layer's words",
+			fmt.Errorf("build: %w", fmt.Errorf("exit code: 3\nlowcode-pipeline: node:18 has Node.js v18.20.8: the platform needs 20 or above")),
+			[]string{"build: exit code: 3", "has Node.js v18.20.8", "needs 20 or above"}, nil, 0},
+		{"an encoded ID is named by its type only",
+			fmt.Errorf("failed to load container from converted ID: load Container@%s: load xxh3:559d231aa1c78541: inputs: load xxh3:25b43bc14c979239: inputs: failed to content hash dockerfile copy: lstat /docker/nginx.conf: no such file or directory", id),
+			[]string{"load Container@…", "lstat /docker/nginx.conf: no such file or directory"}, []string{"Cv57", "xxh3:"}, 400},
+		{"a long message keeps its start and its end",
+			fmt.Errorf("publish: %s: the real cause", strings.Repeat("word ", 10000)),
+			[]string{"publish: word", "bytes cut", "the real cause"}, nil, MaxError + 100},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Plain(tc.err)
+			if tc.err == nil {
+				assert.NoError(t, got)
+				return
+			}
+			require.Error(t, got)
+			assert.Nil(t, errors.Unwrap(got), "wraps nothing, so the SDK keeps its text")
+			for _, w := range tc.want {
+				assert.Contains(t, got.Error(), w)
+			}
+			for _, w := range tc.wantNot {
+				assert.NotContains(t, got.Error(), w)
+			}
+			if tc.maxLength > 0 {
+				assert.LessOrEqual(t, len(got.Error()), tc.maxLength)
+			}
+		})
+	}
+}
+
+func FuzzPlain(f *testing.F) {
+	f.Add("exit code: 1\nlowcode-pipeline: boom")
+	f.Add("load Container@" + strings.Repeat("QUJD", 40) + ": x")
+	f.Add(strings.Repeat("é", 3000))
+	f.Fuzz(func(t *testing.T, s string) {
+		got := Plain(errors.New(s)).Error()
+		assert.LessOrEqual(t, len(got), MaxError+64)
+		if utf8.ValidString(s) {
+			assert.True(t, utf8.ValidString(got))
+		}
+	})
 }

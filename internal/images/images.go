@@ -34,12 +34,6 @@ var Kinds = []Kind{Frontend, Backend, CodeAsData}
 // Dockerfile is the image's Dockerfile in the project's docker directory.
 func (k Kind) Dockerfile() string { return "docker/" + string(k) + ".Dockerfile" }
 
-// ContextExcludes are what an image's build context leaves out of the
-// project, which is the context as in `docker build -f docker/<kind>.Dockerfile .`:
-// what the module never uploads of a project, and the build output, which
-// comes from the build (the image's own, at its SOURCES_PATH).
-var ContextExcludes = []string{"dist", "**/node_modules", ".git"}
-
 // SourcesPath is the SOURCES_PATH build argument: the build output the image holds.
 func (k Kind) SourcesPath() string {
 	switch k {

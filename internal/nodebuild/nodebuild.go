@@ -44,6 +44,14 @@ var LockFiles = []string{"npm-shrinkwrap.json", "package-lock.json"}
 // scope, legacy-peer-deps…), which npm reads from the project's root.
 const ProjectConfig = ".npmrc"
 
+// ProjectExcludes are what no container ever gets of a project: the
+// node_modules of the host at any depth (laid over the install they would
+// replace what npm installed for Linux), the build output (the build's own
+// replaces it) and git's data. They are every project argument's +ignore
+// too, but the engine applies those to an upload from the CLI only, not to a
+// directory another module passes (tests/engine-facts.md, fact 19).
+var ProjectExcludes = []string{"**/node_modules", "dist", ".git"}
+
 // Manifest is what the build needs of package.json.
 type Manifest struct {
 	Name                 string            `json:"name"`
