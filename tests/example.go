@@ -28,7 +28,7 @@ func (t *Tests) GoExamplePlans(ctx context.Context) error {
 	return nil
 }
 
-// The Go example's deliver: lowcode-pipeline's deliver from another module, one delivery of the published digests.
+// The Go example's deliver: lowcode-pipeline's deliver from another module, its fields read one by one, one delivery of the published digests.
 // +check
 func (t *Tests) GoExampleDelivers(ctx context.Context) error {
 	reg, err := registry(ctx, "GoExampleDelivers")
@@ -43,11 +43,8 @@ func (t *Tests) GoExampleDelivers(ctx context.Context) error {
 	defer rcv.svc.Stop(ctx)
 	d := dag.LowcodePipelineExample().Deliver(t.app(), toolkit, drawPackage, checkRegistry+"/lowcode/{kind}", "3.0.0", rcv.url, rcv.token,
 		dagger.LowcodePipelineExampleDeliverOpts{RegistryService: reg, AllowHTTP: true})
-	id, err := d.ID(ctx) // deliver is never cached: one run, read below
-	if err != nil {
-		return err
-	}
-	d = dag.LoadLowcodePipelineExampleDeliveryFromID(dagger.LowcodePipelineExampleDeliveryID(id))
+	// read field by field, each read a query of its own through the chain:
+	// the example and deliver run once in a session (+cache="session")
 	status, err := d.Status(ctx)
 	if err != nil {
 		return err

@@ -17,6 +17,9 @@ func (t *Tests) UnitTests(ctx context.Context) error {
 		WithWorkdir("/src").
 		WithExec([]string{"git", "config", "--global", "user.email", "tests@lowcode-pipeline.invalid"}).
 		WithExec([]string{"git", "config", "--global", "user.name", "lowcode-pipeline tests"}).
+		// a checkout, as CI has: the repository comes without .git, and the
+		// tests read what git tracks (git ls-files)
+		WithExec([]string{"sh", "-c", "git init -q && git add -A && git commit -qm checkout"}).
 		WithExec([]string{"bash", "scripts/test"}).
 		Sync(ctx)
 	return err

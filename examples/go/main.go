@@ -32,7 +32,7 @@ type Delivery struct {
 //
 // It pushes and deploys, so it is never cached, like the function it calls.
 //
-// +cache="never"
+// +cache="session"
 func (m *LowcodePipelineExample) Deliver(
 	ctx context.Context,
 	// The platform project

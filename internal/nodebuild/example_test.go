@@ -319,8 +319,10 @@ func run(t *testing.T, ctx context.Context, dir string, args ...string) string {
 	cmd := command(ctx, t, args) // the module's helpers on the PATH, as in its containers
 	cmd.Dir = dir
 	cmd.Env = append(cmd.Env, "CI=true", "NPM_CONFIG_UPDATE_NOTIFIER=false")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s:\n%s", strings.Join(args, " "), out)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr // npm's warnings (a global config it does not know, say) are not the command's output
+	out, err := cmd.Output()
+	require.NoError(t, err, "%s:\n%s%s", strings.Join(args, " "), out, stderr.String())
 	return string(out)
 }
 

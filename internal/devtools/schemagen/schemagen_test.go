@@ -173,10 +173,11 @@ func TestKebabSpellsFlagsAsTheCLIDoes(t *testing.T) {
 }
 
 // Every function that pushes, deploys, publishes or signs, or reads the
-// platform (snapshot), or calls one that does, carries +cache="never": a
+// platform (snapshot), or calls one that does, carries +cache="session": a
 // result kept in the engine's function cache (tests/engine-facts.md, fact
-// 26) would skip the side effect, or give last week's snapshot.
-func TestSideEffectsAreNeverCached(t *testing.T) {
+// 26) would skip the side effect, or give last week's snapshot, and one run
+// on every call ("never") would repeat it for each field another module reads.
+func TestSideEffectsRunOncePerSession(t *testing.T) {
 	effects := map[string]bool{"Publish": true, "Sign": true, "Deploy": true, "Deliver": true, "Demo": true,
 		"Snapshot": true, "Push": true, "ToolkitSnapshot": true}
 	for _, tc := range []struct{ name, dir string }{
@@ -202,7 +203,7 @@ func TestSideEffectsAreNeverCached(t *testing.T) {
 				}
 				checked++
 				v, _ := pragmaValue(fn.Doc, "cache")
-				assert.Equal(t, `"never"`, v, "%s: %s has a side effect and must carry +cache=\"never\"", tc.name, fn.Name.Name)
+				assert.Equal(t, `"session"`, v, "%s: %s has a side effect and must carry +cache=\"session\"", tc.name, fn.Name.Name)
 			}
 		}
 		assert.NotZero(t, checked, "%s has side-effecting functions", tc.name)
