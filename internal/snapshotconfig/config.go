@@ -94,7 +94,9 @@ func (g *Git) Remote() (cloneURL, username, token string) {
 	return u.String(), username, token
 }
 
-var tagPattern = regexp.MustCompile(`^[0-9]{20}$`)
+// tagPattern is a platform identifier as the vendor writes it: 20
+// lower-case hexadecimal characters (018a88a4d5312b1501c6).
+var tagPattern = regexp.MustCompile(`^[0-9a-f]{20}$`)
 
 // Parse reads the file strictly and reports every problem with its entry
 // index and field.
@@ -180,7 +182,7 @@ func snapshooter(errs *fielderr.List, p string, v any) Snapshooter {
 			errs.Addf(p+".rootTags", "must list at least one root folder or project identifier")
 		}
 	} else {
-		errs.Addf(p+".rootTags", "required: the identifiers (20-digit strings) of the root folders or projects to save")
+		errs.Addf(p+".rootTags", "required: the identifiers (strings of 20 hexadecimal characters) of the root folders or projects to save")
 	}
 	if ev, ok := obj.Fields["exclude"]; ok {
 		s.Exclude = tags(errs, p+".exclude", ev)
@@ -197,7 +199,7 @@ func snapshooter(errs *fielderr.List, p string, v any) Snapshooter {
 func tags(errs *fielderr.List, p string, v any) []string {
 	arr, ok := v.([]any)
 	if !ok {
-		errs.Addf(p, "must be an array of 20-digit strings, got %s", jsontree.TypeName(v))
+		errs.Addf(p, "must be an array of identifiers (strings of 20 hexadecimal characters), got %s", jsontree.TypeName(v))
 		return nil
 	}
 	out := make([]string, 0, len(arr))
@@ -206,8 +208,10 @@ func tags(errs *fielderr.List, p string, v any) []string {
 		ep := fielderr.Index(p, i)
 		switch t := e.(type) {
 		case string:
-			if !tagPattern.MatchString(t) {
-				errs.Addf(ep, "%s is not an identifier: want exactly 20 digits", fielderr.Quote(t))
+			if lower := strings.ToLower(t); lower != t && tagPattern.MatchString(lower) {
+				errs.Addf(ep, "%s: write the identifier in lower case, as the platform does: %q", fielderr.Quote(t), lower)
+			} else if !tagPattern.MatchString(t) {
+				errs.Addf(ep, "%s is not an identifier: want exactly 20 hexadecimal characters (0-9, a-f), e.g. 018a88a4d5312b1501c6", fielderr.Quote(t))
 			} else if seen[t] {
 				errs.Addf(ep, "%s is listed twice", t)
 			}
@@ -215,9 +219,9 @@ func tags(errs *fielderr.List, p string, v any) []string {
 			out = append(out, t)
 		default:
 			if n, isNum := e.(interface{ String() string }); isNum && jsontree.TypeName(e) == "number" {
-				errs.Addf(ep, "the number %s must be written as a string (\"…\"): 20-digit identifiers do not survive as JSON numbers, which lose digits past 2^53", fielderr.Cut(n.String(), fielderr.MaxValue))
+				errs.Addf(ep, "the number %s must be written as a string (\"…\"): identifiers are 20 hexadecimal characters, and as JSON numbers lose digits past 2^53", fielderr.Cut(n.String(), fielderr.MaxValue))
 			} else {
-				errs.Addf(ep, "must be a 20-digit string, got %s", jsontree.TypeName(e))
+				errs.Addf(ep, "must be a string of 20 hexadecimal characters, got %s", jsontree.TypeName(e))
 			}
 			out = append(out, "") // keeps the count: the error above already fails the file
 		}
@@ -370,12 +374,14 @@ func CheckBranch(b string) error {
 	return nil
 }
 
-// DateLayout is the spec's yyyy.MM.dd hh:mm:ss in Go: hh is the 12-hour
-// clock, as the pattern letters say.
-const DateLayout = "2006.01.02 03:04:05"
+// DateLayout is {date}: yyyy.MM.dd HH:mm:ss, on the 24-hour clock as the
+// platform's toolkit renders it (the interface's "hh" would lose whether it
+// was morning or afternoon), every field zero-padded, in UTC: a CI runner's
+// local time zone is nobody's.
+const DateLayout = "2006.01.02 15:04:05"
 
-// RenderMessage replaces every {date} with now formatted yyyy.MM.dd hh:mm:ss
-// and every {folder} with the outputDir value.
+// RenderMessage replaces every {date} with now in UTC formatted as
+// DateLayout, and every {folder} with the outputDir value.
 func RenderMessage(template string, now time.Time, folder string) string {
-	return strings.NewReplacer("{date}", now.Format(DateLayout), "{folder}", folder).Replace(template)
+	return strings.NewReplacer("{date}", now.UTC().Format(DateLayout), "{folder}", folder).Replace(template)
 }

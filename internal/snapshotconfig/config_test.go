@@ -18,7 +18,7 @@ import (
 
 const (
 	tag1 = "00000000000000000001"
-	tag2 = "12345678901234567890"
+	tag2 = "018a88a4d5312b1501c6" // as the vendor writes them: hexadecimal
 )
 
 func entry(fields string) string {
@@ -42,7 +42,10 @@ var invalid = []struct {
 	name, in, path, msg string
 }{
 	{"a tag written as a number", entry(`,"exclude":[12345678901234567890]`), "[0].snapshooter.exclude[0]", "must be written as a string"},
-	{"a tag that is not 20 digits", `[{"snapshooter":{"name":"M","rootTags":["123"],"outputDir":"o"}}]`, "[0].snapshooter.rootTags[0]", `"123" is not an identifier: want exactly 20 digits`},
+	{"a tag that is not 20 characters", `[{"snapshooter":{"name":"M","rootTags":["123"],"outputDir":"o"}}]`, "[0].snapshooter.rootTags[0]", `"123" is not an identifier: want exactly 20 hexadecimal characters`},
+	{"a tag with a letter past f", `[{"snapshooter":{"name":"M","rootTags":["018a88a4d5312b1501cg"],"outputDir":"o"}}]`, "[0].snapshooter.rootTags[0]", `want exactly 20 hexadecimal characters (0-9, a-f)`},
+	{"a tag in upper case", `[{"snapshooter":{"name":"M","rootTags":["018A88A4D5312B1501C6"],"outputDir":"o"}}]`, "[0].snapshooter.rootTags[0]", `write the identifier in lower case, as the platform does: "018a88a4d5312b1501c6"`},
+	{"a tag of 21 characters", `[{"snapshooter":{"name":"M","rootTags":["018a88a4d5312b1501c6a"],"outputDir":"o"}}]`, "[0].snapshooter.rootTags[0]", `want exactly 20 hexadecimal characters`},
 	{"no root tags", `[{"snapshooter":{"name":"M","rootTags":[],"outputDir":"o"}}]`, "[0].snapshooter.rootTags", "at least one"},
 	{"a tag twice", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `","` + tag1 + `"],"outputDir":"o"}}]`, "[0].snapshooter.rootTags[1]", "listed twice"},
 	{"no name", `[{"snapshooter":{"rootTags":["` + tag1 + `"],"outputDir":"o"}}]`, "[0].snapshooter.name", "required"},
@@ -115,14 +118,15 @@ func TestRemoteSplitsTheCredentialsTheSpecAllows(t *testing.T) {
 func TestRenderMessage(t *testing.T) {
 	at := time.Date(2026, 3, 7, 14, 5, 9, 0, time.UTC)
 	for _, tc := range []struct{ tmpl, want string }{
-		{"snapshot {date}", "snapshot 2026.03.07 02:05:09"},
-		{"{folder}: {date} ({folder} again, {date} again)", "codeasdata/main: 2026.03.07 02:05:09 (codeasdata/main again, 2026.03.07 02:05:09 again)"},
+		{"snapshot {date}", "snapshot 2026.03.07 14:05:09"},
+		{"{folder}: {date} ({folder} again, {date} again)", "codeasdata/main: 2026.03.07 14:05:09 (codeasdata/main again, 2026.03.07 14:05:09 again)"},
 		{"no placeholder", "no placeholder"},
 		{"{Date} and {folders} are not placeholders", "{Date} and {folders} are not placeholders"},
 	} {
 		assert.Equal(t, tc.want, RenderMessage(tc.tmpl, at, "codeasdata/main"), tc.tmpl)
 	}
-	assert.Equal(t, "at 2026.03.07 09:00:00", RenderMessage("at {date}", time.Date(2026, 3, 7, 9, 0, 0, 0, time.UTC), "x"), "hh is the 12-hour clock, zero-padded")
+	assert.Equal(t, "at 2026.03.07 09:00:00", RenderMessage("at {date}", time.Date(2026, 3, 7, 9, 0, 0, 0, time.UTC), "x"), "zero-padded")
+	assert.Equal(t, "at 2026.03.07 23:30:00", RenderMessage("at {date}", time.Date(2026, 3, 8, 0, 30, 0, 0, time.FixedZone("CET", 3600)), "x"), "in UTC, whatever the runner's zone")
 	assert.Equal(t, "{date} in a folder name", RenderMessage("{folder}", at, "{date} in a folder name"), "a replaced value is not replaced again")
 }
 
