@@ -20,9 +20,9 @@ type CodeAsDataKind string
 const (
 	// No code as data (the default)
 	CodeAsDataKindNone CodeAsDataKind = "none"
-	// The code as data as a final project: npx <toolkit> buildCodeAsData
+	// The code as data as a final project, with its dependencies': buildCodeAsData --codeAsData.mode all
 	CodeAsDataKindProject CodeAsDataKind = "project"
-	// The code as data as a library of bricks: buildCodeAsData --bricks
+	// The code as data as a library of bricks, the project's own only: buildCodeAsData --codeAsData.mode project
 	CodeAsDataKindBricks CodeAsDataKind = "bricks"
 )
 

@@ -419,7 +419,7 @@ func (r *snapshotRun) read(ctx context.Context) ([]snapshotconfig.Entry, error) 
 // snapshotconfig.Collected(snapshotsAt, i), and checks that it wrote every
 // one. It returns that container and each entry's file count.
 func (r *snapshotRun) snapshot(ctx context.Context, entries []snapshotconfig.Entry) (*dagger.Container, []int, error) {
-	cmd, err := nodebuild.SnapshotCommand(r.toolkit, r.config, snapshotconfig.DefaultPath)
+	cmd, err := nodebuild.SnapshotCommand(r.toolkit, r.config)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -67,7 +67,7 @@ func fetchesSite(ctx context.Context, frontend *dagger.Container) error {
 	return nil
 }
 
-// The backend image runs dist/node as a non-root user, and the code-as-data image holds dist/codeAsData at /codeasdata.
+// The backend image runs dist/node from /home/node/app as a non-root user, and the code-as-data image holds dist/codeAsData at /root/patches, where the platform reads them.
 // +check
 func (t *Tests) BackendAndCodeAsDataImages(ctx context.Context) error {
 	b := build(t.app(), dagger.LowcodePipelineBuildOpts{CodeAsData: dagger.LowcodePipelineCodeAsDataKindProject})
@@ -78,12 +78,19 @@ func (t *Tests) BackendAndCodeAsDataImages(ctx context.Context) error {
 	if user == "" || user == "root" || user == "0" {
 		return fmt.Errorf("backend image user %q, want non-root", user)
 	}
-	config, err := b.CodeAsDataImage().File("/codeasdata/config/project.json").Contents(ctx)
+	workdir, err := b.BackendImage().Workdir(ctx)
 	if err != nil {
 		return err
 	}
-	if !strings.Contains(config, `"kind": "project"`) {
-		return fmt.Errorf("unexpected code-as-data config: %s", config)
+	if workdir != "/home/node/app" {
+		return fmt.Errorf("backend image workdir %q, want /home/node/app", workdir)
+	}
+	order, err := b.CodeAsDataImage().File("/root/patches/import_order.json").Contents(ctx)
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(order, `"path":"lowcode-example-app"`) {
+		return fmt.Errorf("unexpected code-as-data import order: %s", order)
 	}
 	return nil
 }

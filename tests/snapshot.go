@@ -9,7 +9,7 @@ import (
 	"dagger/tests/internal/dagger"
 )
 
-const stalePatch = "codeasdata/orders/00000000000000000001/deleted-on-the-platform.patch.json"
+const stalePatch = "snapshot/00000000000000000001/deleted-on-the-platform.patch.json"
 
 // snapshot writes each entry's roots, less the excluded folders, into its outputDir, and its changes delete what the platform no longer has.
 // +check
@@ -22,13 +22,13 @@ func (t *Tests) SnapshotWritesTheOutputDirs(ctx context.Context) error {
 	}
 	snap = dag.LoadLowcodePipelineSnapshotFromID(dagger.LowcodePipelineSnapshotID(id))
 	changes := snap.Changes()
-	got, err := changes.After().Glob(ctx, "codeasdata/orders/**/*.patch.json")
+	got, err := changes.After().Glob(ctx, "snapshot/**/*.patch.json")
 	if err != nil {
 		return err
 	}
 	want := []string{
-		"codeasdata/orders/00000000000000000001/00000000000000000002/orders-table.patch.json",
-		"codeasdata/orders/00000000000000000001/project.patch.json",
+		"snapshot/00000000000000000001/00000000000000000002/orders-table.patch.json",
+		"snapshot/00000000000000000001/project.patch.json",
 	}
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
@@ -52,7 +52,7 @@ func (t *Tests) SnapshotWritesTheOutputDirs(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if !strings.Contains(summary, "codeasdata/orders, 2 files") {
+	if !strings.Contains(summary, "snapshot, 2 files") {
 		return fmt.Errorf("the snapshot's summary %q does not count the files", summary)
 	}
 	return nil
@@ -85,7 +85,7 @@ func (t *Tests) SnapshotPushToSelfHostedGit(ctx context.Context) error {
 	}
 	repo := endpoint + "/code.git"
 	source := t.app().WithNewFile("res/snapshot-config.json", `[{
-		"snapshooter": {"name": "Orders project", "rootTags": ["00000000000000000001"], "exclude": ["00000000000000000003"], "outputDir": "codeasdata/orders"},
+		"snapshooter": {"name": "Orders project", "rootTags": ["00000000000000000001"], "exclude": ["00000000000000000003"], "outputDir": "snapshot"},
 		"git": {"repo": "`+repo+`", "branch": "main", "commitMessage": "snapshot {folder} at {date}"}}]`)
 	caFile := dag.File("ca.pem", ca.CA)
 	for run, want := range []string{"pushed", "unchanged"} {
@@ -110,7 +110,7 @@ func (t *Tests) SnapshotPushToSelfHostedGit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, want := range []string{"snapshot codeasdata/orders at ", "codeasdata/orders/00000000000000000001/project.patch.json", "token-absent"} {
+	for _, want := range []string{"snapshot snapshot at ", "snapshot/00000000000000000001/project.patch.json", "token-absent"} {
 		if !strings.Contains(listing, want) {
 			return fmt.Errorf("the pushed repository lacks %q:\n%s", want, listing)
 		}

@@ -217,9 +217,10 @@ func TestDockerfilesHonourTheirContract(t *testing.T) {
 					assert.Equal(t, "${BACKEND_BASE_IMAGE}", final.BaseName)
 					assert.Contains(t, args, ArgBackendBase)
 				case CodeAsData:
-					assert.Equal(t, "/codeasdata/", fromContext[0].DestPath, "the documented path")
+					assert.Equal(t, "/root/patches/", fromContext[0].DestPath, "where the platform's deployment job reads it: ~/patches, as root")
+					assert.Equal(t, "1000:1000", fromContext[0].Chown, "owned as in the vendor's template")
 					assert.Equal(t, "${CODE_AS_DATA_BASE_IMAGE}", final.BaseName)
-					assert.NotEmpty(t, lastUser(final))
+					assert.Empty(t, lastUser(final), "the base image's own user: the platform runs it as root (runAsUser: 0)")
 				}
 			})
 		}

@@ -63,9 +63,11 @@ func TestExampleAppBuildsForReal(t *testing.T) {
 	for _, a := range assets {
 		assert.FileExists(t, filepath.Join(app, WebDir, a[1]))
 	}
-	// dist/codeAsData: configuration and the snapshot's patches.
-	assert.FileExists(t, filepath.Join(app, CodeAsDataDir, "config", "project.json"))
-	assert.FileExists(t, filepath.Join(app, CodeAsDataDir, "patches", "00000000000000000001", "project.patch.json"))
+	// dist/codeAsData, a project to deploy: the dependencies' code as data
+	// and the project's snapshot, the import order, the versions.
+	assert.FileExists(t, filepath.Join(app, CodeAsDataDir, "draw-standin", "draw.patch.json"))
+	assert.FileExists(t, filepath.Join(app, CodeAsDataDir, "lowcode-example-app", "project.patch.json"))
+	assert.JSONEq(t, `{"drawVersion":"2.14.0","runtimeVersion":"N/A"}`, readFile(t, filepath.Join(app, CodeAsDataDir, "version.json")))
 
 	// The installed design-tool version is what labels the images.
 	lsOut := runAllowFailure(t, ctx, app, drawversion.ListCommand("draw-standin")...)
@@ -82,8 +84,9 @@ func TestExampleAppBuildsForReal(t *testing.T) {
 	cad, err = CodeAsDataCommand("platform-cli-standin", true, nil)
 	require.NoError(t, err)
 	run(t, ctx, app, cad...)
-	assert.FileExists(t, filepath.Join(app, CodeAsDataDir, "config", "library.json"))
-	assert.NoFileExists(t, filepath.Join(app, CodeAsDataDir, "config", "project.json"))
+	assert.FileExists(t, filepath.Join(app, CodeAsDataDir, "lowcode-example-app", "project.patch.json"))
+	assert.NoDirExists(t, filepath.Join(app, CodeAsDataDir, "draw-standin"), "a library holds the project's own code as data only")
+	assert.NoFileExists(t, filepath.Join(app, CodeAsDataDir, "version.json"))
 
 	// dist/node: a backend that starts with node and answers its health check.
 	assertBackendServes(t, filepath.Join(app, NodeDir))
@@ -312,6 +315,13 @@ func readDirNames(t *testing.T, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(data)
 }
 
 func run(t *testing.T, ctx context.Context, dir string, args ...string) string {

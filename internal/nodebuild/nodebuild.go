@@ -26,15 +26,23 @@ const MinNodeMajor = 20
 
 // The platform's build scripts and their output directories.
 const (
-	DrawScript     = "build:draw"
-	NodeScript     = "build:node"
-	WebDir         = "dist/web"
-	NodeDir        = "dist/node"
-	CodeAsDataDir  = "dist/codeAsData"
-	ManifestFile   = "package.json"
-	BricksFlag     = "--bricks"
-	CodeAsDataVerb = "buildCodeAsData"
-	SnapshotVerb   = "snapshot"
+	DrawScript    = "build:draw"
+	NodeScript    = "build:node"
+	WebDir        = "dist/web"
+	NodeDir       = "dist/node"
+	CodeAsDataDir = "dist/codeAsData"
+	ManifestFile  = "package.json"
+	// the toolkit's option that chooses what buildCodeAsData builds, and its
+	// values for a final project (all: with every dependency's code as data)
+	// and for a library of bricks (project: only the project's own)
+	CodeAsDataModeOption = "--codeAsData.mode"
+	ProjectMode          = "all"
+	BricksMode           = "project"
+	// the toolkit's option that names the snapshot configuration (its own
+	// default, ./snapshot/snapshot-config.json, is not the interface's)
+	SnapshotConfigOption = "--snapshot.config"
+	CodeAsDataVerb       = "buildCodeAsData"
+	SnapshotVerb         = "snapshot"
 )
 
 // LockFiles are the files that make `npm ci` possible, in npm's order of preference.
@@ -242,17 +250,17 @@ func (m *Manifest) hasWorkspaces() bool {
 // RunScript is the command line of `npm run <script>`.
 func RunScript(script string) []string { return []string{"npm", "run", script} }
 
-// CodeAsDataCommand is `npx <cli> buildCodeAsData`, as a library of bricks
-// when asked, with the user's extra arguments last.
+// CodeAsDataCommand is `npx <cli> buildCodeAsData --codeAsData.mode all`, or
+// `project` for a library of bricks, with the user's extra arguments last.
 func CodeAsDataCommand(cli string, bricks bool, extra []string) ([]string, error) {
 	if err := CheckCLI(cli); err != nil {
 		return nil, err
 	}
-	cmd := []string{"npx", "--yes", cli, CodeAsDataVerb}
+	mode := ProjectMode
 	if bricks {
-		cmd = append(cmd, BricksFlag)
+		mode = BricksMode
 	}
-	return append(cmd, extra...), nil
+	return append([]string{"npx", "--yes", cli, CodeAsDataVerb, CodeAsDataModeOption, mode}, extra...), nil
 }
 
 // CheckCLI refuses a missing platform CLI with the way to set it.
@@ -269,22 +277,19 @@ func CheckCLI(cli string) error {
 	return nil
 }
 
-// SnapshotCommand is `npx <cli> snapshot`, naming the configuration file only
-// when it is not the toolkit's default location.
-func SnapshotCommand(cli, config, defaultConfig string) ([]string, error) {
+// SnapshotCommand is `npx <cli> snapshot --snapshot.config <config>`: the
+// configuration is always named, the toolkit's default location being
+// another than the interface's.
+func SnapshotCommand(cli, config string) ([]string, error) {
 	if err := CheckCLI(cli); err != nil {
 		return nil, err
 	}
-	cmd := []string{"npx", "--yes", cli, SnapshotVerb}
-	if config != defaultConfig {
-		cmd = append(cmd, "--config", config)
-	}
-	return cmd, nil
+	return []string{"npx", "--yes", cli, SnapshotVerb, SnapshotConfigOption, config}, nil
 }
 
 // CodeAsDataStep is the build step of --code-as-data: none (or empty)
-// builds none, project is `npx <toolkit> buildCodeAsData`, bricks adds
-// --bricks; the user's arguments come last. Arguments without a code-as-data
+// builds none, project and bricks are CodeAsDataCommand's; the user's
+// arguments come last. Arguments without a code-as-data
 // build are refused rather than ignored. A nil command means no step.
 func CodeAsDataStep(kind, toolkit string, args []string) ([]string, error) {
 	switch kind {

@@ -83,10 +83,10 @@ func TestCommandLines(t *testing.T) {
 	assert.Equal(t, []string{"npm", "run", "build:draw"}, RunScript(DrawScript))
 	cmd, err := CodeAsDataCommand("@vendor/cli@3.1.0", false, nil)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"npx", "--yes", "@vendor/cli@3.1.0", "buildCodeAsData"}, cmd)
-	cmd, err = CodeAsDataCommand("cli", true, []string{"--verbose"})
+	assert.Equal(t, []string{"npx", "--yes", "@vendor/cli@3.1.0", "buildCodeAsData", "--codeAsData.mode", "all"}, cmd, "a project to deploy: with its dependencies' code as data")
+	cmd, err = CodeAsDataCommand("cli", true, []string{"--logLevel=warn"})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"npx", "--yes", "cli", "buildCodeAsData", "--bricks", "--verbose"}, cmd)
+	assert.Equal(t, []string{"npx", "--yes", "cli", "buildCodeAsData", "--codeAsData.mode", "project", "--logLevel=warn"}, cmd, "a library: the project's own only")
 
 	_, err = CodeAsDataCommand("", false, nil)
 	assert.ErrorContains(t, err, "--toolkit: required: the platform toolkit's npm package")
@@ -113,14 +113,14 @@ func FuzzParseManifest(f *testing.F) {
 	})
 }
 
-func TestSnapshotCommand(t *testing.T) {
-	cmd, err := SnapshotCommand("platform-cli-standin", "res/snapshot-config.json", "res/snapshot-config.json")
-	require.NoError(t, err)
-	assert.Equal(t, []string{"npx", "--yes", "platform-cli-standin", "snapshot"}, cmd)
-	cmd, err = SnapshotCommand("cli", "config/snap.json", "res/snapshot-config.json")
-	require.NoError(t, err)
-	assert.Equal(t, []string{"npx", "--yes", "cli", "snapshot", "--config", "config/snap.json"}, cmd)
-	_, err = SnapshotCommand("", "x", "x")
+func TestSnapshotCommandAlwaysNamesTheConfiguration(t *testing.T) {
+	for _, config := range []string{"res/snapshot-config.json", "config/snap.json"} {
+		cmd, err := SnapshotCommand("@olympeio/toolkit@1.2.3", config)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"npx", "--yes", "@olympeio/toolkit@1.2.3", "snapshot", "--snapshot.config", config}, cmd,
+			"the toolkit's own default is ./snapshot/snapshot-config.json")
+	}
+	_, err := SnapshotCommand("", "x")
 	assert.ErrorContains(t, err, "--toolkit: required")
 }
 
@@ -133,8 +133,8 @@ func TestCodeAsDataStepIsNoneProjectOrBricks(t *testing.T) {
 	}{
 		{"none by default", "", nil, nil, ""},
 		{"none said", "none", nil, nil, ""},
-		{"a project", "project", []string{"--x"}, []string{"npx", "--yes", "cli", "buildCodeAsData", "--x"}, ""},
-		{"bricks", "bricks", nil, []string{"npx", "--yes", "cli", "buildCodeAsData", "--bricks"}, ""},
+		{"a project", "project", []string{"--x"}, []string{"npx", "--yes", "cli", "buildCodeAsData", "--codeAsData.mode", "all", "--x"}, ""},
+		{"bricks", "bricks", nil, []string{"npx", "--yes", "cli", "buildCodeAsData", "--codeAsData.mode", "project"}, ""},
 		{"an argument without code as data", "none", []string{"--verbose"}, nil, `--code-as-data-arg "--verbose" needs --code-as-data project or bricks`},
 		{"an unknown kind", "library", nil, nil, `--code-as-data "library": choose none, project or bricks`},
 	} {
@@ -246,8 +246,8 @@ func FuzzCheckCLI(f *testing.F) {
 		for _, r := range cli {
 			assert.False(t, unicode.IsControl(r), "no control character: %q", r)
 		}
-		cmd, err := SnapshotCommand(cli, "res/snapshot-config.json", "res/snapshot-config.json")
+		cmd, err := SnapshotCommand(cli, "res/snapshot-config.json")
 		require.NoError(t, err)
-		assert.Equal(t, []string{"npx", "--yes", cli, SnapshotVerb}, cmd)
+		assert.Equal(t, []string{"npx", "--yes", cli, SnapshotVerb, SnapshotConfigOption, "res/snapshot-config.json"}, cmd)
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"dagger/lowcode-pipeline/internal/nodebuild"
 	"dagger/lowcode-pipeline/internal/snapshotconfig"
 	"dagger/lowcode-pipeline/internal/testsupport/gittest"
 )
@@ -25,14 +26,21 @@ func exampleApp(t *testing.T) string {
 	app := filepath.Join(t.TempDir(), "app")
 	require.NoError(t, exec.Command("cp", "-a", "../../examples/app", app).Run())
 	require.NoError(t, os.RemoveAll(filepath.Join(app, "node_modules")))
+	install := exec.Command("npm", "ci", "--no-audit", "--no-fund")
+	install.Dir = app
+	out, err := install.CombinedOutput()
+	require.NoError(t, err, "npm ci: %s", out)
 	return app
 }
 
+// standinSnapshot runs the toolkit's snapshot as the module runs it.
 func standinSnapshot(t *testing.T, app string, env ...string) {
-	cmd := exec.Command("node", "tools/platform-cli-standin/cli.mjs", "snapshot")
-	cmd.Dir = app
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
+	cmd, err := nodebuild.SnapshotCommand("platform-cli-standin", snapshotconfig.DefaultPath)
+	require.NoError(t, err)
+	run := exec.Command(cmd[0], cmd[1:]...)
+	run.Dir = app
+	run.Env = append(os.Environ(), append([]string{"SNAPSHOT_REPOSITORIES=" + t.TempDir()}, env...)...)
+	out, err := run.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 }
 
@@ -63,8 +71,9 @@ func TestThePlatformCLIGetsNoGitSection(t *testing.T) {
 }
 
 // A CI checkout's copy of outputDir (another branch's, say) holds a file the
-// platform no longer has. The module empties each outputDir before the CLI
-// runs, so that file never reaches the remote.
+// platform no longer has. The module empties each outputDir before the
+// toolkit runs (the real one empties it too; a toolkit that only wrote what it
+// exports would not), so that file never reaches the remote.
 func TestAStaleOutputDirNeverReachesTheRemote(t *testing.T) {
 	r := gittest.NewRemote(t)
 	app := exampleApp(t)
@@ -72,12 +81,7 @@ func TestAStaleOutputDirNeverReachesTheRemote(t *testing.T) {
 	require.NoError(t, err)
 	entries, err := snapshotconfig.Parse(data)
 	require.NoError(t, err)
-	stale := filepath.Join(app, "codeasdata/orders/00000000000000000001/deleted-on-the-platform.patch.json")
-	gittest.Write(t, stale, "{}")
-
-	standinSnapshot(t, app)
-	require.FileExists(t, stale, "a CLI that only writes what it exports leaves the stale file")
-
+	stale := filepath.Join(app, "snapshot/00000000000000000001/deleted-on-the-platform.patch.json")
 	gittest.Write(t, stale, "{}")
 	for _, e := range entries { // what runSnapshot does before the CLI runs
 		require.NoError(t, os.RemoveAll(filepath.Join(app, e.Snapshooter.OutputDir)))
@@ -93,12 +97,12 @@ func TestAStaleOutputDirNeverReachesTheRemote(t *testing.T) {
 	require.NoError(t, err)
 
 	report := Run(context.Background(), Batch{MaxAttempts: 1, MaxDeleteRatio: 1, Timeout: "1m", AllowHTTP: true, Entries: []Entry{{
-		Name: "orders", Remote: r.URL, Branch: "main", OutputDir: "codeasdata/orders", Snapshot: snapshotconfig.Collected(collected, 0),
+		Name: "orders", Remote: r.URL, Branch: "main", OutputDir: "snapshot", Snapshot: snapshotconfig.Collected(collected, 0),
 		Message: "snapshot {folder}", TokenEnv: "GIT_TOKEN",
 	}}}, env, time.Now(), nil)
 	require.False(t, report.Failed(), report.Summary())
 	co := r.Checkout(t)
-	assert.FileExists(t, filepath.Join(co, "codeasdata/orders/00000000000000000001/project.patch.json"))
-	assert.NoFileExists(t, filepath.Join(co, "codeasdata/orders/00000000000000000001/deleted-on-the-platform.patch.json"))
-	assert.NoDirExists(t, filepath.Join(co, "codeasdata/orders/00000000000000000001/00000000000000000003"), "the excluded folder stays out")
+	assert.FileExists(t, filepath.Join(co, "snapshot/00000000000000000001/project.patch.json"))
+	assert.NoFileExists(t, filepath.Join(co, "snapshot/00000000000000000001/deleted-on-the-platform.patch.json"))
+	assert.NoDirExists(t, filepath.Join(co, "snapshot/00000000000000000001/00000000000000000003"), "the excluded folder stays out")
 }
