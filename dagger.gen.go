@@ -1264,18 +1264,18 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg toolkit", err))
 				}
 			}
-			var toolkitToken *dagger.Secret
-			if inputArgs["toolkitToken"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["toolkitToken"]), &toolkitToken)
+			var orchestrator string
+			if inputArgs["orchestrator"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["orchestrator"]), &orchestrator)
 				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg toolkitToken", err))
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg orchestrator", err))
 				}
 			}
-			var toolkitTokenEnv string
-			if inputArgs["toolkitTokenEnv"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["toolkitTokenEnv"]), &toolkitTokenEnv)
+			var orchestratorPassword *dagger.Secret
+			if inputArgs["orchestratorPassword"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["orchestratorPassword"]), &orchestratorPassword)
 				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg toolkitTokenEnv", err))
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg orchestratorPassword", err))
 				}
 			}
 			var allowEmpty bool
@@ -1299,7 +1299,7 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg npmrc", err))
 				}
 			}
-			return (*LowcodePipeline).Snapshot(&parent, ctx, source, config, toolkit, toolkitToken, toolkitTokenEnv, allowEmpty, nodeImage, npmrc)
+			return (*LowcodePipeline).Snapshot(&parent, ctx, source, config, toolkit, orchestrator, orchestratorPassword, allowEmpty, nodeImage, npmrc)
 		case "ToolkitSnapshot":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)
@@ -1327,18 +1327,18 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg toolkit", err))
 				}
 			}
-			var toolkitToken *dagger.Secret
-			if inputArgs["toolkitToken"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["toolkitToken"]), &toolkitToken)
+			var orchestrator string
+			if inputArgs["orchestrator"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["orchestrator"]), &orchestrator)
 				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg toolkitToken", err))
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg orchestrator", err))
 				}
 			}
-			var toolkitTokenEnv string
-			if inputArgs["toolkitTokenEnv"] != nil {
-				err = json.Unmarshal([]byte(inputArgs["toolkitTokenEnv"]), &toolkitTokenEnv)
+			var orchestratorPassword *dagger.Secret
+			if inputArgs["orchestratorPassword"] != nil {
+				err = json.Unmarshal([]byte(inputArgs["orchestratorPassword"]), &orchestratorPassword)
 				if err != nil {
-					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg toolkitTokenEnv", err))
+					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg orchestratorPassword", err))
 				}
 			}
 			var gitToken *dagger.Secret
@@ -1362,7 +1362,7 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 					panic(fmt.Errorf("%s: %w", "failed to unmarshal input arg npmrc", err))
 				}
 			}
-			return (*LowcodePipeline).ToolkitSnapshot(&parent, ctx, source, config, toolkit, toolkitToken, toolkitTokenEnv, gitToken, nodeImage, npmrc)
+			return (*LowcodePipeline).ToolkitSnapshot(&parent, ctx, source, config, toolkit, orchestrator, orchestratorPassword, gitToken, nodeImage, npmrc)
 		case "WebhookReceiver":
 			var parent LowcodePipeline
 			err = json.Unmarshal(parentJSON, &parent)

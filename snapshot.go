@@ -112,13 +112,12 @@ func (m *LowcodePipeline) Snapshot(
 	config string,
 	// The platform toolkit's npm package (with optional @version) that npx runs for snapshot
 	toolkit string,
-	// Platform credentials for the snapshot command, as a secret
+	// The platform's orchestrator the toolkit connects to, [user@]host[:port] (443 is TLS), e.g. ci@draw.example.com:443
 	// +optional
-	toolkitToken *dagger.Secret,
-	// Environment variable the toolkit reads its credentials from
+	orchestrator string,
+	// Password of the orchestrator's user
 	// +optional
-	// +default="PLATFORM_TOKEN"
-	toolkitTokenEnv string,
+	orchestratorPassword *dagger.Secret,
 	// Accept an outputDir the toolkit leaves empty (push then commits the deletion of the folder)
 	// +optional
 	allowEmpty bool,
@@ -131,7 +130,7 @@ func (m *LowcodePipeline) Snapshot(
 	npmrc *dagger.Secret,
 ) (_ *Snapshot, err error) {
 	defer userErr(&err)
-	run := snapshotRun{source: source, config: config, toolkit: toolkit, token: toolkitToken, tokenEnv: toolkitTokenEnv,
+	run := snapshotRun{source: source, config: config, toolkit: toolkit, orchestrator: orchestrator, password: orchestratorPassword,
 		allowEmpty: allowEmpty, nodeImage: nodeImage, npmrc: npmrc}
 	entries, err := run.read(ctx)
 	if err != nil {
@@ -274,13 +273,12 @@ func (m *LowcodePipeline) ToolkitSnapshot(
 	config string,
 	// The platform toolkit's npm package (with optional @version) that npx runs for snapshot
 	toolkit string,
-	// Platform credentials for the snapshot command, as a secret
+	// The platform's orchestrator the toolkit connects to, [user@]host[:port] (443 is TLS), e.g. ci@draw.example.com:443
 	// +optional
-	toolkitToken *dagger.Secret,
-	// Environment variable the toolkit reads its credentials from
+	orchestrator string,
+	// Password of the orchestrator's user
 	// +optional
-	// +default="PLATFORM_TOKEN"
-	toolkitTokenEnv string,
+	orchestratorPassword *dagger.Secret,
 	// Git access token, put in each git.repo for the toolkit; without it, git.repo's own
 	// +optional
 	gitToken *dagger.Secret,
@@ -293,7 +291,7 @@ func (m *LowcodePipeline) ToolkitSnapshot(
 	npmrc *dagger.Secret,
 ) (_ *SnapshotReport, err error) {
 	defer userErr(&err)
-	run := snapshotRun{source: source, config: config, toolkit: toolkit, token: toolkitToken, tokenEnv: toolkitTokenEnv,
+	run := snapshotRun{source: source, config: config, toolkit: toolkit, orchestrator: orchestrator, password: orchestratorPassword,
 		allowEmpty: true, nodeImage: nodeImage, npmrc: npmrc} // the toolkit has pushed already: an empty folder is its business
 	entries, err := run.read(ctx)
 	if err != nil {
@@ -390,8 +388,10 @@ type snapshotRun struct {
 	config     string
 	toolkit    string
 	forCLI     []byte // the configuration the toolkit reads
-	token      *dagger.Secret
-	tokenEnv   string
+	// --orchestrator as given, and read
+	orchestrator string
+	connect      snapshotconfig.Orchestrator
+	password     *dagger.Secret
 	allowEmpty bool
 	nodeImage  string
 	npmrc      *dagger.Secret
@@ -400,13 +400,16 @@ type snapshotRun struct {
 
 // read checks the flags and reads the configuration.
 func (r *snapshotRun) read(ctx context.Context) ([]snapshotconfig.Entry, error) {
-	if err := snapshotconfig.CheckEnvName("--toolkit-token-env", r.tokenEnv); err != nil {
+	var err error
+	if r.connect, err = snapshotconfig.ParseOrchestrator("--orchestrator", r.orchestrator); err != nil {
 		return nil, err
+	}
+	if r.password != nil && r.connect.Host == "" {
+		return nil, snapshotconfig.ErrNoOrchestrator
 	}
 	if err := nodebuild.CheckCLI(r.toolkit); err != nil {
 		return nil, err
 	}
-	var err error
 	if r.config, err = snapshotconfig.ConfigPath(r.config); err != nil {
 		return nil, err
 	}
@@ -434,8 +437,15 @@ func (r *snapshotRun) snapshot(ctx context.Context, entries []snapshotconfig.Ent
 	sum := sha256.Sum256(r.forCLI)
 	installed = installed.WithMountedSecret(path.Join(appDir, r.config),
 		dag.SetSecret("lowcode-pipeline-snapshot-config-"+hex.EncodeToString(sum[:8]), string(r.forCLI)))
-	if r.token != nil {
-		installed = installed.WithSecretVariable(r.tokenEnv, r.token)
+	// the toolkit reads its orchestrator options' defaults from these: never
+	// options, so no printed command holds them; the password a secret the
+	// engine masks wherever the toolkit prints it (at --logLevel debug it logs
+	// the command line it gives its snapshot process, password included)
+	for _, kv := range r.connect.Env() {
+		installed = installed.WithEnvVariable(kv[0], kv[1])
+	}
+	if r.password != nil {
+		installed = installed.WithSecretVariable(snapshotconfig.PasswordEnv, r.password)
 	}
 	for i, s := range r.masked {
 		installed = installed.WithSecretVariable(fmt.Sprintf("LOWCODE_PIPELINE_MASKED_%d", i), s)

@@ -208,11 +208,18 @@ func checkLabels(ctx context.Context, kind string, pulled *dagger.Container) err
 	return nil
 }
 
-// A project's Dockerfile copies its own files beside its build output (a web server's configuration), as docker build in the project would.
+// A project's Dockerfile copies its own files beside its build output (a web server's configuration), as docker build in the project would, its .dockerignore applied.
 // +check
 func (t *Tests) FrontendImageTakesTheProjectsOwnFiles(ctx context.Context) error {
 	const conf = "server { listen 80; location / { root /usr/share/nginx/html; } }\n"
+	// the example's .dockerignore keeps only the build outputs in the context,
+	// as docker build reads it: a project that copies its own files lets them in
+	ignore, err := t.app().File(".dockerignore").Contents(ctx)
+	if err != nil {
+		return err
+	}
 	source := t.app().
+		WithNewFile(".dockerignore", ignore+"!docker/nginx.conf\n").
 		WithNewFile("docker/nginx.conf", conf).
 		WithNewFile("docker/frontend.Dockerfile", "ARG FRONTEND_BASE_IMAGE=nginx:stable\nFROM ${FRONTEND_BASE_IMAGE}\nARG SOURCES_PATH\n"+
 			"COPY ${SOURCES_PATH}/ /usr/share/nginx/html/\nCOPY docker/nginx.conf /etc/nginx/conf.d/default.conf\n")

@@ -94,10 +94,10 @@ func registry(ctx context.Context, check string) (*dagger.Service, error) {
 // and speaks plain http only to localhost).
 const checkRegistry = "localhost:5000"
 
-// pinRelease and pinDelivery run a side-effecting step once and hold its
-// result: the engine gives a never-cached call's ID a value of its own
-// (dagql.PerCallInput), so reading fields of the loaded object reads that
-// one run, where each read through the chain would run the step again.
+// pinRelease and pinDelivery hold one run's result by its ID: a
+// side-effecting step runs once a session (+cache="session"), so this is no
+// longer needed for that; the checks that compare two runs in one session
+// give each its own inputs, and read each run through its ID.
 func pinRelease(ctx context.Context, r *dagger.LowcodePipelineRelease) (*dagger.LowcodePipelineRelease, error) {
 	id, err := r.ID(ctx)
 	if err != nil {

@@ -189,9 +189,6 @@ func CheckWritten(entries []Entry, counts string, allowEmpty bool) ([]int, error
 	return out, errors.Join(errs...)
 }
 
-// envName is what a shell accepts as an environment variable name.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 // PushFlags are push's flags that have rules of their own.
 type PushFlags struct {
 	PushAttempts   int
@@ -254,12 +251,4 @@ func ParseAuthor(s string) (name, email string, err error) {
 		return "", "", fmt.Errorf("--author %s: want \"Name <email>\", e.g. %q", fielderr.Quote(s), DefaultAuthor)
 	}
 	return m[1], m[2], nil
-}
-
-// CheckEnvName refuses what cannot be an environment variable's name.
-func CheckEnvName(flag, name string) error {
-	if !envName.MatchString(name) {
-		return fmt.Errorf("%s %s: not an environment variable name (letters, digits and _, not starting with a digit)", flag, fielderr.Quote(name))
-	}
-	return nil
 }

@@ -938,12 +938,10 @@ type LowcodePipelineSnapshotOpts struct {
 	//
 	// Default: "res/snapshot-config.json"
 	Config string // lowcode-pipeline (../../:0:0)
-	// Platform credentials for the snapshot command, as a secret
-	ToolkitToken *Secret // lowcode-pipeline (../../:0:0)
-	// Environment variable the toolkit reads its credentials from
-	//
-	// Default: "PLATFORM_TOKEN"
-	ToolkitTokenEnv string // lowcode-pipeline (../../:0:0)
+	// The platform's orchestrator the toolkit connects to, [user@]host[:port] (443 is TLS), e.g. ci@draw.example.com:443
+	Orchestrator string // lowcode-pipeline (../../:0:0)
+	// Password of the orchestrator's user
+	OrchestratorPassword *Secret // lowcode-pipeline (../../:0:0)
 	// Accept an outputDir the toolkit leaves empty (push then commits the deletion of the folder)
 	AllowEmpty bool // lowcode-pipeline (../../:0:0)
 	// Node.js image the toolkit runs in (Node.js 20 or above)
@@ -973,13 +971,13 @@ func (r *LowcodePipeline) Snapshot(toolkit string, opts ...LowcodePipelineSnapsh
 		if !querybuilder.IsZeroValue(opts[i].Config) {
 			q = q.Arg("config", opts[i].Config)
 		}
-		// `toolkitToken` optional argument
-		if !querybuilder.IsZeroValue(opts[i].ToolkitToken) {
-			q = q.Arg("toolkitToken", opts[i].ToolkitToken)
+		// `orchestrator` optional argument
+		if !querybuilder.IsZeroValue(opts[i].Orchestrator) {
+			q = q.Arg("orchestrator", opts[i].Orchestrator)
 		}
-		// `toolkitTokenEnv` optional argument
-		if !querybuilder.IsZeroValue(opts[i].ToolkitTokenEnv) {
-			q = q.Arg("toolkitTokenEnv", opts[i].ToolkitTokenEnv)
+		// `orchestratorPassword` optional argument
+		if !querybuilder.IsZeroValue(opts[i].OrchestratorPassword) {
+			q = q.Arg("orchestratorPassword", opts[i].OrchestratorPassword)
 		}
 		// `allowEmpty` optional argument
 		if !querybuilder.IsZeroValue(opts[i].AllowEmpty) {
@@ -1009,12 +1007,10 @@ type LowcodePipelineToolkitSnapshotOpts struct {
 	//
 	// Default: "res/snapshot-config.json"
 	Config string // lowcode-pipeline (../../:0:0)
-	// Platform credentials for the snapshot command, as a secret
-	ToolkitToken *Secret // lowcode-pipeline (../../:0:0)
-	// Environment variable the toolkit reads its credentials from
-	//
-	// Default: "PLATFORM_TOKEN"
-	ToolkitTokenEnv string // lowcode-pipeline (../../:0:0)
+	// The platform's orchestrator the toolkit connects to, [user@]host[:port] (443 is TLS), e.g. ci@draw.example.com:443
+	Orchestrator string // lowcode-pipeline (../../:0:0)
+	// Password of the orchestrator's user
+	OrchestratorPassword *Secret // lowcode-pipeline (../../:0:0)
 	// Git access token, put in each git.repo for the toolkit; without it, git.repo's own
 	GitToken *Secret // lowcode-pipeline (../../:0:0)
 	// Node.js image the toolkit runs in (Node.js 20 or above)
@@ -1042,13 +1038,13 @@ func (r *LowcodePipeline) ToolkitSnapshot(toolkit string, opts ...LowcodePipelin
 		if !querybuilder.IsZeroValue(opts[i].Config) {
 			q = q.Arg("config", opts[i].Config)
 		}
-		// `toolkitToken` optional argument
-		if !querybuilder.IsZeroValue(opts[i].ToolkitToken) {
-			q = q.Arg("toolkitToken", opts[i].ToolkitToken)
+		// `orchestrator` optional argument
+		if !querybuilder.IsZeroValue(opts[i].Orchestrator) {
+			q = q.Arg("orchestrator", opts[i].Orchestrator)
 		}
-		// `toolkitTokenEnv` optional argument
-		if !querybuilder.IsZeroValue(opts[i].ToolkitTokenEnv) {
-			q = q.Arg("toolkitTokenEnv", opts[i].ToolkitTokenEnv)
+		// `orchestratorPassword` optional argument
+		if !querybuilder.IsZeroValue(opts[i].OrchestratorPassword) {
+			q = q.Arg("orchestratorPassword", opts[i].OrchestratorPassword)
 		}
 		// `gitToken` optional argument
 		if !querybuilder.IsZeroValue(opts[i].GitToken) {
@@ -3905,12 +3901,12 @@ func (v *LowcodePipelineCodeAsDataKind) UnmarshalJSON(dt []byte) error {
 }
 
 const (
-	// The code as data as a library of bricks: buildCodeAsData --bricks
+	// The code as data as a library of bricks, the project's own only: buildCodeAsData --codeAsData.mode project
 	LowcodePipelineCodeAsDataKindBricks LowcodePipelineCodeAsDataKind = "bricks"
 
 	// No code as data (the default)
 	LowcodePipelineCodeAsDataKindNone LowcodePipelineCodeAsDataKind = "none"
 
-	// The code as data as a final project: npx <toolkit> buildCodeAsData
+	// The code as data as a final project, with its dependencies': buildCodeAsData --codeAsData.mode all
 	LowcodePipelineCodeAsDataKindProject LowcodePipelineCodeAsDataKind = "project"
 )
