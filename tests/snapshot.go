@@ -9,7 +9,7 @@ import (
 	"dagger/tests/internal/dagger"
 )
 
-const stalePatch = "snapshot/00000000000000000001/deleted-on-the-platform.patch.json"
+const stalePatch = "snapshot/00000000000000000001/Home/deleted-on-the-platform.patch.json"
 
 // snapshot writes each entry's roots, less the excluded folders, into its outputDir, and its changes delete what the platform no longer has.
 // +check
@@ -23,8 +23,8 @@ func (t *Tests) SnapshotWritesTheOutputDirs(ctx context.Context) error {
 		return err
 	}
 	want := []string{
-		"snapshot/00000000000000000001/00000000000000000002/orders-table.patch.json",
-		"snapshot/00000000000000000001/project.patch.json",
+		"snapshot/00000000000000000001/Home/00000000000000000002/orders-table.patch.json",
+		"snapshot/00000000000000000001/Home/project.patch.json",
 	}
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
@@ -108,7 +108,7 @@ func (t *Tests) SnapshotPushToSelfHostedGit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, want := range []string{"snapshot snapshot at ", "snapshot/00000000000000000001/project.patch.json", "token-absent"} {
+	for _, want := range []string{"snapshot snapshot at ", "snapshot/00000000000000000001/Home/project.patch.json", "token-absent"} {
 		if !strings.Contains(listing, want) {
 			return fmt.Errorf("the pushed repository lacks %q:\n%s", want, listing)
 		}

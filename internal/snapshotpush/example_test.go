@@ -66,7 +66,7 @@ func TestThePlatformCLIGetsNoGitSection(t *testing.T) {
 	require.NoError(t, os.WriteFile(configPath, forCLI, 0o644))
 	standinSnapshot(t, app, "GIT_SSL_CAINFO="+ca)
 	assert.EqualValues(t, 1, r.Pushes.Load(), "what the module gives the CLI makes it push nothing")
-	assert.FileExists(t, filepath.Join(app, "codeasdata/main/00000000000000000001/project.patch.json"), "it only writes the patch files")
+	assert.FileExists(t, filepath.Join(app, "codeasdata/main/00000000000000000001/Home/project.patch.json"), "it only writes the patch files")
 	assert.NotContains(t, string(forCLI), gittest.Token)
 }
 
@@ -81,7 +81,7 @@ func TestAStaleOutputDirNeverReachesTheRemote(t *testing.T) {
 	require.NoError(t, err)
 	entries, err := snapshotconfig.Parse(data)
 	require.NoError(t, err)
-	stale := filepath.Join(app, "snapshot/00000000000000000001/deleted-on-the-platform.patch.json")
+	stale := filepath.Join(app, "snapshot/00000000000000000001/Home/deleted-on-the-platform.patch.json")
 	gittest.Write(t, stale, "{}")
 	for _, e := range entries { // what runSnapshot does before the CLI runs
 		require.NoError(t, os.RemoveAll(filepath.Join(app, e.Snapshooter.OutputDir)))
@@ -102,7 +102,7 @@ func TestAStaleOutputDirNeverReachesTheRemote(t *testing.T) {
 	}}}, env, time.Now(), nil)
 	require.False(t, report.Failed(), report.Summary())
 	co := r.Checkout(t)
-	assert.FileExists(t, filepath.Join(co, "snapshot/00000000000000000001/project.patch.json"))
-	assert.NoFileExists(t, filepath.Join(co, "snapshot/00000000000000000001/deleted-on-the-platform.patch.json"))
-	assert.NoDirExists(t, filepath.Join(co, "snapshot/00000000000000000001/00000000000000000003"), "the excluded folder stays out")
+	assert.FileExists(t, filepath.Join(co, "snapshot/00000000000000000001/Home/project.patch.json"))
+	assert.NoFileExists(t, filepath.Join(co, "snapshot/00000000000000000001/Home/deleted-on-the-platform.patch.json"))
+	assert.NoDirExists(t, filepath.Join(co, "snapshot/00000000000000000001/Home/00000000000000000003"), "the excluded folder stays out")
 }

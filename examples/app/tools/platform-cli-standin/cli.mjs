@@ -9,7 +9,7 @@
 //   buildCodeAsData [--codeAsData.mode all|dependencies|project] [--codeAsData.workingDir ./dist/codeAsData] [--snapshot.dir ./snapshot]
 //       Empties the working directory, then writes the code as data of the
 //       dependencies that declare some ("codeAsData" in their package.json,
-//       modes all and dependencies) and of the project (each <snapshot.dir>/<tag>/
+//       modes all and dependencies) and of the project (each <snapshot.dir>/<tag>/Home
 //       merged into <working dir>/<package name made a folder name>, modes all
 //       and project), import_order.json, and version.json (not in project mode).
 //   snapshot [--snapshot.config ./snapshot/snapshot-config.json] [--orchestrator.host …]
@@ -98,10 +98,16 @@ function buildCodeAsData(opts) {
   }
   if (mode !== 'dependencies') {
     const dir = opts['snapshot.dir'];
-    const tags = existsSync(dir) ? readdirSync(dir).filter((t) => !t.startsWith('.') && !['users', 'data'].includes(t) && statSync(join(dir, t)).isDirectory()) : [];
+    // each root tag's Home folder (a folder named Home is one itself), merged
+    const skip = [opts['snapshot.usersDataDir'], opts['snapshot.businessDataDir']];
+    const tags = existsSync(dir) ? readdirSync(dir).filter((t) => !t.startsWith('.') && !skip.includes(t) && statSync(join(dir, t)).isDirectory()) : [];
     console.log(`Found ${tags.length} folder for project's code as data`);
     if (tags.length) {
-      for (const tag of tags) cpSync(join(dir, tag), join(out, folderName(manifest.name)), { recursive: true });
+      for (const tag of tags) {
+        const home = join(dir, tag === 'Home' ? '' : tag, 'Home');
+        if (!existsSync(home)) failed('buildCodeAsData', `Error: ENOENT: no such file or directory, lstat '${home}'`);
+        cpSync(home, join(out, folderName(manifest.name)), { recursive: true });
+      }
       order.push({ name: manifest.name, rootTag, path: folderName(manifest.name) });
     }
   }

@@ -1,0 +1,211 @@
+package realtoolkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"dagger/lowcode-pipeline/internal/nodebuild"
+	"dagger/lowcode-pipeline/internal/snapshotconfig"
+)
+
+// The toolkit the module is held to, pinned; the example's stand-in says
+// which version it speaks.
+const (
+	toolkitName    = "@olympeio/toolkit"
+	toolkitVersion = "1.2.3"
+	toolkit        = toolkitName + "@" + toolkitVersion
+	standin        = "platform-cli-standin"
+)
+
+var real, example string // a project with the real toolkit installed; examples/app installed
+
+func TestMain(m *testing.M) {
+	code, err := setUp()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "realtoolkit:", err)
+		os.Exit(1)
+	}
+	os.Exit(code(m))
+}
+
+func setUp() (func(*testing.M) int, error) {
+	dir, err := os.MkdirTemp("", "realtoolkit-")
+	if err != nil {
+		return nil, err
+	}
+	real, example = filepath.Join(dir, "real"), filepath.Join(dir, "app")
+	files := map[string]string{
+		"package.json": `{"name":"@acme/real-app","version":"1.0.0","private":true,"devDependencies":{"` + toolkitName + `":"` + toolkitVersion + `"}}`,
+		// a project's code as data as the toolkit's snapshot writes it: <root tag>/<folder>/…
+		"snapshot/018a88a4d5312b1501c6/Home/screen.newInst.json": `{"id":"018a88a4d5312b1501c7"}`,
+	}
+	for name, text := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(real, name)), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(real, name), []byte(text), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	if out, err := exec.Command("cp", "-a", "../../../examples/app", example).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("copy examples/app: %v: %s", err, out)
+	}
+	for _, step := range []struct {
+		dir  string
+		args []string
+	}{{real, []string{"npm", "install", "--no-audit", "--no-fund"}}, {example, []string{"npm", "ci", "--no-audit", "--no-fund"}}} {
+		if _, stderr, err := run(step.dir, 5*time.Minute, nil, step.args...); err != nil {
+			return nil, fmt.Errorf("%s in %s: %v: %s", strings.Join(step.args, " "), step.dir, err, stderr)
+		}
+	}
+	return func(m *testing.M) int {
+		defer os.RemoveAll(dir)
+		return m.Run()
+	}, nil
+}
+
+// run runs args in dir with a clean environment (the toolkit reads its
+// options' defaults from it) plus env, within limit.
+func run(dir string, limit time.Duration, env []string, args ...string) (stdout, stderr string, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "CI=true", "NO_COLOR=1",
+		"NPM_CONFIG_UPDATE_NOTIFIER=false"}, env...)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	if ctx.Err() != nil {
+		err = fmt.Errorf("%s did not finish within %s", strings.Join(args, " "), limit)
+	}
+	return out.String(), errOut.String(), err
+}
+
+func exitCode(err error) int {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+// helpOption is one option line of commander's help: its flags, then its
+// description, which may end in its default.
+var helpOption = regexp.MustCompile(`^\s+((?:-[\w]+, )?--[\w.]+(?: <\w+>)?)\s{2,}.*?(?:\(default: (.*)\))?$`)
+
+// options are the options a command's --help lists, each with its default.
+func options(t *testing.T, help string) map[string]string {
+	t.Helper()
+	opts := map[string]string{}
+	for _, line := range strings.Split(help, "\n") {
+		if m := helpOption.FindStringSubmatch(line); m != nil {
+			opts[m[1]] = m[2]
+		}
+	}
+	require.NotEmpty(t, opts, "no option in:\n%s", help)
+	return opts
+}
+
+// The stand-in answers the commands the module runs with the real toolkit's
+// options: the same flags, short aliases, value names and defaults.
+func TestTheStandinHasTheRealToolkitsOptions(t *testing.T) {
+	for _, command := range []string{nodebuild.CodeAsDataVerb, nodebuild.SnapshotVerb} {
+		t.Run(command, func(t *testing.T) {
+			realHelp, stderr, err := run(real, time.Minute, nil, "npx", "--yes", toolkit, command, "--help")
+			require.NoError(t, err, stderr)
+			standinHelp, stderr, err := run(example, time.Minute, nil, "npx", "--yes", standin, command, "--help")
+			require.NoError(t, err, stderr)
+			assert.Equal(t, options(t, realHelp), options(t, standinHelp))
+		})
+	}
+}
+
+// An option neither knows fails alike: commander's error, exit code 1.
+func TestAnUnknownOptionFailsAlike(t *testing.T) {
+	for _, dir := range []struct{ name, dir, cli string }{{"the real toolkit", real, toolkit}, {"the stand-in", example, standin}} {
+		t.Run(dir.name, func(t *testing.T) {
+			_, stderr, err := run(dir.dir, time.Minute, nil, "npx", "--yes", dir.cli, nodebuild.CodeAsDataVerb, "--bricks")
+			assert.Equal(t, 1, exitCode(err))
+			assert.Equal(t, "error: unknown option '--bricks'\n", stderr)
+		})
+	}
+}
+
+// buildCodeAsData, as the module runs it for a project and for bricks, runs
+// for real: it needs no platform.
+func TestTheModulesCodeAsDataCommandsRunForReal(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		bricks      bool
+		versionFile bool
+	}{
+		{"a project to deploy", false, true},
+		{"a library of bricks", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd, err := nodebuild.CodeAsDataCommand(toolkit, tc.bricks, nil)
+			require.NoError(t, err)
+			_, stderr, err := run(real, 2*time.Minute, nil, cmd...)
+			require.NoError(t, err, "%s: %s", strings.Join(cmd, " "), stderr)
+			out := filepath.Join(real, nodebuild.CodeAsDataDir)
+			assert.FileExists(t, filepath.Join(out, "import_order.json"))
+			assert.FileExists(t, filepath.Join(out, "acme.real-app", "screen.newInst.json"), "the project's own code as data: each root tag's Home, merged")
+			if tc.versionFile {
+				assert.FileExists(t, filepath.Join(out, "version.json"))
+			} else {
+				assert.NoFileExists(t, filepath.Join(out, "version.json"), "a library carries no versions")
+			}
+		})
+	}
+}
+
+// snapshot, as the module runs it (its configuration where the module
+// mounts it, the orchestrator in the environment), gets past its options and
+// its configuration and fails on the connection alone: no orchestrator
+// listens there. The password never shows.
+func TestTheModulesSnapshotCommandFailsOnTheConnectionOnly(t *testing.T) {
+	config := `[{"snapshooter": {"name": "ci", "rootTags": ["018a88a4d5312b1501c6"], "outputDir": "snapshot-out"}}]`
+	entries, err := snapshotconfig.Parse([]byte(config))
+	require.NoError(t, err, "a real configuration, hexadecimal root tags, validates")
+	forCLI, err := snapshotconfig.ForCLI(entries, false, "", "")
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(real, "res"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(real, snapshotconfig.DefaultPath), forCLI, 0o644))
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close()) // nothing listens there now
+	const password = "orchestrator-password-4711"
+	var env []string
+	for _, kv := range (snapshotconfig.Orchestrator{User: "ci", Host: "127.0.0.1", Port: port}).Env() {
+		env = append(env, kv[0]+"="+kv[1])
+	}
+	env = append(env, snapshotconfig.PasswordEnv+"="+password)
+
+	cmd, err := nodebuild.SnapshotCommand(toolkit, snapshotconfig.DefaultPath)
+	require.NoError(t, err)
+	stdout, stderr, err := run(real, 2*time.Minute, env, cmd...)
+	assert.Equal(t, 1, exitCode(err), "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	assert.Contains(t, stdout, "Failed connect to the server within 15000 ms", "it tried the orchestrator it was given")
+	for _, never := range []string{"unknown option", "Cannot find the snapshot config", password} {
+		assert.NotContains(t, stdout+stderr, never)
+	}
+	assert.DirExists(t, filepath.Join(real, "snapshot-out", "018a88a4d5312b1501c6"), "it read the configuration the module gave it")
+}
