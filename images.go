@@ -185,6 +185,9 @@ func (b *Build) publish(ctx context.Context, repository string, tag []string, pl
 		g.Go(func() error {
 			// the image's output is built here too, when first used
 			refs, err := inSpan(gctx, "push the "+string(target.Kind)+" image", func(ctx context.Context) ([]*PushedImage, error) {
+				if err := recipes[i].checkOutput(ctx, variants[0]); err != nil {
+					return nil, err
+				}
 				return rel.push(ctx, target, variants, baseTarball(recipes[i].base, platforms), ocipublish.Epoch(epoch), platforms)
 			})
 			mu.Lock()
@@ -552,7 +555,8 @@ func (b *Build) image(ctx context.Context, kind images.Kind, platform dagger.Pla
 	if err != nil {
 		return nil, err
 	}
-	return r.build(platform), nil
+	img := r.build(platform)
+	return img, r.checkOutput(ctx, img)
 }
 
 // recipe is how one kind of image is built, whatever the platform: the
@@ -565,7 +569,8 @@ type recipe struct {
 	dockerfile *dagger.File
 	args       []dagger.BuildArg
 	labels     [][2]string
-	base       string // the image the Dockerfile's last stage starts from; "" for none known
+	base       string               // the image the Dockerfile's last stage starts from; "" for none known
+	copies     []images.SourcesCopy // where its final stage copies $SOURCES_PATH
 }
 
 // recipe checks the image's settings and finds its Dockerfile, once.
@@ -588,8 +593,35 @@ func (b *Build) recipe(ctx context.Context, kind images.Kind, labels [][2]string
 	// A Dockerfile that does not read is the image build's to report.
 	if text, err := r.dockerfile.Contents(ctx); err == nil {
 		r.base, _ = images.FinalBase([]byte(text), args)
+		r.copies, _ = images.SourcesCopies([]byte(text), args)
 	}
 	return r, nil
+}
+
+// checkOutput refuses an image whose copy of $SOURCES_PATH does not hold the
+// build output (images.CheckSourcesCopy): the vendor's template declares no
+// ARG SOURCES_PATH, and then copies the whole project without a word.
+func (r *recipe) checkOutput(ctx context.Context, img *dagger.Container) error {
+	if len(r.copies) == 0 {
+		return nil
+	}
+	want, err := r.dist.Entries(ctx)
+	if err != nil {
+		return explain(err)
+	}
+	for _, c := range r.copies {
+		if c.Dest == "" {
+			continue
+		}
+		got, err := img.Directory(c.Dest).Entries(ctx)
+		if err != nil {
+			return err
+		}
+		if err := images.CheckSourcesCopy(r.kind.Dockerfile(), r.kind.SourcesPath(), c, got, want); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // platformNames are the platforms as strings.

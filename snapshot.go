@@ -384,18 +384,18 @@ func readConfig(ctx context.Context, file *dagger.File, config string) ([]snapsh
 
 // snapshotRun is one run of the toolkit's snapshot command.
 type snapshotRun struct {
-	source     *dagger.Directory
-	config     string
-	toolkit    string
-	forCLI     []byte // the configuration the toolkit reads
+	source  *dagger.Directory
+	config  string
+	toolkit string
+	forCLI  []byte // the configuration the toolkit reads
 	// --orchestrator as given, and read
 	orchestrator string
 	connect      snapshotconfig.Orchestrator
 	password     *dagger.Secret
-	allowEmpty bool
-	nodeImage  string
-	npmrc      *dagger.Secret
-	masked     []*dagger.Secret // secrets the toolkit may print, for the engine to mask
+	allowEmpty   bool
+	nodeImage    string
+	npmrc        *dagger.Secret
+	masked       []*dagger.Secret // secrets the toolkit may print, for the engine to mask
 }
 
 // read checks the flags and reads the configuration.
