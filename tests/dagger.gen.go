@@ -310,6 +310,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).FrontendImageKeepsItsBaseUser(&parent, ctx)
+		case "FrontendImageRefusesTheWholeProject":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).FrontendImageRefusesTheWholeProject(&parent, ctx)
 		case "FrontendImageServesTheSite":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
