@@ -471,7 +471,9 @@ func (t *Tests) PublishSparesWhatTheRegistryHolds(ctx context.Context) error {
 		outcomes []string
 	}{
 		{[]string{"1.0.0", "latest"}, []string{"pushed", "pushed"}},
-		{[]string{"1.0.0", "latest"}, []string{"unchanged", "unchanged"}},
+		// the same tags again: in this one session a request runs once, so
+		// the second run names them in another order
+		{[]string{"latest", "1.0.0"}, []string{"unchanged", "unchanged"}},
 		{[]string{"1.1.0", "latest"}, []string{"tagged", "unchanged"}},
 	} {
 		rel, err := pinRelease(ctx, b.Publish(repository, run.tags))

@@ -76,15 +76,23 @@ func setUp() (func(*testing.M) int, error) {
 	}, nil
 }
 
-// run runs args in dir with a clean environment (the toolkit reads its
-// options' defaults from it) plus env, within limit.
+// toolkitEnv are the environment variables the toolkit reads its options'
+// defaults from (and its snapshot process's): none of the machine's reaches it.
+var toolkitEnv = regexp.MustCompile(`^(ORCHESTRATOR_|DRAW_|RABBITMQ_|SNAPSHOT|DUMP_BINARY_FILES|LOG_LEVEL|SAVE_LOGS|RUNNING_IN_DOCKER|DOWNLOAD_FOLDER|LOAD_PATCHES_DEBUG|IGNORE_RELATION_FAIL|BACKUP_|RESET_DB_TIMEOUT|UPDATE_|GRAPHDEF_)`)
+
+// run runs args in dir with the machine's environment less what the toolkit
+// reads (npm keeps its proxy and CA settings), plus env, within limit.
 func run(dir string, limit time.Duration, env []string, args ...string) (stdout, stderr string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Dir = dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "CI=true", "NO_COLOR=1",
-		"NPM_CONFIG_UPDATE_NOTIFIER=false"}, env...)
+	for _, kv := range os.Environ() {
+		if !toolkitEnv.MatchString(kv) {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(append(cmd.Env, "CI=true", "NO_COLOR=1", "NPM_CONFIG_UPDATE_NOTIFIER=false"), env...)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
