@@ -217,3 +217,60 @@ func TestTheModulesSnapshotCommandFailsOnTheConnectionOnly(t *testing.T) {
 	}
 	assert.DirExists(t, filepath.Join(real, "snapshot-out", "018a88a4d5312b1501c6"), "it read the configuration the module gave it")
 }
+
+// examples/olympe, a project of the vendor's packages shaped like the
+// platform's template, builds its three outputs with the template's script
+// names and the real toolkit, as the module's steps run them.
+func TestTheVendorShapedExampleBuildsItsThreeOutputs(t *testing.T) {
+	app := filepath.Join(t.TempDir(), "olympe")
+	out, err := exec.Command("cp", "-a", "../../../examples/olympe", app).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.NoError(t, os.RemoveAll(filepath.Join(app, "node_modules")))
+	require.NoError(t, os.RemoveAll(filepath.Join(app, "dist")))
+	for _, step := range [][]string{
+		{"npm", "ci", "--no-audit", "--no-fund"},
+		nodebuild.RunScript(nodebuild.DrawScript),
+		nodebuild.RunScript(nodebuild.NodeScript),
+	} {
+		_, stderr, err := run(app, 10*time.Minute, nil, step...)
+		require.NoError(t, err, "%s: %s", strings.Join(step, " "), stderr)
+	}
+	assert.FileExists(t, filepath.Join(app, nodebuild.WebDir, "main.js"))
+	assert.FileExists(t, filepath.Join(app, nodebuild.WebDir, "index.html"))
+	assert.FileExists(t, filepath.Join(app, nodebuild.NodeDir, "main.js"), "the backend the platform runs: /home/node/app/main.js")
+
+	cad := filepath.Join(app, nodebuild.CodeAsDataDir)
+	for _, tc := range []struct {
+		name     string
+		bricks   bool
+		versions string // version.json, "" for none
+		folders  []string
+	}{
+		{"a project to deploy", false, `{"drawVersion":"2.9.2","runtimeVersion":"9.10.7"}`, []string{"olympeio.core", "olympeio.draw", "olympeio.runtime", "olympe-example"}},
+		{"a library of bricks", true, "", []string{"olympe-example"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd, err := nodebuild.CodeAsDataCommand(toolkit, tc.bricks, nil)
+			require.NoError(t, err)
+			_, stderr, err := run(app, 5*time.Minute, nil, cmd...)
+			require.NoError(t, err, "%s: %s", strings.Join(cmd, " "), stderr)
+			entries, err := os.ReadDir(cad)
+			require.NoError(t, err)
+			var folders []string
+			for _, e := range entries {
+				if e.IsDir() {
+					folders = append(folders, e.Name())
+				}
+			}
+			assert.ElementsMatch(t, tc.folders, folders)
+			assert.FileExists(t, filepath.Join(cad, "olympe-example", "screen.newInst.json"), "the project's snapshot, its root tag's Home")
+			if tc.versions == "" {
+				assert.NoFileExists(t, filepath.Join(cad, "version.json"))
+				return
+			}
+			data, err := os.ReadFile(filepath.Join(cad, "version.json"))
+			require.NoError(t, err)
+			assert.JSONEq(t, tc.versions, string(data), "the design tool's version, which labels the images")
+		})
+	}
+}
