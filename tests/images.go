@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -389,7 +390,8 @@ func cosign() *dagger.Container {
 // err back as it is.
 func cannotPull(err error) error {
 	if err != nil && strings.Contains(err.Error(), "failed to resolve image") && strings.Contains(err.Error(), "@sha256:") {
-		return fmt.Errorf("cannot run on this engine: it cannot pull an image pinned by digest (mirror it to the engine's registry): %w", err)
+		// not %w: the Go SDK would answer with the wrapped engine error alone (engine-facts.md, fact 29)
+		return errors.New("cannot run on this engine: it cannot pull an image pinned by digest (mirror it to the engine's registry): " + err.Error())
 	}
 	return err
 }
