@@ -93,7 +93,7 @@ func TestTheBaseImageIsKeptAsItIsWhateverItsTimes(t *testing.T) {
 
 	cfg, err := out.ConfigFile()
 	require.NoError(t, err)
-	assert.Equal(t, commit.Add(72*time.Hour), cfg.History[0].Created.UTC(), "the base's history keeps its time")
+	assert.Equal(t, commit, cfg.History[0].Created.UTC(), "the base's history is clamped too: its time may be an exporter's clock")
 	assert.Equal(t, commit, cfg.History[1].Created.UTC(), "the build's history is clamped")
 	assert.Equal(t, commit, cfg.Created.UTC())
 
@@ -381,4 +381,34 @@ func TestNormalizedWritesAPlatformIndexWithExactlyItsBlobs(t *testing.T) {
 	inMemory, err := Normalize("backend", built, Options{Epoch: commit, Platforms: []string{"linux/amd64", "linux/arm64"}, Bases: basesOf(t, bases...)})
 	require.NoError(t, err)
 	assert.Equal(t, digestOf(t, inMemory), d.String(), "the same index as normalizing in memory gives")
+}
+
+// A base image without history (made by crane, ko, apko, Bazel) gets one
+// entry from the engine's exporter, stamped with that export's clock, in the
+// base's export and in the built image alike: the same commit built on two
+// fresh engines, at two clocks, still gives one digest.
+func TestABaseWithoutHistoryGivesOneDigestOnFreshEngines(t *testing.T) {
+	built := func(clock time.Time) (v1.Image, Base) {
+		base := baseImage(t, amd64)
+		cfg, err := base.ConfigFile()
+		require.NoError(t, err)
+		cfg = cfg.DeepCopy()
+		diffID := cfg.RootFS.DiffIDs[0].String()
+		cfg.History = []v1.History{{Created: v1.Time{Time: clock}, CreatedBy: "import image layer " + diffID, Comment: "buildkit.exporter.image.v0"}}
+		base, err = mutate.ConfigFile(base, cfg)
+		require.NoError(t, err)
+		return onBase(t, base, clock), basesOf(t, base)[0]
+	}
+	first, firstBase := built(commit.Add(24 * time.Hour))
+	second, secondBase := built(commit.Add(48 * time.Hour))
+	a, err := Normalize("frontend", first, Options{Epoch: commit, Bases: []Base{firstBase}})
+	require.NoError(t, err)
+	b, err := Normalize("frontend", second, Options{Epoch: commit, Bases: []Base{secondBase}})
+	require.NoError(t, err)
+	assert.Equal(t, digestOf(t, a), digestOf(t, b))
+	cfg, err := a.(v1.Image).ConfigFile()
+	require.NoError(t, err)
+	for i, h := range cfg.History {
+		assert.False(t, h.Created.After(commit), "history[%d] is at or before --created", i)
+	}
 }

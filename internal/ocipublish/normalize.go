@@ -72,7 +72,7 @@ func NormalizeImage(img v1.Image, epoch time.Time, v Verdicts, base *Base) (v1.I
 	if len(cfg.RootFS.DiffIDs) != len(layers) {
 		return nil, fmt.Errorf("the image config lists %d layers (rootfs.diff_ids), its manifest %d", len(cfg.RootFS.DiffIDs), len(layers))
 	}
-	keptLayers, keptHistory := keptOf(cfg, base)
+	keptLayers, _ := keptOf(cfg, base)
 	out := make([]v1.Layer, len(layers))
 	for i, l := range layers {
 		// A layer kept as it is has the diff ID its config gives: asking
@@ -88,8 +88,13 @@ func NormalizeImage(img v1.Image, epoch time.Time, v Verdicts, base *Base) (v1.I
 			return nil, fmt.Errorf("layer %d: %w", i, err)
 		}
 	}
+	// Every history time, the base's entries' too: a base without history
+	// gets one from the engine's exporter, stamped with the build's clock and
+	// equal in the base's export, so "the base's" is no proof of a fixed time
+	// (engine run: other digests after the engine's state was dropped). A time
+	// in the config is no layer: the base's layers stay byte for byte.
 	cfg.Created = v1.Time{Time: Clamp(cfg.Created.UTC(), epoch)}
-	for i := keptHistory; i < len(cfg.History); i++ {
+	for i := range cfg.History {
 		cfg.History[i].Created = v1.Time{Time: Clamp(cfg.History[i].Created.UTC(), epoch)}
 	}
 
