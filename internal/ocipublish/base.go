@@ -29,7 +29,6 @@ type Options struct {
 type Base struct {
 	Platform *v1.Platform
 	DiffIDs  []v1.Hash
-	History  []v1.History
 }
 
 // maxBaseMetadata is the largest file ReadBases reads from a base tarball:
@@ -57,7 +56,7 @@ func ReadBases(tarball, work string) ([]Base, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read the image config: %w", err)
 		}
-		bases[i] = Base{Platform: cfg.Platform(), DiffIDs: cfg.RootFS.DiffIDs, History: cfg.History}
+		bases[i] = Base{Platform: cfg.Platform(), DiffIDs: cfg.RootFS.DiffIDs}
 	}
 	return bases, nil
 }
@@ -76,30 +75,14 @@ func baseFor(bases []Base, p *v1.Platform) *Base {
 	return nil
 }
 
-// keptOf is how many leading layers and history entries of an image are its
-// base's: those equal to the base's, in order, until the first that is not;
-// a history entry of a layer counts only when its layer does.
-func keptOf(cfg *v1.ConfigFile, base *Base) (layers, history int) {
+// keptOf is how many leading layers of an image are its base's: those equal
+// to the base's, in order, until the first that is not.
+func keptOf(cfg *v1.ConfigFile, base *Base) (layers int) {
 	if base == nil {
-		return 0, 0
+		return 0
 	}
 	for layers < len(cfg.RootFS.DiffIDs) && layers < len(base.DiffIDs) && cfg.RootFS.DiffIDs[layers] == base.DiffIDs[layers] {
 		layers++
 	}
-	described := 0 // layers the kept history entries describe
-	for history < len(cfg.History) && history < len(base.History) && sameHistory(cfg.History[history], base.History[history]) {
-		if !cfg.History[history].EmptyLayer {
-			if described == layers {
-				break
-			}
-			described++
-		}
-		history++
-	}
-	return layers, history
-}
-
-func sameHistory(a, b v1.History) bool {
-	return a.Created.Equal(b.Created.Time) && a.CreatedBy == b.CreatedBy && a.Author == b.Author &&
-		a.Comment == b.Comment && a.EmptyLayer == b.EmptyLayer
+	return layers
 }

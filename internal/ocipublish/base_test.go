@@ -64,7 +64,7 @@ func basesOf(t *testing.T, imgs ...v1.Image) []Base {
 	for _, img := range imgs {
 		cfg, err := img.ConfigFile()
 		require.NoError(t, err)
-		out = append(out, Base{Platform: cfg.Platform(), DiffIDs: cfg.RootFS.DiffIDs, History: cfg.History})
+		out = append(out, Base{Platform: cfg.Platform(), DiffIDs: cfg.RootFS.DiffIDs})
 	}
 	return out
 }

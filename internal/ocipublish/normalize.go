@@ -72,7 +72,7 @@ func NormalizeImage(img v1.Image, epoch time.Time, v Verdicts, base *Base) (v1.I
 	if len(cfg.RootFS.DiffIDs) != len(layers) {
 		return nil, fmt.Errorf("the image config lists %d layers (rootfs.diff_ids), its manifest %d", len(cfg.RootFS.DiffIDs), len(layers))
 	}
-	keptLayers, _ := keptOf(cfg, base)
+	keptLayers := keptOf(cfg, base)
 	out := make([]v1.Layer, len(layers))
 	for i, l := range layers {
 		// A layer kept as it is has the diff ID its config gives: asking
