@@ -21,8 +21,8 @@ type Options struct {
 }
 
 // Base is what a built image has of the image its Dockerfile's last stage
-// starts from: the leading layers (by diff ID) and history entries. They
-// are kept as they are, as BuildKit's own rewrite-timestamp keeps them
+// starts from: the leading layers (by diff ID). They are kept as they are,
+// as BuildKit's own rewrite-timestamp keeps them
 // (tests/engine-facts.md, fact 15): they come byte for byte from the
 // registry, so they are the same on every runner, whenever the base image
 // was built; rewriting them would only re-upload them under new digests.
