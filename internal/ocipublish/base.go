@@ -1,7 +1,6 @@
 package ocipublish
 
 import (
-	"fmt"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -52,11 +51,7 @@ func ReadBases(tarball, work string) ([]Base, error) {
 	}
 	bases := make([]Base, len(imgs))
 	for i, img := range imgs {
-		cfg, err := img.ConfigFile()
-		if err != nil {
-			return nil, fmt.Errorf("read the image config: %w", err)
-		}
-		bases[i] = Base{Platform: cfg.Platform(), DiffIDs: cfg.RootFS.DiffIDs}
+		bases[i] = Base{Platform: img.config.Platform(), DiffIDs: img.config.RootFS.DiffIDs}
 	}
 	return bases, nil
 }

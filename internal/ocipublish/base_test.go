@@ -74,9 +74,9 @@ func TestTheBaseImageIsKeptAsItIsWhateverItsTimes(t *testing.T) {
 	monday, tuesday := onBase(t, base, commit.Add(96*time.Hour)), onBase(t, base, commit.Add(120*time.Hour))
 	o := Options{Epoch: commit, Bases: basesOf(t, base)}
 
-	a, err := Normalize("backend", monday, o)
+	a, err := normalize(t, "backend", monday, o)
 	require.NoError(t, err)
-	b, err := Normalize("backend", tuesday, o)
+	b, err := normalize(t, "backend", tuesday, o)
 	require.NoError(t, err)
 	assert.Equal(t, digestOf(t, a), digestOf(t, b), "builds at other times: one digest")
 
@@ -97,7 +97,7 @@ func TestTheBaseImageIsKeptAsItIsWhateverItsTimes(t *testing.T) {
 	assert.Equal(t, commit, cfg.History[1].Created.UTC(), "the build's history is clamped")
 	assert.Equal(t, commit, cfg.Created.UTC())
 
-	without, err := Normalize("backend", monday, Options{Epoch: commit})
+	without, err := normalize(t, "backend", monday, Options{Epoch: commit})
 	require.NoError(t, err)
 	wl, err := without.(v1.Image).Layers()
 	require.NoError(t, err)
@@ -108,9 +108,9 @@ func TestTheBaseImageIsKeptAsItIsWhateverItsTimes(t *testing.T) {
 func TestABaseThatIsNotTheImagesKeepsNothing(t *testing.T) {
 	other := baseImage(t, v1.Platform{OS: "linux", Architecture: "riscv64"})
 	img := onBase(t, baseImage(t, amd64), commit.Add(time.Hour))
-	withOther, err := Normalize("backend", img, Options{Epoch: commit, Bases: basesOf(t, other)})
+	withOther, err := normalize(t, "backend", img, Options{Epoch: commit, Bases: basesOf(t, other)})
 	require.NoError(t, err)
-	without, err := Normalize("backend", img, Options{Epoch: commit})
+	without, err := normalize(t, "backend", img, Options{Epoch: commit})
 	require.NoError(t, err)
 	assert.Equal(t, digestOf(t, without), digestOf(t, withOther), "layers that differ from the base's are the build's")
 }
@@ -122,7 +122,7 @@ func TestEachPlatformKeepsItsOwnBase(t *testing.T) {
 	for i, p := range []v1.Platform{amd64, arm64} {
 		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: onBase(t, bases[i], commit.Add(time.Hour)), Descriptor: v1.Descriptor{Platform: &p}})
 	}
-	n, err := Normalize("backend", idx, Options{Epoch: commit, Platforms: []string{"linux/amd64", "linux/arm64"}, Bases: basesOf(t, bases...)})
+	n, err := normalize(t, "backend", idx, Options{Epoch: commit, Platforms: []string{"linux/amd64", "linux/arm64"}, Bases: basesOf(t, bases...)})
 	require.NoError(t, err)
 	im, err := n.(v1.ImageIndex).IndexManifest()
 	require.NoError(t, err)
@@ -179,7 +179,7 @@ func fileTimes(t *testing.T, l v1.Layer) []string {
 
 // layoutTarball writes a as Container.asTarball gives it: a layout whose
 // index names the image, or the platform index of a multi-platform image.
-func layoutTarball(t testing.TB, a Artifact) string {
+func layoutTarball(t testing.TB, a digester) string {
 	t.Helper()
 	dir := t.TempDir()
 	p, err := layout.Write(dir, empty.Index)
@@ -217,7 +217,7 @@ func TestNormalizedKeepsTheBaseItIsGivenAndWarnsOfOneItCannotRead(t *testing.T) 
 	want, err := baseLayers[0].Digest()
 	require.NoError(t, err)
 	firstLayer := func(dir string) v1.Hash {
-		a, err := Load(dir)
+		a, err := loadBack(t, dir)
 		require.NoError(t, err)
 		layers, err := a.(v1.Image).Layers()
 		require.NoError(t, err)
@@ -254,7 +254,7 @@ func TestABaseLayerIsNeverDecompressed(t *testing.T) {
 	var warn strings.Builder
 	require.NoError(t, Normalized(Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit, BaseTarball: layoutTarball(t, base)}, t.TempDir(), out, &warn))
 	assert.Empty(t, warn.String())
-	a, err := Load(out)
+	a, err := loadBack(t, out)
 	require.NoError(t, err)
 	layers, err := a.(v1.Image).Layers()
 	require.NoError(t, err)
@@ -279,7 +279,7 @@ func TestNormalizedLeavesALayoutOfTheNormalizedImageAlone(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			require.NoError(t, Normalized(Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit, BaseTarball: layoutTarball(t, base)}, t.TempDir(), out, io.Discard))
 
-			a, err := Load(out)
+			a, err := loadBack(t, out)
 			require.NoError(t, err)
 			img := a.(v1.Image)
 			require.NoError(t, validate.Image(img), "every blob there, each as its digest and diff ID say")
@@ -300,7 +300,7 @@ func TestNormalizedLeavesALayoutOfTheNormalizedImageAlone(t *testing.T) {
 // mustNormalize is built normalized in memory, on base.
 func mustNormalize(t *testing.T, built, base v1.Image) v1.Image {
 	t.Helper()
-	n, err := NormalizeImage(built, commit, Verdicts{}, &basesOf(t, base)[0])
+	n, err := normalizeImage1(t, built, commit, Verdicts{}, &basesOf(t, base)[0])
 	require.NoError(t, err)
 	return n
 }
@@ -316,7 +316,7 @@ func TestAKeptLayerKeepsItsDescriptorsAnnotations(t *testing.T) {
 
 	out := filepath.Join(t.TempDir(), "out")
 	require.NoError(t, Normalized(Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit, BaseTarball: layoutTarball(t, annotated)}, t.TempDir(), out, io.Discard))
-	a, err := Load(out)
+	a, err := loadBack(t, out)
 	require.NoError(t, err)
 	m, err := a.(v1.Image).Manifest()
 	require.NoError(t, err)
@@ -348,7 +348,7 @@ func TestNormalizedWritesAPlatformIndexWithExactlyItsBlobs(t *testing.T) {
 		BaseTarball: layoutTarball(t, baseIdx)}, t.TempDir(), out, &warn))
 	assert.Empty(t, warn.String(), "both platforms' bases are read")
 
-	a, err := Load(out)
+	a, err := loadBack(t, out)
 	require.NoError(t, err)
 	idx, ok := a.(v1.ImageIndex)
 	require.True(t, ok, "a platform index, as asked")
@@ -378,7 +378,7 @@ func TestNormalizedWritesAPlatformIndexWithExactlyItsBlobs(t *testing.T) {
 	want = slices.Compact(want) // the platforms' build layers are the same bytes: one blob
 	assert.ElementsMatch(t, want, filesUnder(t, out), "the normalized index's blobs and nothing else: not the build's manifests, not the attestation's")
 
-	inMemory, err := Normalize("backend", built, Options{Epoch: commit, Platforms: []string{"linux/amd64", "linux/arm64"}, Bases: basesOf(t, bases...)})
+	inMemory, err := normalize(t, "backend", built, Options{Epoch: commit, Platforms: []string{"linux/amd64", "linux/arm64"}, Bases: basesOf(t, bases...)})
 	require.NoError(t, err)
 	assert.Equal(t, digestOf(t, inMemory), d.String(), "the same index as normalizing in memory gives")
 }
@@ -401,9 +401,9 @@ func TestABaseWithoutHistoryGivesOneDigestOnFreshEngines(t *testing.T) {
 	}
 	first, firstBase := built(commit.Add(24 * time.Hour))
 	second, secondBase := built(commit.Add(48 * time.Hour))
-	a, err := Normalize("frontend", first, Options{Epoch: commit, Bases: []Base{firstBase}})
+	a, err := normalize(t, "frontend", first, Options{Epoch: commit, Bases: []Base{firstBase}})
 	require.NoError(t, err)
-	b, err := Normalize("frontend", second, Options{Epoch: commit, Bases: []Base{secondBase}})
+	b, err := normalize(t, "frontend", second, Options{Epoch: commit, Bases: []Base{secondBase}})
 	require.NoError(t, err)
 	assert.Equal(t, digestOf(t, a), digestOf(t, b))
 	cfg, err := a.(v1.Image).ConfigFile()

@@ -5,26 +5,25 @@
 //
 // Dagger v0.21.8's Container.publish stamps the build clock into the image
 // config and history and has no epoch option (tests/engine-facts.md), so the
-// module exports the image as an OCI layout, rewrites it here with
-// go-containerregistry and pushes it from a container of its own.
+// module exports the image as an OCI layout, rewrites it here (the
+// layout's JSON read with go-containerregistry's types, its layers with the
+// standard library) and pushes it from a container of its own with
+// oras-go: no package of either that compresses or reaches a registry is
+// compiled into the module, which a fresh engine builds before its first
+// call (internal/devtools/freshload).
 package ocipublish
 
 import (
 	"archive/tar"
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/types"
-	"github.com/klauspost/compress/gzip"
 )
 
 // Clamp is the reproducible-builds rule for one time: a time after epoch
@@ -45,47 +44,32 @@ func Epoch(created time.Time) time.Time {
 	return created.UTC()
 }
 
-// NormalizeImage clamps every time the build wrote in img to epoch: the
-// config's created, each history entry's, and the file times in each layer.
-// What img has of its base (see Base; nil for none) is kept as it is. A
-// layer with no time after epoch is kept byte for byte too, so it keeps its
-// digest and is not uploaded again; a layer with one is rewritten with every
-// time clamped, no access or change time, and gzip at klauspost/compress's
+// normalizeImage writes into the layout in dir the image img with every
+// time the build wrote clamped to epoch: the config's created, each history
+// entry's, and the file times in each layer; it returns the new manifest's
+// descriptor. The layers img has of its base (see Base; nil for none) are
+// kept as they are. A layer with no time after epoch is kept byte for byte
+// too, so it keeps its digest and is not uploaded again; a layer with one is
+// rewritten with every time clamped, no access or change time, and gzip at
 // BestSpeed (rewrite), so equal contents give equal bytes whenever they were
 // built. Whether a layer holds a later time is taken from v when it knows,
 // and recorded there when it does not.
-func NormalizeImage(img v1.Image, epoch time.Time, v Verdicts, base *Base) (v1.Image, error) {
+func normalizeImage(dir string, img image, epoch time.Time, v Verdicts, base *Base) (v1.Descriptor, error) {
 	epoch = epoch.UTC().Truncate(time.Second)
-	manifest, err := img.Manifest()
-	if err != nil {
-		return nil, fmt.Errorf("read the image manifest: %w", err)
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return nil, fmt.Errorf("read the image config: %w", err)
-	}
-	cfg = cfg.DeepCopy()
-	layers, err := img.Layers()
-	if err != nil {
-		return nil, fmt.Errorf("read the image layers: %w", err)
-	}
-	if len(cfg.RootFS.DiffIDs) != len(layers) {
-		return nil, fmt.Errorf("the image config lists %d layers (rootfs.diff_ids), its manifest %d", len(cfg.RootFS.DiffIDs), len(layers))
-	}
+	cfg := img.config.DeepCopy()
 	keptLayers := keptOf(cfg, base)
-	out := make([]v1.Layer, len(layers))
-	for i, l := range layers {
-		// A layer kept as it is has the diff ID its config gives: asking
-		// the layer would decompress it whole (a layout's layer knows only
-		// its digest), and a base image's is hundreds of megabytes.
-		l = knownDiffID{l, cfg.RootFS.DiffIDs[i]}
+	layers := make([]v1.Descriptor, len(img.manifest.Layers))
+	for i, l := range img.manifest.Layers {
+		// A layer kept as it is has the diff ID its config gives: working
+		// it out would decompress it whole, and a base image's is hundreds
+		// of megabytes.
 		if i < keptLayers {
-			out[i] = l
-		} else if out[i], err = clampLayer(l, epoch, v); err != nil {
-			return nil, fmt.Errorf("layer %d: %w", i, err)
+			layers[i] = l
+			continue
 		}
-		if cfg.RootFS.DiffIDs[i], err = out[i].DiffID(); err != nil {
-			return nil, fmt.Errorf("layer %d: %w", i, err)
+		var err error
+		if layers[i], cfg.RootFS.DiffIDs[i], err = clampLayer(dir, l, cfg.RootFS.DiffIDs[i], epoch, v); err != nil {
+			return v1.Descriptor{}, fmt.Errorf("layer %d: %w", i, err)
 		}
 	}
 	// Every history time, the base's entries' too: a base without history
@@ -97,69 +81,57 @@ func NormalizeImage(img v1.Image, epoch time.Time, v Verdicts, base *Base) (v1.I
 	for i := range cfg.History {
 		cfg.History[i].Created = v1.Time{Time: Clamp(cfg.History[i].Created.UTC(), epoch)}
 	}
-
-	start := mutate.MediaType(empty.Image, manifest.MediaType)
-	start = mutate.ConfigMediaType(start, manifest.Config.MediaType)
-	if len(manifest.Annotations) > 0 {
-		start = mutate.Annotations(start, manifest.Annotations).(v1.Image)
-	}
-	withLayers, err := mutate.AppendLayers(start, out...)
+	config, err := writeJSON(dir, img.manifest.Config.MediaType, cfg)
 	if err != nil {
-		return nil, err
+		return v1.Descriptor{}, err
 	}
-	return mutate.ConfigFile(withLayers, cfg)
+	mt := img.manifest.MediaType
+	if mt == "" {
+		mt = img.desc.MediaType
+	}
+	return writeJSON(dir, mt, v1.Manifest{SchemaVersion: 2, MediaType: img.manifest.MediaType, Config: config,
+		Layers: layers, Annotations: img.manifest.Annotations})
 }
 
-// knownDiffID is a layer whose diff ID is known from its image's config.
-type knownDiffID struct {
-	v1.Layer
-	diffID v1.Hash
-}
-
-func (l knownDiffID) DiffID() (v1.Hash, error) { return l.diffID, nil }
-
-// Descriptor is the layer's own descriptor when it has one (a layout's
-// layer has the manifest's, annotations and URLs included), so a kept
-// layer is described in the new manifest as in the old.
-func (l knownDiffID) Descriptor() (*v1.Descriptor, error) { return partial.Descriptor(l.Layer) }
-
-// clampLayer returns l itself when no time in it is after epoch, else l
-// rewritten with every time clamped.
-func clampLayer(l v1.Layer, epoch time.Time, v Verdicts) (v1.Layer, error) {
-	mt, err := l.MediaType()
-	if err != nil {
-		return nil, err
-	}
-	switch mt {
+// clampLayer returns the layer l (diff ID diffID) itself when no time in it
+// is after epoch, else l rewritten with every time clamped, and its diff ID.
+func clampLayer(dir string, l v1.Descriptor, diffID v1.Hash, epoch time.Time, v Verdicts) (v1.Descriptor, v1.Hash, error) {
+	switch l.MediaType {
 	case types.OCILayer, types.DockerLayer, types.OCIUncompressedLayer, types.DockerUncompressedLayer:
 	default:
-		return nil, fmt.Errorf("media type %s: only gzip and uncompressed layers can be normalized", mt)
+		return v1.Descriptor{}, v1.Hash{}, fmt.Errorf("media type %s: only gzip and uncompressed layers can be normalized", l.MediaType)
 	}
-	digest, err := l.Digest()
-	if err != nil {
-		return nil, err
-	}
-	late, known := v.lookup(digest, epoch)
+	late, known := v.lookup(l.Digest, epoch)
 	if !known {
-		if late, err = hasTimeAfter(l, epoch); err != nil {
-			return nil, err
+		var err error
+		if late, err = hasTimeAfter(dir, l, epoch); err != nil {
+			return v1.Descriptor{}, v1.Hash{}, err
 		}
-		v.record(digest, epoch, late)
+		v.record(l.Digest, epoch, late)
 	}
 	if !late {
-		return l, nil
+		return l, diffID, nil
 	}
-	return rewrite(l, epoch, mt)
+	f, err := os.Open(blobPath(dir, l.Digest))
+	if err != nil {
+		return v1.Descriptor{}, v1.Hash{}, fmt.Errorf("read the layer: %w", err)
+	}
+	defer f.Close()
+	return rewrite(dir, f, l.MediaType, epoch)
 }
 
 // hasTimeAfter reads the layer's headers for a time after epoch.
-func hasTimeAfter(l v1.Layer, epoch time.Time) (bool, error) {
-	rc, err := uncompressed(l)
+func hasTimeAfter(dir string, l v1.Descriptor, epoch time.Time) (bool, error) {
+	f, err := os.Open(blobPath(dir, l.Digest))
+	if err != nil {
+		return false, fmt.Errorf("read the layer: %w", err)
+	}
+	defer f.Close()
+	r, err := uncompressed(f, l.MediaType)
 	if err != nil {
 		return false, err
 	}
-	defer rc.Close()
-	tr := tar.NewReader(rc)
+	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -174,34 +146,46 @@ func hasTimeAfter(l v1.Layer, epoch time.Time) (bool, error) {
 	}
 }
 
-// rewrite copies the layer's tar stream with every time clamped, in one
-// pass: the tar is hashed (its diff ID) and compressed as it is written, so
-// the uncompressed layer is never held whole, and compressed once. Each
-// header is built anew from the fields that describe the file (as
-// archive/tar asks of a header read and written back), without a format:
-// the writer then rounds times to the second and writes no access or change
-// time. A gzip layer is compressed with klauspost/compress at BestSpeed
-// (pinned in go.mod; 1.8 times as fast as the standard library's at that
-// level, which go-containerregistry uses), whose output depends on the bytes
-// alone, not on how they are written: equal contents give equal bytes. An
-// uncompressed one stays a plain tar.
-func rewrite(l v1.Layer, epoch time.Time, mt types.MediaType) (v1.Layer, error) {
-	rc, err := uncompressed(l)
+// rewrite copies the layer blob's tar stream, media type mt, with every
+// time clamped into a new blob of the layout in dir, in one pass: the tar is
+// hashed (its diff ID) and compressed as it is written, so the layer is
+// never held whole. Each header is built anew from the fields that describe
+// the file (as archive/tar asks of a header read and written back), without a
+// format: the writer then rounds times to the second and writes no access or
+// change time. A gzip layer is compressed with the standard library at
+// BestSpeed, whose output depends on the bytes alone, not on how they are
+// written: equal contents give equal bytes. An uncompressed one stays a
+// plain tar.
+func rewrite(dir string, blob io.Reader, mt types.MediaType, epoch time.Time) (v1.Descriptor, v1.Hash, error) {
+	r, err := uncompressed(blob, mt)
 	if err != nil {
-		return nil, err
+		return v1.Descriptor{}, v1.Hash{}, err
 	}
-	defer rc.Close()
-	var blob bytes.Buffer
-	diffID := sha256.New()
-	var tarOut io.Writer = io.MultiWriter(diffID, &blob)
+	w, err := newBlobWriter(dir)
+	if err != nil {
+		return v1.Descriptor{}, v1.Hash{}, err
+	}
+	diffID := newHashCounter()
+	var tarOut io.Writer = io.MultiWriter(&diffID, w)
 	var zw *gzip.Writer
 	if isGzip(mt) {
-		if zw, err = gzip.NewWriterLevel(&blob, gzip.BestSpeed); err != nil {
-			return nil, err
+		if zw, err = gzip.NewWriterLevel(w, gzip.BestSpeed); err != nil {
+			w.abort()
+			return v1.Descriptor{}, v1.Hash{}, err
 		}
-		tarOut = io.MultiWriter(diffID, zw)
+		tarOut = io.MultiWriter(&diffID, zw)
 	}
-	tr, tw := tar.NewReader(rc), tar.NewWriter(tarOut)
+	if err := clampTar(tar.NewReader(r), tar.NewWriter(tarOut), epoch, zw); err != nil {
+		w.abort()
+		return v1.Descriptor{}, v1.Hash{}, err
+	}
+	d, err := w.commit(mt)
+	return d, diffID.sum(), err
+}
+
+// clampTar copies tr to tw with every time clamped, and closes tw, then zw
+// when there is one.
+func clampTar(tr *tar.Reader, tw *tar.Writer, epoch time.Time, zw *gzip.Writer) error {
 	buf := make([]byte, 256<<10)
 	for {
 		h, err := tr.Next()
@@ -209,7 +193,7 @@ func rewrite(l v1.Layer, epoch time.Time, mt types.MediaType) (v1.Layer, error) 
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read the layer: %w", err)
+			return fmt.Errorf("read the layer: %w", err)
 		}
 		out := &tar.Header{
 			Typeflag: h.Typeflag, Name: h.Name, Linkname: h.Linkname, Size: h.Size, Mode: h.Mode,
@@ -217,81 +201,34 @@ func rewrite(l v1.Layer, epoch time.Time, mt types.MediaType) (v1.Layer, error) 
 			ModTime: Clamp(h.ModTime, epoch), PAXRecords: withoutTimes(h.PAXRecords),
 		}
 		if err := tw.WriteHeader(out); err != nil {
-			return nil, fmt.Errorf("write %s: %w", h.Name, err)
+			return fmt.Errorf("write %s: %w", h.Name, err)
 		}
 		if _, err := io.CopyBuffer(tw, tr, buf); err != nil {
-			return nil, fmt.Errorf("copy %s: %w", h.Name, err)
+			return fmt.Errorf("copy %s: %w", h.Name, err)
 		}
 	}
 	if err := tw.Close(); err != nil {
-		return nil, err
+		return err
 	}
 	if zw != nil {
-		if err := zw.Close(); err != nil {
-			return nil, err
-		}
+		return zw.Close()
 	}
-	return newMemLayer(blob.Bytes(), v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(diffID.Sum(nil))}, mt), nil
-}
-
-// memLayer is a layer held in memory as its blob, its digest and diff ID
-// known.
-type memLayer struct {
-	blob           []byte
-	digest, diffID v1.Hash
-	mediaType      types.MediaType
-}
-
-func newMemLayer(blob []byte, diffID v1.Hash, mt types.MediaType) *memLayer {
-	sum := sha256.Sum256(blob)
-	return &memLayer{blob: blob, digest: v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(sum[:])}, diffID: diffID, mediaType: mt}
-}
-
-func (l *memLayer) Digest() (v1.Hash, error)            { return l.digest, nil }
-func (l *memLayer) DiffID() (v1.Hash, error)            { return l.diffID, nil }
-func (l *memLayer) Size() (int64, error)                { return int64(len(l.blob)), nil }
-func (l *memLayer) MediaType() (types.MediaType, error) { return l.mediaType, nil }
-func (l *memLayer) Compressed() (io.ReadCloser, error) {
-	return io.NopCloser(bytes.NewReader(l.blob)), nil
-}
-func (l *memLayer) Uncompressed() (io.ReadCloser, error) {
-	if !isGzip(l.mediaType) {
-		return l.Compressed() // a plain tar's blob is the tar
-	}
-	return uncompressed(l)
+	return nil
 }
 
 func isGzip(mt types.MediaType) bool { return mt == types.OCILayer || mt == types.DockerLayer }
 
-// uncompressed is l's tar stream, a gzip layer decompressed with
-// klauspost/compress (about 1.4 times as fast as the standard library's,
-// which go-containerregistry uses).
-func uncompressed(l v1.Layer) (io.ReadCloser, error) {
-	mt, err := l.MediaType()
-	if err != nil {
-		return nil, err
-	}
+// uncompressed is a layer blob's tar stream.
+func uncompressed(blob io.Reader, mt types.MediaType) (io.Reader, error) {
 	if !isGzip(mt) {
-		return l.Uncompressed()
+		return blob, nil
 	}
-	rc, err := l.Compressed()
+	zr, err := gzip.NewReader(blob)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read the layer: %w", err)
 	}
-	zr, err := gzip.NewReader(rc)
-	if err != nil {
-		rc.Close()
-		return nil, err
-	}
-	return readCloser{zr, func() error { zr.Close(); return rc.Close() }}, nil
+	return zr, nil
 }
-
-type readCloser struct {
-	io.Reader
-	close func() error
-}
-
-func (r readCloser) Close() error { return r.close() }
 
 // withoutTimes keeps a header's extended records (xattrs, capabilities)
 // but neither the times nor what the header's own fields carry.

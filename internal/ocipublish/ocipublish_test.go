@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -25,7 +26,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
-	kgzip "github.com/klauspost/compress/gzip"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -93,7 +93,7 @@ func build(t *testing.T, buildClock time.Time, platform v1.Platform) v1.Image {
 
 var amd64 = v1.Platform{OS: "linux", Architecture: "amd64"}
 
-func digestOf(t *testing.T, a Artifact) string {
+func digestOf(t testing.TB, a digester) string {
 	t.Helper()
 	d, err := a.Digest()
 	require.NoError(t, err)
@@ -104,20 +104,20 @@ func TestTheSameSourcesBuiltAtOtherTimesGiveTheSameDigest(t *testing.T) {
 	monday, tuesday := build(t, commit.Add(24*time.Hour), amd64), build(t, commit.Add(48*time.Hour), amd64)
 	require.NotEqual(t, digestOf(t, monday), digestOf(t, tuesday), "as built, the clock is in the digest")
 
-	a, err := Normalize("frontend", monday, Options{Epoch: commit})
+	a, err := normalize(t, "frontend", monday, Options{Epoch: commit})
 	require.NoError(t, err)
-	b, err := Normalize("frontend", tuesday, Options{Epoch: commit})
+	b, err := normalize(t, "frontend", tuesday, Options{Epoch: commit})
 	require.NoError(t, err)
 	assert.Equal(t, digestOf(t, a), digestOf(t, b), "normalized, only the inputs are")
 
-	other, err := Normalize("frontend", monday, Options{Epoch: commit.Add(time.Second)})
+	other, err := normalize(t, "frontend", monday, Options{Epoch: commit.Add(time.Second)})
 	require.NoError(t, err)
 	assert.NotEqual(t, digestOf(t, a), digestOf(t, other), "--created is an input")
 }
 
 func TestNormalizingClampsTimesAndKeepsWhatIsOlder(t *testing.T) {
 	img := build(t, commit.Add(time.Hour), amd64)
-	n, err := Normalize("frontend", img, Options{Epoch: commit})
+	n, err := normalize(t, "frontend", img, Options{Epoch: commit})
 	require.NoError(t, err)
 	out := n.(v1.Image)
 
@@ -166,7 +166,7 @@ func TestPlatformsAreCheckedBeforeAnythingIsPushed(t *testing.T) {
 		mutate.IndexAddendum{Add: build(t, commit.Add(time.Hour), amd64), Descriptor: v1.Descriptor{Platform: &amd64}},
 		mutate.IndexAddendum{Add: build(t, commit.Add(time.Hour), amd64), Descriptor: v1.Descriptor{Platform: &arm}})
 
-	_, err := Normalize("frontend", idx, Options{Epoch: commit, Platforms: []string{"linux/amd64", "linux/arm64"}})
+	_, err := normalize(t, "frontend", idx, Options{Epoch: commit, Platforms: []string{"linux/amd64", "linux/arm64"}})
 	require.Error(t, err, "a base image without arm64 gives amd64 twice")
 	assert.ErrorContains(t, err, "linux/arm64 is missing")
 	assert.ErrorContains(t, err, "nothing was pushed")
@@ -174,14 +174,14 @@ func TestPlatformsAreCheckedBeforeAnythingIsPushed(t *testing.T) {
 	good := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
 		mutate.IndexAddendum{Add: build(t, commit.Add(time.Hour), amd64), Descriptor: v1.Descriptor{Platform: &amd64}},
 		mutate.IndexAddendum{Add: build(t, commit.Add(time.Hour), arm), Descriptor: v1.Descriptor{Platform: &arm}})
-	n, err := Normalize("frontend", good, Options{Epoch: commit, Platforms: []string{"linux/amd64", "linux/arm64"}})
+	n, err := normalize(t, "frontend", good, Options{Epoch: commit, Platforms: []string{"linux/amd64", "linux/arm64"}})
 	require.NoError(t, err)
 	im, err := n.(v1.ImageIndex).IndexManifest()
 	require.NoError(t, err)
 	require.Len(t, im.Manifests, 2)
 	assert.Equal(t, "arm64", im.Manifests[1].Platform.Architecture, "each manifest keeps its platform")
 
-	_, err = Normalize("frontend", build(t, commit, amd64), Options{Epoch: commit, Platforms: []string{"linux/arm64"}})
+	_, err = normalize(t, "frontend", build(t, commit, amd64), Options{Epoch: commit, Platforms: []string{"linux/arm64"}})
 	assert.ErrorContains(t, err, "linux/arm64 is missing")
 }
 
@@ -191,7 +191,7 @@ func TestLoadReadsTheLayoutDaggerExports(t *testing.T) {
 	p, err := layout.Write(dir, empty.Index)
 	require.NoError(t, err)
 	require.NoError(t, p.AppendImage(img))
-	got, err := Load(dir)
+	got, err := loadBack(t, dir)
 	require.NoError(t, err)
 	assert.Equal(t, digestOf(t, img), digestOf(t, got))
 
@@ -211,10 +211,10 @@ func loopbackRegistry(t *testing.T) string {
 
 func TestPushWritesEveryTagAndPinsTheDigest(t *testing.T) {
 	host := loopbackRegistry(t)
-	n, err := Normalize("frontend", build(t, commit.Add(time.Hour), amd64), Options{Epoch: commit})
+	n, err := normalize(t, "frontend", build(t, commit.Add(time.Hour), amd64), Options{Epoch: commit})
 	require.NoError(t, err)
 	refs := []string{host + "/team/frontend:1.0.0", host + "/team/frontend:latest"}
-	pushed, err := Push(context.Background(), n, Target{Refs: refs, Insecure: true, Timeout: time.Minute})
+	pushed, err := Push(context.Background(), artOf(t, n), Target{Refs: refs, Insecure: true, Timeout: time.Minute})
 	require.NoError(t, err)
 	want := digestOf(t, n)
 	require.Len(t, pushed, 2)
@@ -231,9 +231,9 @@ func TestPushWritesEveryTagAndPinsTheDigest(t *testing.T) {
 
 func TestPushReachesAServiceUnderAnotherNameAndReportsTheGivenOne(t *testing.T) {
 	host := loopbackRegistry(t)
-	n, err := Normalize("backend", build(t, commit, amd64), Options{Epoch: commit})
+	n, err := normalize(t, "backend", build(t, commit, amd64), Options{Epoch: commit})
 	require.NoError(t, err)
-	pushed, err := Push(context.Background(), n, Target{Refs: []string{"localhost:5000/team/backend:1"}, Connect: host, Insecure: true})
+	pushed, err := Push(context.Background(), artOf(t, n), Target{Refs: []string{"localhost:5000/team/backend:1"}, Connect: host, Insecure: true})
 	require.NoError(t, err)
 	require.Len(t, pushed, 1)
 	assert.True(t, strings.HasPrefix(pushed[0].Ref, "localhost:5000/team/backend:1@sha256:"), pushed[0].Ref)
@@ -244,22 +244,22 @@ func TestPushReachesAServiceUnderAnotherNameAndReportsTheGivenOne(t *testing.T) 
 }
 
 func TestPushNamesItsTimeLimit(t *testing.T) {
-	n, err := Normalize("frontend", build(t, commit, amd64), Options{Epoch: commit})
+	n, err := normalize(t, "frontend", build(t, commit, amd64), Options{Epoch: commit})
 	require.NoError(t, err)
 	// A server that accepts and never answers.
 	hang := make(httpHang)
 	srv := httptest.NewServer(hang)
 	t.Cleanup(func() { close(hang); srv.Close() })
 	u, _ := url.Parse(srv.URL)
-	_, err = Push(context.Background(), n, Target{Refs: []string{u.Host + "/team/frontend:1"}, Insecure: true, Timeout: 200 * time.Millisecond})
+	_, err = Push(context.Background(), artOf(t, n), Target{Refs: []string{u.Host + "/team/frontend:1"}, Insecure: true, Timeout: 200 * time.Millisecond})
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "the push did not finish within 200ms")
 }
 
 func TestPushRefusesAReferenceWithoutATag(t *testing.T) {
-	n, err := Normalize("frontend", build(t, commit, amd64), Options{Epoch: commit})
+	n, err := normalize(t, "frontend", build(t, commit, amd64), Options{Epoch: commit})
 	require.NoError(t, err)
-	_, err = Push(context.Background(), n, Target{Refs: []string{"registry.example.com/Team/front"}})
+	_, err = Push(context.Background(), artOf(t, n), Target{Refs: []string{"registry.example.com/Team/front"}})
 	assert.ErrorContains(t, err, `reference "registry.example.com/Team/front"`)
 }
 
@@ -312,12 +312,11 @@ func BenchmarkNormalize(b *testing.B) {
 	}
 	img, err := mutate.AppendLayers(mutate.MediaType(empty.Image, types.OCIManifestSchema1), big(32<<20, baseBuilt), big(2<<20, commit.Add(time.Hour)))
 	require.NoError(b, err)
+	a := loaded(b, img)
+	imgs, _, err := imagesOf(a)
+	require.NoError(b, err)
 	for b.Loop() {
-		n, err := NormalizeImage(img, commit, Verdicts{}, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := n.Digest(); err != nil {
+		if _, err := normalizeImage(a.dir, imgs[0], commit, Verdicts{}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -344,44 +343,47 @@ func TestARewrittenLayerIsTheSameBytesWhateverTheBuildsCompression(t *testing.T)
 				}
 				in, err := tarball.LayerFromOpener(opener(raw.Bytes()), opts...)
 				require.NoError(t, err)
-				got, err := rewrite(in, commit, mt)
+				c, err := in.Compressed()
 				require.NoError(t, err)
+				var stored io.Reader = c // the layer's blob, as a layout holds it
+				if mt == types.OCIUncompressedLayer {
+					stored = bytes.NewReader(raw.Bytes())
+				}
+				dir := t.TempDir()
+				got, diffID, err := rewrite(dir, stored, mt, commit)
+				require.NoError(t, err)
+				require.NoError(t, c.Close())
 
-				u, err := got.Uncompressed()
+				blob, err := os.ReadFile(blobPath(dir, got.Digest))
 				require.NoError(t, err)
-				clamped, err := io.ReadAll(u)
+				assert.EqualValues(t, len(blob), got.Size)
+				assert.Equal(t, mt, got.MediaType)
+				h, _, err := v1.SHA256(bytes.NewReader(blob))
 				require.NoError(t, err)
-				require.NoError(t, u.Close())
-				diffID, err := got.DiffID()
-				require.NoError(t, err)
-				h, _, err := v1.SHA256(bytes.NewReader(clamped))
+				assert.Equal(t, h, got.Digest, "the digest is the blob's")
+				clamped := blob
+				if mt != types.OCIUncompressedLayer {
+					zr, err := gzip.NewReader(bytes.NewReader(blob))
+					require.NoError(t, err)
+					clamped, err = io.ReadAll(zr)
+					require.NoError(t, err)
+				}
+				h, _, err = v1.SHA256(bytes.NewReader(clamped))
 				require.NoError(t, err)
 				assert.Equal(t, h, diffID, "the diff ID is the clamped tar's")
-				digest, err := got.Digest()
-				require.NoError(t, err)
-				c, err := got.Compressed()
-				require.NoError(t, err)
-				blob, err := io.ReadAll(c)
-				require.NoError(t, err)
-				size, err := got.Size()
-				require.NoError(t, err)
-				assert.EqualValues(t, len(blob), size)
-				h, _, err = v1.SHA256(bytes.NewReader(blob))
-				require.NoError(t, err)
-				assert.Equal(t, h, digest, "the digest is the blob's")
-				if mt == types.OCIUncompressedLayer {
-					assert.Equal(t, clamped, blob, "an uncompressed layer's blob is its tar")
-				} else {
-					// klauspost/compress's gzip at BestSpeed of the clamped tar, written
-					// at once: the same bytes however the tar was written in pieces
+				if mt != types.OCIUncompressedLayer {
+					// the standard library's gzip at BestSpeed of the clamped tar,
+					// written at once: the same bytes however the tar was written
+					// in pieces
 					var want bytes.Buffer
-					zw, err := kgzip.NewWriterLevel(&want, kgzip.BestSpeed)
+					zw, err := gzip.NewWriterLevel(&want, gzip.BestSpeed)
 					require.NoError(t, err)
 					_, err = zw.Write(clamped)
 					require.NoError(t, err)
 					require.NoError(t, zw.Close())
 					assert.Equal(t, want.Bytes(), blob)
 				}
+				digest := got.Digest
 				digests = append(digests, digest)
 			}
 			assert.Equal(t, digests[0], digests[1], "the same contents give the same layer")

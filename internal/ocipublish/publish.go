@@ -5,114 +5,57 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/images"
 	"dagger/lowcode-pipeline/internal/secret"
 )
 
-// Artifact is what is pushed: one image, or an index of one per platform.
-type Artifact interface {
-	Digest() (v1.Hash, error)
-}
-
-// Load reads the image of an OCI image layout (Container.asTarball,
-// unpacked): its index's first manifest, an image or a platform index.
-func Load(dir string) (Artifact, error) {
-	idx, err := layout.ImageIndexFromPath(dir)
-	if err != nil {
-		return nil, fmt.Errorf("read the OCI layout: %w", err)
-	}
-	im, err := idx.IndexManifest()
-	if err != nil {
-		return nil, fmt.Errorf("read the OCI layout's index: %w", err)
-	}
-	root, err := rootOf(im)
-	if err != nil {
-		return nil, err
-	}
-	if root.MediaType.IsIndex() {
-		return idx.ImageIndex(root.Digest)
-	}
-	return idx.Image(root.Digest)
-}
-
 // Normalize clamps every time the build wrote in the artifact to o.Epoch
-// (NormalizeImage on each platform's image, with that platform's base) and
-// checks, before anything is pushed, that it holds exactly the platforms
-// asked for (none asked: one image, any platform). Attestation manifests
-// are left out: they name the digests before normalization.
+// (normalizeImage on each platform's image, with that platform's base),
+// writing what it makes into the artifact's layout, and checks, before
+// anything is pushed, that it holds exactly the platforms asked for (none
+// asked: one image, any platform). Attestation manifests are left out: they
+// name the digests before normalization.
 func Normalize(kind string, a Artifact, o Options) (Artifact, error) {
 	imgs, descs, err := imagesOf(a)
 	if err != nil {
-		return nil, err
+		return Artifact{}, err
 	}
 	if err := checkPlatforms(kind, imgs, o.Platforms); err != nil {
-		return nil, err
+		return Artifact{}, err
 	}
-	if idx, ok := a.(v1.ImageIndex); ok {
-		im, err := idx.IndexManifest()
-		if err != nil {
-			return nil, err
-		}
-		out := mutate.IndexMediaType(empty.Index, im.MediaType)
-		for i, img := range imgs {
-			n, err := NormalizeImage(img, o.Epoch, o.Verdicts, baseFor(o.Bases, descs[i].Platform))
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", platformOf(descs[i].Platform), err)
-			}
-			out = mutate.AppendManifests(out, mutate.IndexAddendum{Add: n, Descriptor: v1.Descriptor{Platform: descs[i].Platform}})
-		}
-		return out, nil
+	if descs == nil {
+		d, err := normalizeImage(a.dir, imgs[0], o.Epoch, o.Verdicts, baseFor(o.Bases, imgs[0].config.Platform()))
+		return Artifact{dir: a.dir, root: d}, err
 	}
-	cfg, err := imgs[0].ConfigFile()
+	im, err := readIndex(a.dir, a.root)
 	if err != nil {
-		return nil, err
+		return Artifact{}, err
 	}
-	return NormalizeImage(imgs[0], o.Epoch, o.Verdicts, baseFor(o.Bases, cfg.Platform()))
-}
-
-// imagesOf are the images of an artifact, with their descriptors in its
-// index (none for a lone image), attestation manifests left out.
-func imagesOf(a Artifact) ([]v1.Image, []v1.Descriptor, error) {
-	switch a := a.(type) {
-	case v1.Image:
-		return []v1.Image{a}, nil, nil
-	case v1.ImageIndex:
-		im, err := a.IndexManifest()
+	out := v1.IndexManifest{SchemaVersion: 2, MediaType: im.MediaType}
+	for i, img := range imgs {
+		d, err := normalizeImage(a.dir, img, o.Epoch, o.Verdicts, baseFor(o.Bases, descs[i].Platform))
 		if err != nil {
-			return nil, nil, err
+			return Artifact{}, fmt.Errorf("%s: %w", platformOf(descs[i].Platform), err)
 		}
-		var imgs []v1.Image
-		var descs []v1.Descriptor
-		for _, d := range im.Manifests {
-			if !d.MediaType.IsImage() || d.Annotations["vnd.docker.reference.type"] == "attestation-manifest" {
-				continue
-			}
-			img, err := a.Image(d.Digest)
-			if err != nil {
-				return nil, nil, err
-			}
-			imgs, descs = append(imgs, img), append(descs, d)
-		}
-		return imgs, descs, nil
+		d.Platform = descs[i].Platform
+		out.Manifests = append(out.Manifests, d)
 	}
-	return nil, nil, fmt.Errorf("unknown artifact %T", a)
+	mt := im.MediaType
+	if mt == "" {
+		mt = a.root.MediaType
+	}
+	d, err := writeJSON(a.dir, mt, out)
+	return Artifact{dir: a.dir, root: d}, err
 }
 
 // checkPlatforms fails when the images are not exactly the platforms asked.
-func checkPlatforms(kind string, imgs []v1.Image, asked []string) error {
+func checkPlatforms(kind string, imgs []image, asked []string) error {
 	if len(asked) == 0 {
 		if len(imgs) != 1 {
 			return fmt.Errorf("the %s image has %d platforms, and none was asked for; nothing was pushed", kind, len(imgs))
@@ -121,11 +64,7 @@ func checkPlatforms(kind string, imgs []v1.Image, asked []string) error {
 	}
 	var have []string
 	for _, img := range imgs {
-		cfg, err := img.ConfigFile()
-		if err != nil {
-			return err
-		}
-		have = append(have, platformOf(cfg.Platform()))
+		have = append(have, platformOf(img.config.Platform()))
 	}
 	return images.CheckPlatforms(kind, asked, have)
 }
@@ -180,25 +119,26 @@ func Push(ctx context.Context, a Artifact, t Target) ([]Pushed, error) {
 	if err != nil {
 		return nil, err
 	}
-	digest, err := a.Digest()
-	if err != nil {
-		return nil, err
-	}
-	opts := t.options(ctx)
+	digest, _ := a.Digest()
+	c := t.client()
 	for i, ref := range t.Refs {
-		tag, err := t.tag(ref)
+		r, err := c.repository(ctx, ref)
 		if err != nil {
 			return nil, err
 		}
-		if err := write(i, tag, a, opts); err != nil {
+		write := pushArtifact
+		if i > 0 { // the others only need the manifest
+			write = tagRoot
+		}
+		if err := write(ctx, r, a); err != nil {
 			return nil, fmt.Errorf("push %s: %w", ref, pushErr(ctx, err))
 		}
-		desc, err := remote.Head(tag, opts...)
+		held, err := resolve(ctx, r)
 		if err != nil {
 			return nil, fmt.Errorf("read back %s: %w", ref, pushErr(ctx, err))
 		}
-		if desc.Digest != digest {
-			return nil, fmt.Errorf("%s: the registry holds %s, not the %s pushed", ref, desc.Digest, digest)
+		if held != digest {
+			return nil, fmt.Errorf("%s: the registry holds %s, not the %s pushed", ref, held, digest)
 		}
 	}
 	return pinned(t.Refs, digest, func(string) string { return OutcomePushed }), nil
@@ -215,17 +155,6 @@ func (t Target) start(ctx context.Context, noRefs, limit string) (context.Contex
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, t.Timeout, fmt.Errorf("%s within %s", limit, t.Timeout))
 	return ctx, cancel, nil
-}
-
-// options are go-containerregistry's options for reaching t's registry:
-// its login (none: anonymous), within ctx.
-func (t Target) options(ctx context.Context) []remote.Option {
-	auth := authn.Anonymous
-	if t.Password.Set() {
-		auth = authn.FromConfig(authn.AuthConfig{Username: t.Username, Password: t.Password.Reveal()})
-	}
-	return []remote.Option{remote.WithContext(ctx), remote.WithAuth(auth), remote.WithJobs(4),
-		remote.WithTransport(http.DefaultTransport.(*http.Transport).Clone())}
 }
 
 // AlreadyPushed is refs when the registry already serves digest under each:
@@ -262,39 +191,9 @@ func rootOf(im *v1.IndexManifest) (v1.Descriptor, error) {
 	return im.Manifests[0], nil
 }
 
-// write pushes the artifact whole under the first tag; the others only
-// need the manifest.
-func write(i int, tag name.Tag, a Artifact, opts []remote.Option) error {
-	if i > 0 {
-		return remote.Tag(tag, a.(remote.Taggable), opts...)
-	}
-	switch a := a.(type) {
-	case v1.ImageIndex:
-		return remote.WriteIndex(tag, a, opts...)
-	case v1.Image:
-		return remote.Write(tag, a, opts...)
-	}
-	return fmt.Errorf("unknown artifact %T", a)
-}
-
-// tag is ref as go-containerregistry reaches it.
-func (t Target) tag(ref string) (name.Tag, error) {
-	var opts []name.Option
-	if t.Insecure {
-		opts = append(opts, name.Insecure)
-	}
-	parsed, err := name.NewTag(ref, append(opts, name.StrictValidation)...)
-	if err != nil {
-		return name.Tag{}, fmt.Errorf("reference %s: %w", fielderr.Quote(ref), err)
-	}
-	if t.Connect == "" {
-		return parsed, nil
-	}
-	return name.NewTag(t.Connect+"/"+parsed.RepositoryStr()+":"+parsed.TagStr(), opts...)
-}
-
 // pushErr names the time limit when it is what stopped the push.
 func pushErr(ctx context.Context, err error) error {
+	err = registryErr(err)
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		return fmt.Errorf("%w (%v)", cause, fielderr.Cut(err.Error(), 300))
 	}

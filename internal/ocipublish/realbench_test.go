@@ -83,18 +83,17 @@ func BenchmarkNormalizeRealBaseLayer(b *testing.B) {
 		{"remembered", Verdicts{Dir: b.TempDir()}}, // a run whose build changed: its verdict is known
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			if _, err := NormalizeImage(img, commit, bc.v, nil); err != nil { // records the verdict
+			a := loaded(b, img)
+			imgs, _, err := imagesOf(a)
+			require.NoError(b, err)
+			if _, err := normalizeImage(a.dir, imgs[0], commit, bc.v, nil); err != nil { // records the verdict
 				b.Fatal(err)
 			}
 			if bc.v.Dir == "" {
 				b.SetBytes(size)
 			}
 			for b.Loop() {
-				n, err := NormalizeImage(img, commit, bc.v, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := n.Digest(); err != nil {
+				if _, err := normalizeImage(a.dir, imgs[0], commit, bc.v, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -164,7 +163,7 @@ func BenchmarkTaggedUnchanged(b *testing.B) {
 	img, err := mutate.AppendLayers(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON),
 		layer(b, commit, map[string]string{"app/server.mjs": "listen()"}))
 	require.NoError(b, err)
-	_, err = Push(context.Background(), img, t)
+	_, err = Push(context.Background(), loaded(b, img), t)
 	require.NoError(b, err)
 	for b.Loop() {
 		if _, err := Tagged(context.Background(), t); err != nil {
@@ -185,7 +184,7 @@ func BenchmarkRetagANewTag(b *testing.B) {
 	img, err := mutate.AppendLayers(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON),
 		layer(b, commit, map[string]string{"app/server.mjs": "listen()"}))
 	require.NoError(b, err)
-	pushed, err := Push(context.Background(), img, Target{Refs: []string{latest}, Insecure: true})
+	pushed, err := Push(context.Background(), loaded(b, img), Target{Refs: []string{latest}, Insecure: true})
 	require.NoError(b, err)
 	digest, err := v1.NewHash(pushed[0].Digest)
 	require.NoError(b, err)

@@ -13,8 +13,6 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 
 	"dagger/lowcode-pipeline/internal/secret"
 )
@@ -87,21 +85,9 @@ func Normalized(p Prepare, work, out string, warn io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// the loaded index is in memory: out's index.json becomes n's alone, and
-	// a blob out already has is not written again
-	l, err := layout.Write(out, empty.Index)
-	if err != nil {
-		return err
-	}
-	switch n := n.(type) {
-	case v1.ImageIndex:
-		err = l.AppendIndex(n)
-	case v1.Image:
-		err = l.AppendImage(n)
-	default:
-		err = fmt.Errorf("unknown artifact %T", n)
-	}
-	if err != nil {
+	// normalizing wrote what it made beside the unpacked blobs: out's
+	// index.json becomes n's alone
+	if err := writeIndex(out, n.root); err != nil {
 		return err
 	}
 	return keepOnly(out, n)
@@ -134,48 +120,15 @@ func keepOnly(dir string, a Artifact) error {
 // blob of a: its manifests, configs and layers.
 func blobsOf(a Artifact, keep map[string]bool) error {
 	add := func(h v1.Hash) { keep["blobs/"+h.Algorithm+"/"+h.Hex] = true }
-	d, err := a.Digest()
+	add(a.root.Digest)
+	blobs, manifests, err := contentOf(a)
 	if err != nil {
 		return err
 	}
-	add(d)
-	switch a := a.(type) {
-	case v1.Image:
-		m, err := a.Manifest()
-		if err != nil {
-			return err
-		}
-		add(m.Config.Digest)
-		for _, l := range m.Layers {
-			add(l.Digest)
-		}
-		return nil
-	case v1.ImageIndex:
-		im, err := a.IndexManifest()
-		if err != nil {
-			return err
-		}
-		for _, desc := range im.Manifests {
-			var child Artifact
-			switch {
-			case desc.MediaType.IsIndex():
-				child, err = a.ImageIndex(desc.Digest)
-			case desc.MediaType.IsImage():
-				child, err = a.Image(desc.Digest)
-			default:
-				add(desc.Digest)
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			if err := blobsOf(child, keep); err != nil {
-				return err
-			}
-		}
-		return nil
+	for _, d := range append(blobs, manifests...) {
+		add(d.Digest)
 	}
-	return fmt.Errorf("unknown artifact %T", a)
+	return nil
 }
 
 // PushLayout pushes the image of an OCI layout Normalized wrote under every ref.
@@ -192,10 +145,7 @@ func PushLayout(ctx context.Context, r Request, password, dir string) (Result, e
 	if err != nil {
 		return Result{}, err
 	}
-	d, err := a.Digest()
-	if err != nil {
-		return Result{}, err
-	}
+	d, _ := a.Digest()
 	return Result{Digest: d.String(), Pushed: pushed}, nil
 }
 

@@ -31,11 +31,11 @@ import (
 // loopback registry and returns it.
 func pushedTo(t *testing.T, built time.Time, refs ...string) Artifact {
 	t.Helper()
-	n, err := Normalize("frontend", build(t, built, amd64), Options{Epoch: built})
+	n, err := normalize(t, "frontend", build(t, built, amd64), Options{Epoch: built})
 	require.NoError(t, err)
-	_, err = Push(context.Background(), n, Target{Refs: refs, Insecure: true, Timeout: time.Minute})
+	_, err = Push(context.Background(), artOf(t, n), Target{Refs: refs, Insecure: true, Timeout: time.Minute})
 	require.NoError(t, err)
-	return n
+	return artOf(t, n)
 }
 
 func hashOf(t *testing.T, a Artifact) v1.Hash {
@@ -80,9 +80,9 @@ func TestTaggedIsWhatEachTagHolds(t *testing.T) {
 func TestAlreadyPushedIsWhatPushReports(t *testing.T) {
 	host := loopbackRegistry(t)
 	refs := []string{host + "/team/backend:1.0.0", host + "/team/backend:latest"}
-	n, err := Normalize("backend", build(t, commit, amd64), Options{Epoch: commit})
+	n, err := normalize(t, "backend", build(t, commit, amd64), Options{Epoch: commit})
 	require.NoError(t, err)
-	pushed, err := Push(context.Background(), n, Target{Refs: refs, Insecure: true, Timeout: time.Minute})
+	pushed, err := Push(context.Background(), artOf(t, n), Target{Refs: refs, Insecure: true, Timeout: time.Minute})
 	require.NoError(t, err)
 	held, err := Tagged(context.Background(), Target{Refs: refs, Insecure: true, Timeout: time.Minute})
 	require.NoError(t, err)
@@ -134,14 +134,14 @@ func loginRegistry(t *testing.T) string {
 
 func TestTaggedLogsInAsPushDoesAndNeverSaysThePassword(t *testing.T) {
 	refs := []string{loginRegistry(t) + "/team/frontend:1"}
-	n, err := Normalize("frontend", build(t, commit, amd64), Options{Epoch: commit})
+	n, err := normalize(t, "frontend", build(t, commit, amd64), Options{Epoch: commit})
 	require.NoError(t, err)
-	_, err = Push(context.Background(), n, Target{Refs: refs, Insecure: true, Username: loginUser, Password: secret.New(loginPassword), Timeout: time.Minute})
+	_, err = Push(context.Background(), artOf(t, n), Target{Refs: refs, Insecure: true, Username: loginUser, Password: secret.New(loginPassword), Timeout: time.Minute})
 	require.NoError(t, err)
 
 	held, err := Tagged(context.Background(), Target{Refs: refs, Insecure: true, Username: loginUser, Password: secret.New(loginPassword), Timeout: time.Minute})
 	require.NoError(t, err)
-	assert.Equal(t, []v1.Hash{hashOf(t, n)}, held)
+	assert.Equal(t, []v1.Hash{hashOf(t, artOf(t, n))}, held)
 
 	for _, wrong := range []Target{
 		{Refs: refs, Insecure: true, Timeout: time.Minute},
@@ -162,7 +162,7 @@ func TestLayoutDigestIsTheDigestOfWhatPushPushes(t *testing.T) {
 	require.NoError(t, err)
 	got, err := LayoutDigest(index)
 	require.NoError(t, err)
-	loaded, err := Load(out)
+	loaded, err := loadBack(t, out)
 	require.NoError(t, err)
 	assert.Equal(t, digestOf(t, loaded), got.String())
 	assert.NotEqual(t, digestOf(t, built), got.String(), "the normalized image's, not the build's")
@@ -225,18 +225,18 @@ func TestRetagLeavesTheRegistryAsPushWould(t *testing.T) {
 		artifact func(t *testing.T) Artifact
 	}{
 		{"an image", func(t *testing.T) Artifact {
-			n, err := Normalize("backend", build(t, commit, amd64), Options{Epoch: commit})
+			n, err := normalize(t, "backend", build(t, commit, amd64), Options{Epoch: commit})
 			require.NoError(t, err)
-			return n
+			return artOf(t, n)
 		}},
 		{"a platform index", func(t *testing.T) Artifact {
 			arm := v1.Platform{OS: "linux", Architecture: "arm64", Variant: "v8"}
 			idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
 				mutate.IndexAddendum{Add: build(t, commit, amd64), Descriptor: v1.Descriptor{Platform: &amd64}},
 				mutate.IndexAddendum{Add: build(t, commit, arm), Descriptor: v1.Descriptor{Platform: &arm}})
-			n, err := Normalize("backend", idx, Options{Epoch: commit, Platforms: []string{"linux/amd64", "linux/arm64"}})
+			n, err := normalize(t, "backend", idx, Options{Epoch: commit, Platforms: []string{"linux/amd64", "linux/arm64"}})
 			require.NoError(t, err)
-			return n
+			return artOf(t, n)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -246,11 +246,11 @@ func TestRetagLeavesTheRegistryAsPushWould(t *testing.T) {
 			refs := []string{host + "/team/backend:1.5.0", host + "/team/backend:latest", host + "/team/backend:main"}
 			target := Target{Refs: refs, Insecure: true, Timeout: time.Minute}
 			// the image was pushed under latest before; main held an older one
-			_, err := Push(context.Background(), a, Target{Refs: refs[1:2], Insecure: true})
+			_, err := Push(context.Background(), artOf(t, a), Target{Refs: refs[1:2], Insecure: true})
 			require.NoError(t, err)
-			older, err := Normalize("backend", build(t, commit.Add(-time.Hour), amd64), Options{Epoch: commit.Add(-time.Hour)})
+			older, err := normalize(t, "backend", build(t, commit.Add(-time.Hour), amd64), Options{Epoch: commit.Add(-time.Hour)})
 			require.NoError(t, err)
-			_, err = Push(context.Background(), older, Target{Refs: refs[2:], Insecure: true})
+			_, err = Push(context.Background(), artOf(t, older), Target{Refs: refs[2:], Insecure: true})
 			require.NoError(t, err)
 
 			held, err := Tagged(context.Background(), target)
@@ -266,7 +266,7 @@ func TestRetagLeavesTheRegistryAsPushWould(t *testing.T) {
 			for _, ref := range refs {
 				otherRefs = append(otherRefs, other+strings.TrimPrefix(ref, host))
 			}
-			want, err := Push(context.Background(), a, Target{Refs: otherRefs, Insecure: true})
+			want, err := Push(context.Background(), artOf(t, a), Target{Refs: otherRefs, Insecure: true})
 			require.NoError(t, err)
 			for i := range want {
 				assert.Equal(t, strings.TrimPrefix(want[i].Ref, other), strings.TrimPrefix(got[i].Ref, host))
@@ -277,7 +277,7 @@ func TestRetagLeavesTheRegistryAsPushWould(t *testing.T) {
 			after, err := Tagged(context.Background(), target)
 			require.NoError(t, err)
 			assert.Equal(t, []v1.Hash{digest, digest, digest}, after, "every tag serves the digest")
-			if idx, ok := a.(v1.ImageIndex); ok {
+			if idx, ok := readBack(t, a).(v1.ImageIndex); ok {
 				tag, err := name.NewTag(refs[0], name.Insecure)
 				require.NoError(t, err)
 				pulled, err := remote.Index(tag)
@@ -295,10 +295,10 @@ func TestRetagLeavesTheRegistryAsPushWould(t *testing.T) {
 func TestRetagSaysWhatFailedWithinItsTimeLimitAndNeverThePassword(t *testing.T) {
 	host := loginRegistry(t)
 	refs := []string{host + "/team/frontend:1.5.0", host + "/team/frontend:latest"}
-	n, err := Normalize("frontend", build(t, commit, amd64), Options{Epoch: commit})
+	n, err := normalize(t, "frontend", build(t, commit, amd64), Options{Epoch: commit})
 	require.NoError(t, err)
 	login := Target{Refs: refs, Insecure: true, Username: loginUser, Password: secret.New(loginPassword), Timeout: time.Minute}
-	_, err = Push(context.Background(), n, Target{Refs: refs[1:], Insecure: true, Username: loginUser, Password: secret.New(loginPassword)})
+	_, err = Push(context.Background(), artOf(t, n), Target{Refs: refs[1:], Insecure: true, Username: loginUser, Password: secret.New(loginPassword)})
 	require.NoError(t, err)
 
 	unknown := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("c", 64)}
@@ -308,7 +308,7 @@ func TestRetagSaysWhatFailedWithinItsTimeLimitAndNeverThePassword(t *testing.T) 
 		{Refs: refs, Insecure: true, Timeout: time.Minute},
 		{Refs: refs, Insecure: true, Username: loginUser, Password: secret.New(loginPassword + "-not"), Timeout: time.Minute},
 	} {
-		_, err := Retag(context.Background(), wrong, hashOf(t, n), refs[:1])
+		_, err := Retag(context.Background(), wrong, hashOf(t, artOf(t, n)), refs[:1])
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "401 Unauthorized")
 		assert.NotContains(t, err.Error(), loginPassword)
@@ -322,7 +322,7 @@ func TestRetagSaysWhatFailedWithinItsTimeLimitAndNeverThePassword(t *testing.T) 
 	t.Cleanup(func() { close(hang); slow.Close() })
 	h, err := url.Parse(slow.URL)
 	require.NoError(t, err)
-	_, err = Retag(context.Background(), Target{Refs: []string{h.Host + "/team/frontend:1"}, Insecure: true, Timeout: 200 * time.Millisecond}, hashOf(t, n), []string{h.Host + "/team/frontend:2"})
+	_, err = Retag(context.Background(), Target{Refs: []string{h.Host + "/team/frontend:1"}, Insecure: true, Timeout: 200 * time.Millisecond}, hashOf(t, artOf(t, n)), []string{h.Host + "/team/frontend:2"})
 	assert.ErrorContains(t, err, "the tagging did not finish within 200ms")
 }
 

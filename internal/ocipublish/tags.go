@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
+	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"golang.org/x/sync/errgroup"
 
 	"dagger/lowcode-pipeline/internal/fielderr"
@@ -27,7 +24,7 @@ func Tagged(ctx context.Context, t Target) ([]v1.Hash, error) {
 	if err != nil {
 		return nil, err
 	}
-	tags, err := t.tags(t.Refs)
+	repos, err := t.repositories(ctx, t.client(), t.Refs)
 	if err != nil {
 		return nil, err
 	}
@@ -35,15 +32,11 @@ func Tagged(ctx context.Context, t Target) ([]v1.Hash, error) {
 	g, gctx := errgroup.WithContext(ctx)
 	for i, ref := range t.Refs {
 		g.Go(func() error {
-			desc, err := remote.Head(tags[i], t.options(gctx)...)
-			var terr *transport.Error
-			switch {
-			case errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound:
-				return nil
-			case err != nil:
+			h, err := resolve(gctx, repos[i])
+			if err != nil {
 				return fmt.Errorf("read %s: %s", ref, cutErr(ctx, err))
 			}
-			held[i] = desc.Digest
+			held[i] = h
 			return nil
 		})
 	}
@@ -54,15 +47,15 @@ func Tagged(ctx context.Context, t Target) ([]v1.Hash, error) {
 }
 
 // tags are refs as go-containerregistry reaches them.
-func (t Target) tags(refs []string) ([]name.Tag, error) {
-	tags := make([]name.Tag, len(refs))
+func (t Target) repositories(ctx context.Context, c *client, refs []string) ([]repository, error) {
+	repos := make([]repository, len(refs))
 	for i, ref := range refs {
 		var err error
-		if tags[i], err = t.tag(ref); err != nil {
+		if repos[i], err = c.repository(ctx, ref); err != nil {
 			return nil, err
 		}
 	}
-	return tags, nil
+	return repos, nil
 }
 
 // Plan is what publishing an artifact comes to, from what its tags hold.
@@ -137,28 +130,27 @@ func Retag(ctx context.Context, t Target, digest v1.Hash, refs []string) ([]Push
 	if err != nil {
 		return nil, err
 	}
-	tags, err := t.tags(append([]string{t.Refs[0]}, refs...))
+	repos, err := t.repositories(ctx, t.client(), append([]string{t.Refs[0]}, refs...))
 	if err != nil {
 		return nil, err
 	}
-	opts := t.options(ctx)
-	manifest, err := remote.Get(tags[0].Context().Digest(digest.String()), opts...)
+	desc, manifest, err := fetchManifest(ctx, repos[0], digest)
 	if err != nil {
-		return nil, fmt.Errorf("read %s@%s: %s", tags[0].Context(), digest, cutErr(ctx, err))
+		return nil, fmt.Errorf("read %s@%s: %s", repoOf(t.Refs[0]), digest, cutErr(ctx, err))
 	}
 	g := errgroup.Group{}
 	for i, ref := range refs {
 		g.Go(func() error {
-			tag := tags[i+1]
-			if err := remote.Tag(tag, manifest, opts...); err != nil {
+			r := repos[i+1]
+			if err := pushManifest(ctx, r, desc, manifest); err != nil {
 				return fmt.Errorf("tag %s: %s", ref, cutErr(ctx, err))
 			}
-			desc, err := remote.Head(tag, opts...)
+			held, err := resolve(ctx, r)
 			if err != nil {
 				return fmt.Errorf("read back %s: %s", ref, cutErr(ctx, err))
 			}
-			if desc.Digest != digest {
-				return fmt.Errorf("%s: the registry holds %s, not the %s tagged", ref, desc.Digest, digest)
+			if held != digest {
+				return fmt.Errorf("%s: the registry holds %s, not the %s tagged", ref, held, digest)
 			}
 			return nil
 		})
@@ -178,4 +170,12 @@ func Retag(ctx context.Context, t Target, digest v1.Hash, refs []string) ([]Push
 // work, the registry's words cut.
 func cutErr(ctx context.Context, err error) string {
 	return fielderr.Cut(pushErr(ctx, err).Error(), 300)
+}
+
+// repoOf is ref without its tag.
+func repoOf(ref string) string {
+	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+		return ref[:i]
+	}
+	return ref
 }

@@ -1,8 +1,6 @@
 package ocipublish
 
 import (
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,9 +19,9 @@ import (
 func TestVerdictsRecordEachLayerAndChangeNoDigest(t *testing.T) {
 	img := build(t, commit.Add(time.Hour), amd64)
 	v := Verdicts{Dir: t.TempDir()}
-	remembered, err := Normalize("frontend", img, Options{Epoch: commit, Verdicts: v})
+	remembered, err := normalize(t, "frontend", img, Options{Epoch: commit, Verdicts: v})
 	require.NoError(t, err)
-	read, err := Normalize("frontend", img, Options{Epoch: commit})
+	read, err := normalize(t, "frontend", img, Options{Epoch: commit})
 	require.NoError(t, err)
 	assert.Equal(t, digestOf(t, read), digestOf(t, remembered))
 
@@ -39,44 +37,31 @@ func TestVerdictsRecordEachLayerAndChangeNoDigest(t *testing.T) {
 		assert.False(t, known, "a verdict holds for its epoch only")
 	}
 
-	again, err := Normalize("frontend", img, Options{Epoch: commit, Verdicts: v})
+	again, err := normalize(t, "frontend", img, Options{Epoch: commit, Verdicts: v})
 	require.NoError(t, err)
 	assert.Equal(t, digestOf(t, read), digestOf(t, again), "normalizing from the verdicts gives the same image")
 }
 
-// unreadable is a layer whose contents cannot be read: only a remembered
-// verdict lets it through.
-type unreadable struct{ v1.Layer }
-
-var errUnread = errors.New("read the contents")
-
-func (unreadable) Digest() (v1.Hash, error) {
-	return v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("b", 64)}, nil
-}
-func (unreadable) DiffID() (v1.Hash, error) {
-	return v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("c", 64)}, nil
-}
-func (unreadable) MediaType() (types.MediaType, error)  { return types.OCILayer, nil }
-func (unreadable) Size() (int64, error)                 { return 1 << 20, nil }
-func (unreadable) Uncompressed() (io.ReadCloser, error) { return nil, errUnread }
-func (unreadable) Compressed() (io.ReadCloser, error)   { return nil, errUnread }
-
 func TestARememberedVerdictSparesReadingTheLayer(t *testing.T) {
-	img, err := mutate.AppendLayers(mutate.MediaType(empty.Image, types.OCIManifestSchema1), unreadable{})
+	img, err := mutate.AppendLayers(mutate.MediaType(empty.Image, types.OCIManifestSchema1),
+		layer(t, commit.Add(time.Hour), map[string]string{"index.html": "<html>"}))
 	require.NoError(t, err)
+	a := loaded(t, img)
+	imgs, _, err := imagesOf(a)
+	require.NoError(t, err)
+	l := imgs[0].manifest.Layers[0]
+	require.NoError(t, os.Remove(blobPath(a.dir, l.Digest)), "a layer that cannot be read")
 
-	_, err = NormalizeImage(img, commit, Verdicts{}, nil)
-	require.ErrorIs(t, err, errUnread, "without a verdict the layer is read")
+	_, err = normalizeImage(a.dir, imgs[0], commit, Verdicts{}, nil)
+	require.ErrorContains(t, err, "read the layer", "without a verdict the layer is read")
 
 	v := Verdicts{Dir: t.TempDir()}
-	v.record(v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("b", 64)}, commit, false)
-	n, err := NormalizeImage(img, commit, v, nil)
+	v.record(l.Digest, commit, false)
+	d, err := normalizeImage(a.dir, imgs[0], commit, v, nil)
 	require.NoError(t, err, "a kept verdict keeps the layer unread")
-	layers, err := n.Layers()
+	m, err := readImage(a.dir, d)
 	require.NoError(t, err)
-	d, err := layers[0].Digest()
-	require.NoError(t, err)
-	assert.Equal(t, strings.Repeat("b", 64), d.Hex, "kept byte for byte")
+	assert.Equal(t, l, m.manifest.Layers[0], "kept byte for byte")
 }
 
 func TestVerdictsAreWrittenWholeByConcurrentPublishes(t *testing.T) {

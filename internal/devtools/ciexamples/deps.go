@@ -14,5 +14,6 @@ import (
 	_ "github.com/google/go-containerregistry/pkg/v1/validate"
 	_ "github.com/rhysd/actionlint"
 	_ "github.com/santhosh-tekuri/jsonschema/v6"
+	_ "golang.org/x/mod/modfile"
 	_ "gopkg.in/yaml.v3"
 )

@@ -1,0 +1,262 @@
+package ocipublish
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"golang.org/x/sync/errgroup"
+	"oras.land/oras-go/v2/errdef"
+	"oras.land/oras-go/v2/registry"
+	"oras.land/oras-go/v2/registry/remote"
+	"oras.land/oras-go/v2/registry/remote/auth"
+	"oras.land/oras-go/v2/registry/remote/errcode"
+	"oras.land/oras-go/v2/registry/remote/retry"
+
+	"dagger/lowcode-pipeline/internal/fielderr"
+)
+
+// A registry is reached with oras-go (oras.land/oras-go/v2): its registry
+// client speaks the distribution API, logs in (basic, or a bearer token from
+// the registry's realm) and retries what a registry asks to retry, with a
+// compile a fraction of go-containerregistry's remote package's, which brings
+// zstd, estargz and the docker CLI's configuration with it.
+
+// repository is a ref as the push reaches it: the repository on the registry
+// (t.Connect when set), and the ref's tag.
+type repository struct {
+	repo *remote.Repository
+	tag  string
+}
+
+// client logs in to t's registry (no password: anonymous) over a transport
+// that retries; one for every ref of a push, so a token is fetched once.
+type client struct {
+	t    Target
+	http *auth.Client
+	mu   sync.Mutex
+	// plain is, per host reached, whether it speaks plain http (probed once)
+	plain map[string]bool
+}
+
+func (t Target) client() *client {
+	c := &client{t: t, plain: map[string]bool{}}
+	c.http = &auth.Client{
+		Client: &http.Client{Transport: retry.NewTransport(http.DefaultTransport.(*http.Transport).Clone())},
+		Cache:  auth.NewCache(),
+	}
+	if t.Password.Set() {
+		c.http.Credential = func(ctx context.Context, hostport string) (auth.Credential, error) {
+			if hostport != c.host() {
+				return auth.EmptyCredential, nil
+			}
+			return auth.Credential{Username: t.Username, Password: t.Password.Reveal()}, nil
+		}
+	}
+	return c
+}
+
+// host is the registry the refs are reached at: t.Connect, or their own.
+func (c *client) host() string {
+	if c.t.Connect != "" {
+		return c.t.Connect
+	}
+	if len(c.t.Refs) == 0 {
+		return ""
+	}
+	tag, err := name.NewTag(c.t.Refs[0])
+	if err != nil {
+		return ""
+	}
+	return tag.RegistryStr()
+}
+
+// repository parses ref (registry/repository:tag, nothing left implicit)
+// and points it at the registry the push reaches.
+func (c *client) repository(ctx context.Context, ref string) (repository, error) {
+	var opts []name.Option
+	if c.t.Insecure {
+		opts = append(opts, name.Insecure)
+	}
+	parsed, err := name.NewTag(ref, append(opts, name.StrictValidation)...)
+	if err != nil {
+		return repository{}, fmt.Errorf("reference %s: %w", fielderr.Quote(ref), err)
+	}
+	reg := parsed.Registry
+	if c.t.Connect != "" {
+		if reg, err = name.NewRegistry(c.t.Connect, opts...); err != nil {
+			return repository{}, fmt.Errorf("registry address %s: %w", fielderr.Quote(c.t.Connect), err)
+		}
+	}
+	repo := &remote.Repository{
+		Client:    c.http,
+		Reference: registry.Reference{Registry: reg.RegistryStr(), Repository: parsed.RepositoryStr()},
+		PlainHTTP: c.plainHTTP(ctx, reg),
+	}
+	return repository{repo: repo, tag: parsed.TagStr()}, nil
+}
+
+// plainHTTP is whether reg is spoken to in plain http: as
+// go-containerregistry does, https first for a registry that may use
+// either (Insecure, localhost, a loopback or private address), plain http
+// when https cannot be spoken there at all.
+func (c *client) plainHTTP(ctx context.Context, reg name.Registry) bool {
+	if reg.Scheme() != "http" {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	host := reg.RegistryStr()
+	if plain, ok := c.plain[host]; ok {
+		return plain
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+host+"/v2/", nil)
+	plain := true
+	if err == nil {
+		if resp, err := c.http.Client.Do(req); err == nil {
+			resp.Body.Close()
+			plain = false
+		}
+	}
+	c.plain[host] = plain
+	return plain
+}
+
+// pushArtifact writes every blob and manifest of a into r's repository,
+// then its root under r's tag.
+func pushArtifact(ctx context.Context, r repository, a Artifact) error {
+	blobs, manifests, err := contentOf(a)
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	for _, d := range blobs {
+		g.Go(func() error { return pushBlob(gctx, r.repo, a.dir, d) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, d := range manifests {
+		data, err := readBlob(a.dir, d)
+		if err != nil {
+			return err
+		}
+		if err := r.repo.Manifests().Push(ctx, ociDescriptor(d), bytes.NewReader(data)); err != nil {
+			return err
+		}
+	}
+	return tagRoot(ctx, r, a)
+}
+
+// tagRoot writes a's root manifest under r's tag; the repository holds
+// what it names already.
+func tagRoot(ctx context.Context, r repository, a Artifact) error {
+	data, err := readBlob(a.dir, a.root)
+	if err != nil {
+		return err
+	}
+	return pushManifest(ctx, r, a.root, data)
+}
+
+// pushBlob uploads the layout's blob d unless the repository has it.
+func pushBlob(ctx context.Context, repo *remote.Repository, dir string, d v1.Descriptor) error {
+	desc := ociDescriptor(d)
+	if ok, err := repo.Blobs().Exists(ctx, desc); err != nil || ok {
+		return err
+	}
+	f, err := os.Open(blobPath(dir, d.Digest))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return repo.Blobs().Push(ctx, desc, f)
+}
+
+// contentOf is what pushing a needs before its root: the blobs (configs,
+// layers) of each of its images, each once, and, for an index, the images'
+// manifests.
+func contentOf(a Artifact) (blobs, manifests []v1.Descriptor, err error) {
+	imgs, descs, err := imagesOf(a)
+	if err != nil {
+		return nil, nil, err
+	}
+	seen := map[v1.Hash]bool{}
+	for _, img := range imgs {
+		for _, d := range append([]v1.Descriptor{img.manifest.Config}, img.manifest.Layers...) {
+			if !seen[d.Digest] {
+				seen[d.Digest] = true
+				blobs = append(blobs, d)
+			}
+		}
+	}
+	return blobs, descs, nil
+}
+
+// resolve is the digest r's tag holds; a zero Hash when the repository has
+// no such tag.
+func resolve(ctx context.Context, r repository) (v1.Hash, error) {
+	desc, err := r.repo.Resolve(ctx, r.tag)
+	if errors.Is(err, errdef.ErrNotFound) {
+		return v1.Hash{}, nil
+	}
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	return v1.NewHash(desc.Digest.String())
+}
+
+// fetchManifest is the manifest r's repository holds at digest, as a
+// layout-free artifact's root: its descriptor and bytes.
+func fetchManifest(ctx context.Context, r repository, h v1.Hash) (v1.Descriptor, []byte, error) {
+	desc, rc, err := r.repo.Manifests().FetchReference(ctx, h.String())
+	if err != nil {
+		return v1.Descriptor{}, nil, err
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, maxMetadata+1))
+	if err != nil {
+		return v1.Descriptor{}, nil, err
+	}
+	if got := sha256Of(data); got != h {
+		return v1.Descriptor{}, nil, fmt.Errorf("the registry sent %s for %s", got, h)
+	}
+	return v1.Descriptor{MediaType: types.MediaType(desc.MediaType), Size: int64(len(data)), Digest: h}, data, nil
+}
+
+// pushManifest writes a manifest's bytes under r's tag.
+func pushManifest(ctx context.Context, r repository, d v1.Descriptor, data []byte) error {
+	return r.repo.Manifests().PushReference(ctx, ociDescriptor(d), bytes.NewReader(data), r.tag)
+}
+
+// ociDescriptor is d as oras-go takes it.
+func ociDescriptor(d v1.Descriptor) ocispec.Descriptor {
+	return ocispec.Descriptor{MediaType: string(d.MediaType), Digest: digest.Digest(d.Digest.String()), Size: d.Size}
+}
+
+// registryErr says what a registry answered in the words of HTTP: the
+// request, the status and what the registry said of it.
+func registryErr(err error) error {
+	var resp *errcode.ErrorResponse
+	switch {
+	case errors.Is(err, auth.ErrBasicCredentialNotFound):
+		return fmt.Errorf("401 Unauthorized: the registry asks for a login, and none was given")
+	case errors.As(err, &resp):
+		said := ""
+		if len(resp.Errors) > 0 {
+			said = ": " + resp.Errors.Error()
+		}
+		return fmt.Errorf("%s %s: %d %s%s", resp.Method, resp.URL.Redacted(), resp.StatusCode, http.StatusText(resp.StatusCode), said)
+	}
+	return err
+}
