@@ -46,7 +46,7 @@ func Tagged(ctx context.Context, t Target) ([]v1.Hash, error) {
 	return held, nil
 }
 
-// tags are refs as go-containerregistry reaches them.
+// repositories are refs as c reaches them.
 func (t Target) repositories(ctx context.Context, c *client, refs []string) ([]repository, error) {
 	repos := make([]repository, len(refs))
 	for i, ref := range refs {
