@@ -13,7 +13,6 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
@@ -181,17 +180,8 @@ func fileTimes(t *testing.T, l v1.Layer) []string {
 // index names the image, or the platform index of a multi-platform image.
 func layoutTarball(t testing.TB, a digester) string {
 	t.Helper()
-	dir := t.TempDir()
-	p, err := layout.Write(dir, empty.Index)
-	require.NoError(t, err)
-	switch a := a.(type) {
-	case v1.ImageIndex:
-		require.NoError(t, p.AppendIndex(a))
-	case v1.Image:
-		require.NoError(t, p.AppendImage(a))
-	}
 	out := filepath.Join(t.TempDir(), "image.tar")
-	tartest.Pack(t, dir, out)
+	tartest.Pack(t, layoutOf(t, a), out)
 	return out
 }
 

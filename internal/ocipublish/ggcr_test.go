@@ -33,9 +33,9 @@ type normIndex struct {
 
 type index = v1.ImageIndex
 
-// loaded is x (a v1.Image or a v1.ImageIndex) written into a new OCI
-// layout, as the engine exports one, and loaded.
-func loaded(t testing.TB, x digester) Artifact {
+// layoutOf is a new OCI layout holding x (a v1.Image or a v1.ImageIndex),
+// as the engine exports one.
+func layoutOf(t testing.TB, x digester) string {
 	t.Helper()
 	dir := t.TempDir()
 	p, err := layout.Write(dir, empty.Index)
@@ -46,9 +46,15 @@ func loaded(t testing.TB, x digester) Artifact {
 	case v1.ImageIndex:
 		require.NoError(t, p.AppendIndex(x))
 	default:
-		t.Fatalf("loaded: %T", x)
+		t.Fatalf("layoutOf: %T", x)
 	}
-	a, err := Load(dir)
+	return dir
+}
+
+// loaded is x in a layout of its own, loaded.
+func loaded(t testing.TB, x digester) Artifact {
+	t.Helper()
+	a, err := Load(layoutOf(t, x))
 	require.NoError(t, err)
 	return a
 }
