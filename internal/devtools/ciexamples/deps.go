@@ -10,7 +10,13 @@ package ciexamples
 import (
 	_ "github.com/bmatcuk/doublestar/v4"
 	_ "github.com/google/go-containerregistry/pkg/registry" // the publish tests' registry
+	_ "github.com/google/go-containerregistry/pkg/v1/empty" // and what they make and read images with
+	_ "github.com/google/go-containerregistry/pkg/v1/layout"
+	_ "github.com/google/go-containerregistry/pkg/v1/mutate"
 	_ "github.com/google/go-containerregistry/pkg/v1/random"
+	_ "github.com/google/go-containerregistry/pkg/v1/remote"
+	_ "github.com/google/go-containerregistry/pkg/v1/static"
+	_ "github.com/google/go-containerregistry/pkg/v1/tarball"
 	_ "github.com/google/go-containerregistry/pkg/v1/validate"
 	_ "github.com/rhysd/actionlint"
 	_ "github.com/santhosh-tekuri/jsonschema/v6"
