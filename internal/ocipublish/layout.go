@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"hash"
 	"os"
 	"path/filepath"
 
@@ -135,10 +135,7 @@ func (w *blobWriter) abort() {
 
 // hashCounter is a sha256 with the count of bytes it read.
 type hashCounter struct {
-	h interface {
-		io.Writer
-		Sum([]byte) []byte
-	}
+	h hash.Hash
 	n int64
 }
 

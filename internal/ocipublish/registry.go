@@ -37,6 +37,7 @@ import (
 type repository struct {
 	repo *remote.Repository
 	tag  string
+	name string // the ref's repository, as the ref names it (its registry, not t.Connect)
 }
 
 // client logs in to t's registry (no password: anonymous) over a transport
@@ -56,29 +57,21 @@ func (t Target) client() *client {
 		Cache:  auth.NewCache(),
 	}
 	if t.Password.Set() {
-		c.http.Credential = func(ctx context.Context, hostport string) (auth.Credential, error) {
-			if hostport != c.host() {
-				return auth.EmptyCredential, nil
-			}
-			return auth.Credential{Username: t.Username, Password: t.Password.Reveal()}, nil
+		// the login goes to the registry the refs are reached at only
+		host := t.Connect
+		if tag, err := name.NewTag(firstOf(t.Refs)); host == "" && err == nil {
+			host = tag.RegistryStr()
 		}
+		c.http.Credential = auth.StaticCredential(host, auth.Credential{Username: t.Username, Password: t.Password.Reveal()})
 	}
 	return c
 }
 
-// host is the registry the refs are reached at: t.Connect, or their own.
-func (c *client) host() string {
-	if c.t.Connect != "" {
-		return c.t.Connect
-	}
-	if len(c.t.Refs) == 0 {
+func firstOf(refs []string) string {
+	if len(refs) == 0 {
 		return ""
 	}
-	tag, err := name.NewTag(c.t.Refs[0])
-	if err != nil {
-		return ""
-	}
-	return tag.RegistryStr()
+	return refs[0]
 }
 
 // repository parses ref (registry/repository:tag, nothing left implicit)
@@ -103,7 +96,7 @@ func (c *client) repository(ctx context.Context, ref string) (repository, error)
 		Reference: registry.Reference{Registry: reg.RegistryStr(), Repository: parsed.RepositoryStr()},
 		PlainHTTP: c.plainHTTP(ctx, reg),
 	}
-	return repository{repo: repo, tag: parsed.TagStr()}, nil
+	return repository{repo: repo, tag: parsed.TagStr(), name: parsed.Context().Name()}, nil
 }
 
 // plainHTTP is whether reg is spoken to in plain http: as

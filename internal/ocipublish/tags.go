@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"golang.org/x/sync/errgroup"
@@ -136,7 +135,7 @@ func Retag(ctx context.Context, t Target, digest v1.Hash, refs []string) ([]Push
 	}
 	desc, manifest, err := fetchManifest(ctx, repos[0], digest)
 	if err != nil {
-		return nil, fmt.Errorf("read %s@%s: %s", repoOf(t.Refs[0]), digest, cutErr(ctx, err))
+		return nil, fmt.Errorf("read %s@%s: %s", repos[0].name, digest, cutErr(ctx, err))
 	}
 	g := errgroup.Group{}
 	for i, ref := range refs {
@@ -170,12 +169,4 @@ func Retag(ctx context.Context, t Target, digest v1.Hash, refs []string) ([]Push
 // work, the registry's words cut.
 func cutErr(ctx context.Context, err error) string {
 	return fielderr.Cut(pushErr(ctx, err).Error(), 300)
-}
-
-// repoOf is ref without its tag.
-func repoOf(ref string) string {
-	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
-		return ref[:i]
-	}
-	return ref
 }
