@@ -3,25 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"path"
-	"slices"
-
-	"golang.org/x/sync/errgroup"
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/drawversion"
 	"dagger/lowcode-pipeline/internal/images"
 	"dagger/lowcode-pipeline/internal/nodebuild"
 	"dagger/lowcode-pipeline/internal/results"
-	"dagger/lowcode-pipeline/internal/snapshotconfig"
-)
-
-const (
-	appDir      = "/app"
-	npmCacheDir = "/var/cache/npm"
-	npmrcPath   = "/run/secrets/npmrc"
-	// npm's cache is content-addressed, so one volume serves every project.
-	npmCache = "lowcode-pipeline-npm"
 )
 
 // Build is the project built: its three outputs, each built when first used, and the design-tool version that labels its images
@@ -48,323 +35,162 @@ type Build struct {
 	// +private
 	NodeImage string
 	// +private
-	BuildArg []string
+	BuildArg []string // --build-arg, checked (images.Args)
 }
 
-// Build the project: dist/web, dist/node and, when asked, dist/codeAsData, off one install, each built when first used
-//
-// Only package.json, the lock file, the project's .npmrc and local file:
-// dependencies are copied before `npm ci` (`npm install` without a lock
-// file), so a change to the sources does not re-run it; a project whose
-// package.json runs its own scripts at install time (postinstall, prepare…)
-// gets what they read: the whole project, but nothing for husky and the
-// patches folder for patch-package; npm workspaces, each workspace's
-// package.json (the whole project when one has its own install-time script
-// or command, or a pattern is npm's alone to match). The
-// npm cache is a cache volume. The Node.js check runs in the install's own
-// exec. The install runs in build; each output is built when it is first
-// used (exported, made into an image, published), so `build frontend
-// export` runs build:draw alone, and publish builds all three concurrently.
-// The design-tool version is read from the installed dependencies.
-func (m *LowcodePipeline) Build(
+// The frontend image: docker/frontend.Dockerfile over dist/web (SOURCES_PATH=dist/web), labelled draw_version
+func (b *Build) FrontendImage(
 	ctx context.Context,
-	// Project to build: a package.json with build:draw and build:node scripts (from another directory or module: pass it, e.g. --source .)
-	// +defaultPath="/"
-	// +ignore=["**/node_modules", "dist", ".git"]
-	source *dagger.Directory,
-	// The platform toolkit's npm package (with optional @version) that npx runs for buildCodeAsData; needed with --code-as-data
+	// Platform to build for (default: the engine's)
 	// +optional
-	toolkit string,
-	// Design-tool package whose installed version labels the images (draw_version); needed to make images
-	// +optional
-	drawPackage string,
-	// Build the code as data too: project, or bricks (a library of bricks); none by default
-	// +optional
-	codeAsData CodeAsDataKind,
-	// Further argument for buildCodeAsData, passed as it is (repeatable; needs --code-as-data)
-	// +optional
-	codeAsDataArg []string,
-	// Build argument of the images' Dockerfiles, NAME=VALUE (repeatable): FRONTEND_BASE_IMAGE, WEB_USER, DOCUMENT_ROOT, BACKEND_BASE_IMAGE, CODE_AS_DATA_BASE_IMAGE, or one of your Dockerfiles' own
-	// +optional
-	buildArg []string,
-	// Node.js image the builds run in (Node.js 20 or above)
-	// +optional
-	// +default="node:24"
-	nodeImage string,
-	// .npmrc for private registries (the platform's packages usually come from one); mounted as a secret, never in a layer
-	// +optional
-	npmrc *dagger.Secret,
-) (_ *Build, err error) {
+	platform dagger.Platform,
+) (_ *dagger.Container, err error) {
 	defer userErr(&err)
-	cadCmd, err := nodebuild.CodeAsDataStep(string(codeAsData), toolkit, codeAsDataArg)
+	return b.image(ctx, images.Frontend, platform)
+}
+
+// The backend image: docker/backend.Dockerfile over dist/node (SOURCES_PATH=dist/node), labelled draw_version
+func (b *Build) BackendImage(
+	ctx context.Context,
+	// Platform to build for (default: the engine's)
+	// +optional
+	platform dagger.Platform,
+) (_ *dagger.Container, err error) {
+	defer userErr(&err)
+	return b.image(ctx, images.Backend, platform)
+}
+
+// The code-as-data image: docker/codeasdata.Dockerfile over dist/codeAsData (SOURCES_PATH=dist/codeAsData), labelled draw_version
+func (b *Build) CodeAsDataImage(
+	ctx context.Context,
+	// Platform to build for (default: the engine's)
+	// +optional
+	platform dagger.Platform,
+) (_ *dagger.Container, err error) {
+	defer userErr(&err)
+	return b.image(ctx, images.CodeAsData, platform)
+}
+
+// Build the images and push them, every time in them clamped to --created; the release names each by digest, as the payload carries it
+//
+// Everything is checked before anything is built; the three images are built
+// and pushed concurrently. Same commit, same --created: same digests. An
+// image a tag already holds is not pushed again.
+//
+// +cache="session"
+func (b *Build) Publish(
+	ctx context.Context,
+	// Where the images go, {kind} standing for frontend, backend and codeasdata, e.g. registry.example.com/team/app-{kind}
+	repository string,
+	// Tag to push each image under (repeatable; the first is the one the payload carries)
+	tag []string,
+	// Platform of a multi-platform image (repeatable): linux/amd64, linux/arm64 (default: the engine's)
+	// +optional
+	platform []dagger.Platform,
+	// Registry user name
+	// +optional
+	registryUsername string,
+	// Registry password or token
+	// +optional
+	registryPassword *dagger.Secret,
+	// A registry running as a Dagger service (tests, demos; what a repository on localhost needs): the repository's registry is reached there, over plain http
+	// +optional
+	registryService *dagger.Service,
+	// Creation time of the images, which every time in them is clamped to: the commit time, RFC 3339 or Unix seconds ($SOURCE_DATE_EPOCH); default the Unix epoch, never the clock
+	// +optional
+	created string,
+	// Image label KEY=VALUE (repeatable), e.g. org.opencontainers.image.revision=$GIT_SHA; a URL is shown without credentials or query
+	// +optional
+	label []string,
+) (_ *Release, err error) {
+	defer userErr(&err)
+	spec, err := newPublishSpec(publishFlags{repository: repository, tag: tag, platform: platform, registryUsername: registryUsername,
+		registryPassword: registryPassword, registryService: registryService, created: created, label: label}, b.HasCodeAsData, b.DrawVersion != "")
 	if err != nil {
 		return nil, err
 	}
-	if drawPackage != "" {
-		if err := drawversion.CheckPackageName("--draw-package", drawPackage); err != nil {
-			return nil, err
-		}
+	return spec.run(ctx, b, nil)
+}
+
+// image builds one image of the build for one platform.
+func (b *Build) image(ctx context.Context, kind images.Kind, platform dagger.Platform) (*dagger.Container, error) {
+	if b.DrawVersion == "" {
+		return nil, images.ErrNoDrawVersion
 	}
-	nodeImage = nodebuild.ImageOrDefault(nodeImage)
-	// Every image gets the same --build-arg: checking them for one checks them all.
-	if _, err := images.BuildArgs(images.Frontend, nodeImage, buildArg); err != nil {
+	r, err := newRecipe(ctx, b, kind, images.LabelSet{}.With(b.DrawVersion), nil)
+	if err != nil {
 		return nil, err
 	}
-	in, err := install(ctx, source, nodeImage, npmrc, "", nodebuild.DrawScript, nodebuild.NodeScript)
+	img := r.build(platform)
+	return img, r.checkOutput(ctx, img)
+}
+
+// buildFlags are build's flags as given.
+type buildFlags struct {
+	source        *dagger.Directory
+	toolkit       string
+	drawPackage   string
+	codeAsData    CodeAsDataKind
+	codeAsDataArg []string
+	buildArg      []string
+	nodeImage     string
+	npmrc         *dagger.Secret
+}
+
+// buildSpec is build's flags, checked once (newBuildSpec).
+type buildSpec struct {
+	source      *dagger.Directory
+	drawPackage string
+	codeAsData  []string // buildCodeAsData's command; nil without code as data
+	args        images.Args
+	nodeImage   string
+	npmrc       *dagger.Secret
+}
+
+// newBuildSpec checks build's flags, every problem at once. The Node.js
+// image is install's to check.
+func newBuildSpec(f buildFlags) (*buildSpec, error) {
+	s := &buildSpec{source: f.source, drawPackage: f.drawPackage, nodeImage: nodebuild.ImageOrDefault(f.nodeImage), npmrc: f.npmrc}
+	var errs [3]error
+	s.codeAsData, errs[0] = nodebuild.CodeAsDataStep(string(f.codeAsData), f.toolkit, f.codeAsDataArg)
+	if f.drawPackage != "" {
+		errs[1] = drawversion.CheckPackageName("--draw-package", f.drawPackage)
+	}
+	s.args, errs[2] = images.ParseBuildArgs(f.buildArg)
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// run installs the project (the install runs here, so that its failure is
+// build's) and makes each output lazily, off the install: whoever first uses
+// one builds it.
+func (s *buildSpec) run(ctx context.Context) (*Build, error) {
+	in, err := install(ctx, s.source, s.nodeImage, s.npmrc, "", nodebuild.DrawScript, nodebuild.NodeScript)
 	if err != nil {
 		return nil, err
 	}
 	installed := in.project
-
-	b := &Build{Source: in.source, NodeImage: nodeImage, BuildArg: buildArg, HasCodeAsData: cadCmd != nil, CodeAsData: dag.Directory(),
+	b := &Build{Source: in.source, NodeImage: s.nodeImage, BuildArg: s.args, HasCodeAsData: s.codeAsData != nil, CodeAsData: dag.Directory(),
 		Frontend: output(installed, nodebuild.RunScript(nodebuild.DrawScript), nodebuild.WebDir),
 		Backend:  output(installed, nodebuild.RunScript(nodebuild.NodeScript), nodebuild.NodeDir)}
 	doc := results.Build{Outputs: []string{nodebuild.WebDir + " (npm run build:draw)", nodebuild.NodeDir + " (npm run build:node)"}}
 	b.Dist = dag.Directory().WithDirectory("web", b.Frontend).WithDirectory("node", b.Backend)
-	if cadCmd != nil {
-		b.CodeAsData = output(installed, cadCmd, nodebuild.CodeAsDataDir)
+	if s.codeAsData != nil {
+		b.CodeAsData = output(installed, s.codeAsData, nodebuild.CodeAsDataDir)
 		b.Dist = b.Dist.WithDirectory("codeAsData", b.CodeAsData)
 		doc.Outputs = append(doc.Outputs, nodebuild.CodeAsDataDir+" (buildCodeAsData)")
 	}
-	// the install runs here, so that its failure is build's, and the
-	// outputs' builds, whoever first uses them, start from it
 	if _, err := in.deps.Sync(ctx); err != nil {
 		return nil, explain(err)
 	}
-	if drawPackage != "" {
-		if b.DrawVersion, err = drawVersion(ctx, in, drawPackage); err != nil {
+	if s.drawPackage != "" {
+		if b.DrawVersion, err = drawVersion(ctx, in, s.drawPackage); err != nil {
 			return nil, err
 		}
 	}
 	doc.HasCodeAsData, doc.DrawVersion = b.HasCodeAsData, b.DrawVersion
 	b.Summary, b.Json = doc.Text(), results.JSON(doc)
 	return b, nil
-}
-
-// The project with its dependencies installed, ready to build: a container to explore with terminal
-func (m *LowcodePipeline) Install(
-	ctx context.Context,
-	// Project to install
-	// +defaultPath="/"
-	// +ignore=["**/node_modules", "dist", ".git"]
-	source *dagger.Directory,
-	// Node.js image (Node.js 20 or above)
-	// +optional
-	// +default="node:24"
-	nodeImage string,
-	// .npmrc for private registries; mounted as a secret, never in a layer
-	// +optional
-	npmrc *dagger.Secret,
-) (_ *dagger.Container, err error) {
-	defer userErr(&err)
-	in, err := install(ctx, source, nodeImage, npmrc, "")
-	if err != nil {
-		return nil, err
-	}
-	return in.project, nil
-}
-
-// output is dir after cmd ran in the installed project: lazy, and checked in
-// the same exec (a step that exits 0 without writing dir fails, naming it).
-func output(installed *dagger.Container, cmd []string, dir string) *dagger.Directory {
-	return installed.WithExec(nodebuild.CheckedBuild(cmd, dir)).Directory(dir)
-}
-
-// drawVersion is the version of pkg the dependencies hold. A dependency of
-// the project's own is read from its installed package.json, which costs no
-// exec; anything else (a workspace's dependency, none) is npm ls's to say.
-func drawVersion(ctx context.Context, in *installation, pkg string) (string, error) {
-	deps := in.deps
-	if in.manifest.DependsOn(pkg) {
-		if data, err := deps.File(path.Join(appDir, drawversion.InstalledManifest(pkg))).Contents(ctx); err == nil {
-			return drawversion.ManifestVersion(pkg, []byte(data))
-		}
-	}
-	out, err := deps.
-		WithExec(drawversion.ListCommand(pkg), dagger.ContainerWithExecOpts{Expect: dagger.ReturnTypeAny}).
-		Stdout(ctx)
-	if err != nil {
-		return "", explain(err)
-	}
-	return drawversion.InstalledVersion(pkg, []byte(out))
-}
-
-// installation is a project with its dependencies installed.
-type installation struct {
-	deps     *dagger.Container   // the dependencies alone: package.json, the lock file, node_modules
-	project  *dagger.Container   // the whole project on them, ready to build
-	source   *dagger.Directory   // the project as every container sees it (scrubbed)
-	manifest *nodebuild.Manifest // its package.json
-}
-
-// install installs the project's dependencies, after checking package.json's
-// scripts when required is not empty.
-//
-// Every snapshot configuration is scrubbed in the project the containers
-// see: the default one and config, when given (snapshot's --config).
-func install(ctx context.Context, source *dagger.Directory, nodeImage string, npmrc *dagger.Secret, config string, required ...string) (*installation, error) {
-	if err := nodebuild.CheckImage(nodeImage); err != nil {
-		return nil, err
-	}
-	source = source.Filter(dagger.DirectoryFilterOpts{Exclude: nodebuild.ProjectExcludes})
-	// three reads that need none of the others' answers: each an engine
-	// round trip on the way to the install, so at once
-	var (
-		data    string
-		root    []string
-		project *dagger.Directory // the inputs come from the scrubbed project: a script's whole project holds no snapshot token either
-	)
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) {
-		if data, err = source.File(nodebuild.ManifestFile).Contents(gctx); err != nil {
-			return errors.New("no package.json at the root of the source directory: pass the project with --source")
-		}
-		return nil
-	})
-	g.Go(func() (err error) { root, err = source.Entries(gctx); return err })
-	g.Go(func() (err error) { project, err = scrubbed(gctx, source, config); return err })
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	manifest, err := nodebuild.ParseManifest([]byte(data))
-	if err != nil {
-		return nil, err
-	}
-	if err := manifest.RequireScripts(required...); err != nil {
-		return nil, err
-	}
-	workspaces, err := listWorkspaces(ctx, source, manifest)
-	if err != nil {
-		return nil, err
-	}
-	inputs, err := manifest.InstallInputsWith(root, workspaces)
-	if err != nil {
-		return nil, err
-	}
-	nodeImage = nodebuild.ImageOrDefault(nodeImage)
-	if len(inputs) == 1 && inputs[0].Path == "." { // the whole project (nodebuild.InstallInputs)
-		// the project as the install left it, as in a checkout: no copy
-		// over it undoes what npm did to its files (a command's mode)
-		deps := installed(nodeImage, npmrc, project, root)
-		return &installation{deps: deps, project: deps, source: project, manifest: manifest}, nil
-	}
-	manifestOnly := dag.Directory()
-	for _, in := range inputs {
-		if in.Dir {
-			manifestOnly = manifestOnly.WithDirectory(in.Path, project.Directory(in.Path))
-		} else {
-			manifestOnly = manifestOnly.WithFile(in.Path, project.File(in.Path))
-		}
-	}
-	deps := installed(nodeImage, npmrc, manifestOnly, root)
-	return &installation{deps: deps, project: deps.WithDirectory(appDir, project), source: project, manifest: manifest}, nil
-}
-
-// installed is the install run on inputs, the files it reads.
-func installed(nodeImage string, npmrc *dagger.Secret, inputs *dagger.Directory, root []string) *dagger.Container {
-	return node(nodeImage, npmrc).
-		WithDirectory(appDir, inputs).
-		WithWorkdir(appDir).
-		WithExec(nodebuild.CheckedInstall(nodeImage, root))
-}
-
-// listWorkspaces finds the project's npm workspaces and reads each one's
-// package.json, so that the install takes those instead of the whole
-// project; not Listed when npm's patterns need npm's own matching.
-func listWorkspaces(ctx context.Context, source *dagger.Directory, m *nodebuild.Manifest) (nodebuild.Workspaces, error) {
-	globs, ok := m.WorkspaceGlobs()
-	if !ok || len(globs) == 0 {
-		return nodebuild.Workspaces{Listed: ok}, nil
-	}
-	found, err := source.Glob(ctx, nodebuild.AnyManifest)
-	if err != nil {
-		return nodebuild.Workspaces{}, err
-	}
-	files := nodebuild.WorkspaceManifests(globs, found)
-	each := make([]nodebuild.Workspace, len(files))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(8)
-	for i, file := range files {
-		g.Go(func() error {
-			dir, ok := nodebuild.WorkspaceDir(file)
-			if !ok {
-				return nil
-			}
-			data, err := source.File(file).Contents(gctx)
-			if err != nil {
-				return err
-			}
-			m, err := nodebuild.ParseManifestAt(file, []byte(data))
-			if err != nil {
-				return err
-			}
-			each[i] = nodebuild.Workspace{Dir: dir, Manifest: m}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nodebuild.Workspaces{}, err
-	}
-	each = slices.DeleteFunc(each, func(w nodebuild.Workspace) bool { return w.Manifest == nil })
-	return nodebuild.Workspaces{Listed: true, Each: each}, nil
-}
-
-// scrubbed is the source as every npm and toolkit container sees it: a token
-// kept in a snapshot configuration's git.repo is removed (the file is
-// otherwise the project's), so it reaches the git step only; the project's
-// .npmrc keeps no setting that names an environment variable, which the
-// containers never have (nodebuild.ProjectNpmrc), so --npmrc supplies it.
-func scrubbed(ctx context.Context, source *dagger.Directory, config string) (*dagger.Directory, error) {
-	// in a fixed order: the same project gives the same directory, and cached steps stay cached
-	type rewrite struct {
-		path  string
-		clean func([]byte) []byte
-	}
-	rewrites := []rewrite{{nodebuild.ProjectConfig, nodebuild.ProjectNpmrc}, {snapshotconfig.DefaultPath, snapshotconfig.ScrubCredentials}}
-	if config != "" && config != snapshotconfig.DefaultPath {
-		rewrites = append(rewrites, rewrite{config, snapshotconfig.ScrubCredentials})
-	}
-	// read concurrently (engine round trips), applied in that order
-	cleaned := make([]*string, len(rewrites))
-	g, gctx := errgroup.WithContext(ctx)
-	for i, r := range rewrites {
-		g.Go(func() error {
-			ok, err := source.Exists(gctx, r.path)
-			if err != nil || !ok {
-				return err
-			}
-			data, err := source.File(r.path).Contents(gctx)
-			if err != nil {
-				return err
-			}
-			if clean := string(r.clean([]byte(data))); clean != data {
-				cleaned[i] = &clean
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	for i, r := range rewrites {
-		if cleaned[i] != nil {
-			source = source.WithNewFile(r.path, *cleaned[i])
-		}
-	}
-	return source, nil
-}
-
-// node is the Node.js container every step runs in: the npm cache volume,
-// and the .npmrc secret mounted outside the project. Its version is checked
-// by the install's exec (nodebuild.CheckedInstall).
-func node(image string, npmrc *dagger.Secret) *dagger.Container {
-	ctr := withScripts(dag.Container().From(image), nodebuild.Helpers()).
-		WithMountedCache(npmCacheDir, dag.CacheVolume(npmCache)).
-		WithEnvVariable("NPM_CONFIG_CACHE", npmCacheDir).
-		WithEnvVariable("NPM_CONFIG_UPDATE_NOTIFIER", "false").
-		WithEnvVariable("CI", "true")
-	if npmrc != nil {
-		ctr = ctr.WithMountedSecret(npmrcPath, npmrc).WithEnvVariable("NPM_CONFIG_USERCONFIG", npmrcPath)
-	}
-	return ctr
 }

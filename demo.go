@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/nodebuild"
+	"dagger/lowcode-pipeline/internal/webhook"
 )
 
 const (
@@ -17,18 +20,9 @@ const (
 	demoRegistry  = "localhost:5000"
 )
 
-// Run the whole pipeline on the embedded example project: build, publish to a local registry, one deploy to a local webhook receiver
-//
-// Uses examples/app from this module with its stand-ins for the vendor's
-// tools, so it needs no vendor account and no registry of yours: it starts
-// registry:3 and a webhook-receiver as services, then runs deliver (build
-// with code as data → publish → payload → deploy). The payload carries the
-// three images pinned by digest. Prints the images and the receipt: status,
-// message, each image reference, the payload's SHA-256 and where it went.
-//
-// +cache="session"
-func (m *LowcodePipeline) Demo(ctx context.Context) (_ string, err error) {
-	defer userErr(&err)
+// demo runs deliver on examples/app, with its own registry and webhook
+// receiver as services.
+func demo(ctx context.Context) (string, error) {
 	random := make([]byte, 16)
 	_, _ = rand.Read(random)
 	run := hex.EncodeToString(random)
@@ -45,7 +39,7 @@ func (m *LowcodePipeline) Demo(ctx context.Context) (_ string, err error) {
 	defer registry.Stop(ctx)
 
 	token := dag.SetSecret("lowcode-pipeline-demo-token-"+run[:8], run)
-	service, err := m.WebhookReceiver(token, 8080, nil, nil)
+	service, err := webhookReceiver(token, 8080, nil, nil)
 	if err != nil {
 		return "", err
 	}
@@ -58,13 +52,40 @@ func (m *LowcodePipeline) Demo(ctx context.Context) (_ string, err error) {
 	if err != nil {
 		return "", err
 	}
-	d, err := m.Deliver(ctx, dag.CurrentModule().Source().Directory("examples/app"), "platform-cli-standin", "draw-standin",
-		CodeAsDataKindProject, nil, nil, nodebuild.DefaultImage, nil,
-		demoRegistry+"/lowcode-example/{kind}", []string{"demo"}, nil, "", nil, registry, "2026-01-01T00:00:00Z",
-		[]string{"org.opencontainers.image.version=demo"},
-		nil, endpoint+"/example/demo", token, nil, true)
+	spec, err := newDeliverySpec(ctx, deliveryFlags{
+		build: buildFlags{source: dag.CurrentModule().Source().Directory("examples/app"), toolkit: "platform-cli-standin",
+			drawPackage: "draw-standin", codeAsData: CodeAsDataKindProject, nodeImage: nodebuild.DefaultImage},
+		publish: publishFlags{repository: demoRegistry + "/lowcode-example/{kind}", tag: []string{"demo"}, registryService: registry,
+			created: "2026-01-01T00:00:00Z", label: []string{"org.opencontainers.image.version=demo"}},
+		deploy: deployFlags{url: endpoint + "/example/demo", token: token, allowHTTP: true, connectAttempts: defaultConnectAttempts},
+	})
+	if err != nil {
+		return "", err
+	}
+	d, err := spec.run(ctx)
 	if err != nil {
 		return "", err
 	}
 	return d.Summary, nil
+}
+
+// webhookReceiver is the webhook-receiver service (the module's binary).
+func webhookReceiver(webhookToken *dagger.Secret, port int, tlsCert *dagger.File, tlsKey *dagger.Secret) (*dagger.Service, error) {
+	if err := webhook.CheckPort(port); err != nil {
+		return nil, err
+	}
+	args := []string{"webhook-receiver", "-listen", fmt.Sprintf(":%d", port)}
+	ctr, err := withTool(dag.Container().From(runtimeImage), "webhook-receiver")
+	if err != nil {
+		return nil, err
+	}
+	ctr = ctr.WithSecretVariable("WEBHOOK_TOKEN", webhookToken).WithExposedPort(port)
+	switch {
+	case tlsCert != nil && tlsKey != nil:
+		ctr = ctr.WithMountedFile("/run/lowcode-pipeline/tls.crt", tlsCert).WithMountedSecret("/run/lowcode-pipeline/tls.key", tlsKey)
+		args = append(args, "-tls-cert", "/run/lowcode-pipeline/tls.crt", "-tls-key", "/run/lowcode-pipeline/tls.key")
+	case tlsCert != nil || tlsKey != nil:
+		return nil, errors.New("--tls-cert and --tls-key go together")
+	}
+	return ctr.AsService(dagger.ContainerAsServiceOpts{Args: args}), nil
 }

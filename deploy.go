@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/durationflag"
 	"dagger/lowcode-pipeline/internal/payload"
@@ -41,192 +43,119 @@ type Receipt struct {
 	Warnings []string
 }
 
-// Send the payload to the platform's webhook: one POST with Authorization: Bearer, never sent twice
-//
-// Only a failure to connect at all is retried; once a connection exists the
-// request may have reached the platform, so a dropped connection or a time-out
-// fails without a second request. Any status but 200 fails with the response
-// body written out.
-//
-// +cache="session"
-func (p *Payload) Deploy(
-	ctx context.Context,
-	// Webhook address from the vendor, e.g. https://<client_host>/<project>/<instance>
-	webhookUrl string,
-	// Webhook token, e.g. env://WEBHOOK_TOKEN
-	webhookToken *dagger.Secret,
-	// Allow an http:// address (a local receiver); the token would travel unencrypted
-	// +optional
-	allowHttp bool,
-	// Time limit for connecting (TCP and TLS)
-	// +optional
-	// +default="10s"
-	connectTimeout string,
-	// Time limit for the whole call, response included
-	// +optional
-	// +default="60s"
-	timeout string,
-	// How many times connecting is tried, the first included (never again once the request may have been received)
-	// +optional
-	// +default=4
-	connectAttempts int,
-	// CA certificate (PEM) that signs a self-hosted webhook's certificate; trusted by this call only, instead of the system's
-	// +optional
-	webhookCaCert *dagger.File,
-) (_ *Receipt, err error) {
-	defer userErr(&err)
-	if err := errors.Join(webhook.CheckConnectAttempts(connectAttempts), webhook.CheckNotLoopback(webhookUrl)); err != nil {
-		return nil, err
-	}
-	token, err := webhookToken.Plaintext(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("read --webhook-token: %w", err)
-	}
-	r := deployRequest{
-		url: webhookUrl, token: secret.New(token), allowHTTP: allowHttp,
-		connectTimeout: connectTimeout, timeout: timeout, connectAttempts: connectAttempts,
-	}
-	if webhookCaCert != nil {
-		pem, err := webhookCaCert.Contents(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("read --webhook-ca-cert: %w", err)
-		}
-		r.caPEM = []byte(pem)
-	}
-	return deployPayload(ctx, []byte(p.Json), r)
-}
-
-// The request deploy would send, the token masked: checks the payload and the address, sends nothing
-func (p *Payload) Request(
-	// Webhook address from the vendor, e.g. https://<client_host>/<project>/<instance>
-	webhookUrl string,
-	// Allow an http:// address (a local receiver)
-	// +optional
-	allowHttp bool,
-) (_ string, err error) {
-	defer userErr(&err)
-	if err := webhook.CheckNotLoopback(webhookUrl); err != nil {
-		return "", err
-	}
-	return requestText([]byte(p.Json), webhookUrl, allowHttp)
-}
-
-// requestText is the request a deploy of body to webhookUrl would send, the
-// token masked, after the checks deploy makes of the payload and the address.
-func requestText(body []byte, webhookUrl string, allowHttp bool) (string, error) {
-	if _, err := payload.Parse(body); err != nil {
-		return "", fmt.Errorf("invalid payload: %w", err)
-	}
-	// The token is not needed to show the request: it is masked.
-	call, err := prepareWebhook(deployRequest{url: webhookUrl, token: secret.New("masked"), allowHTTP: allowHttp})
-	if err != nil {
-		return "", err
-	}
-	return call.Request(body), nil
-}
-
-// A stand-in for the platform's webhook, for local runs and tests
-//
-// Checks method, content type and bearer token (401/403), validates the
-// payload (422 with the problems), records what it accepts (GET /_deliveries,
-// same token) and answers 200 {"message":"success"}. Plain http: deploy to it
-// with --allow-http.
-func (m *LowcodePipeline) WebhookReceiver(
-	// Bearer token the receiver demands
-	webhookToken *dagger.Secret,
-	// Port to listen on
-	// +optional
-	// +default=8080
-	port int,
-	// Certificate (PEM) to serve https with, e.g. one a private CA signed; plain http without it
-	// +optional
-	tlsCert *dagger.File,
-	// Private key (PEM) of --tls-cert
-	// +optional
-	tlsKey *dagger.Secret,
-) (_ *dagger.Service, err error) {
-	defer userErr(&err)
-	if err := webhook.CheckPort(port); err != nil {
-		return nil, err
-	}
-	args := []string{"webhook-receiver", "-listen", fmt.Sprintf(":%d", port)}
-	ctr, err := withTool(dag.Container().From(runtimeImage), "webhook-receiver")
-	if err != nil {
-		return nil, err
-	}
-	ctr = ctr.WithSecretVariable("WEBHOOK_TOKEN", webhookToken).WithExposedPort(port)
-	switch {
-	case tlsCert != nil && tlsKey != nil:
-		ctr = ctr.WithMountedFile("/run/lowcode-pipeline/tls.crt", tlsCert).WithMountedSecret("/run/lowcode-pipeline/tls.key", tlsKey)
-		args = append(args, "-tls-cert", "/run/lowcode-pipeline/tls.crt", "-tls-key", "/run/lowcode-pipeline/tls.key")
-	case tlsCert != nil || tlsKey != nil:
-		return nil, errors.New("--tls-cert and --tls-key go together")
-	}
-	return ctr.AsService(dagger.ContainerAsServiceOpts{Args: args}), nil
-}
-
-type deployRequest struct {
-	url                     string
-	token                   secret.Text
-	allowHTTP               bool
-	connectTimeout, timeout string
-	connectAttempts         int
-	caPEM                   []byte // --webhook-ca-cert
-}
-
-// deployPayload checks the payload and the call, then sends the payload (or
-// shows it) and turns what happened into a receipt.
-func deployPayload(ctx context.Context, body []byte, r deployRequest) (*Receipt, error) {
-	parsed, err := payload.Parse(body)
-	if err != nil {
-		return nil, fmt.Errorf("invalid payload, nothing sent: %w", err)
-	}
-	call, err := prepareWebhook(r)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := call.Send(ctx, body)
-	if err != nil {
-		return nil, err
-	}
-	return newReceipt(results.Receipt{
-		Status: rec.Status, Message: rec.Message, Url: rec.URL, PayloadSha256: rec.PayloadSHA256, Images: parsed.Images(),
-		SentAt: rec.SentAt.Format(time.RFC3339Nano), DurationMs: int(rec.DurationMs), ConnectAttempts: rec.ConnectAttempts, Warnings: rec.Warnings,
-	}), nil
+// newReceipt is the Receipt of doc.
+func newReceipt(doc results.Receipt) *Receipt {
+	return &Receipt{Summary: doc.Text(), Json: results.JSON(doc),
+		Status: doc.Status, Message: doc.Message, Url: doc.Url, PayloadSha256: doc.PayloadSha256, Images: doc.Images, SentAt: doc.SentAt,
+		DurationMs: doc.DurationMs, ConnectAttempts: doc.ConnectAttempts, Warnings: doc.Warnings}
 }
 
 // defaultConnectAttempts is deploy's --connect-attempts default.
 const defaultConnectAttempts = 4
 
-// document is the receipt as results renders it.
-func (r *Receipt) document() results.Receipt {
-	return results.Receipt{Status: r.Status, Message: r.Message, Url: r.Url, PayloadSha256: r.PayloadSha256, Images: r.Images,
-		SentAt: r.SentAt, DurationMs: r.DurationMs, ConnectAttempts: r.ConnectAttempts, Warnings: r.Warnings}
+// deployFlags are deploy's flags as given.
+type deployFlags struct {
+	url                     string
+	token                   *dagger.Secret
+	allowHTTP               bool
+	connectTimeout, timeout string
+	connectAttempts         int
+	caCert                  *dagger.File
 }
 
-func newReceipt(r results.Receipt) *Receipt {
-	return &Receipt{Summary: r.Text(), Json: results.JSON(r),
-		Status: r.Status, Message: r.Message, Url: r.Url, PayloadSha256: r.PayloadSha256, Images: r.Images, SentAt: r.SentAt,
-		DurationMs: r.DurationMs, ConnectAttempts: r.ConnectAttempts, Warnings: r.Warnings}
+// check checks what needs nothing read: the address is not this machine's
+// (in the engine, loopback is the module's own container), and connecting is
+// tried at least once.
+func (f deployFlags) check() error {
+	return errors.Join(webhook.CheckConnectAttempts(f.connectAttempts), webhook.CheckNotLoopback(f.url))
 }
 
-// prepareWebhook checks the address, token and limits before anything is sent.
-func prepareWebhook(r deployRequest) (*webhook.Prepared, error) {
-	var err error
+// read reads the token and the CA certificate, concurrently (engine round
+// trips).
+func (f deployFlags) read(ctx context.Context) (secret.Text, []byte, error) {
+	var (
+		token secret.Text
+		caPEM []byte
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		plain, err := f.token.Plaintext(gctx)
+		if err != nil {
+			return fmt.Errorf("read --webhook-token: %w", err)
+		}
+		token = secret.New(plain)
+		return nil
+	})
+	g.Go(func() (err error) { caPEM, err = readFile(gctx, f.caCert, "--webhook-ca-cert"); return err })
+	if err := g.Wait(); err != nil {
+		return secret.Text{}, nil, err
+	}
+	return token, caPEM, nil
+}
+
+// deploySpec is deploy's flags checked (deployFlags.spec): the call to
+// make, the address, token and limits checked before anything is sent.
+type deploySpec struct {
+	call *webhook.Prepared
+}
+
+// spec checks the address, the token, the time limits and the CA
+// certificate read (nil: the system's roots).
+func (f deployFlags) spec(token secret.Text, caPEM []byte) (*deploySpec, error) {
 	cfg := webhook.Config{
-		URL: r.url, Token: r.token, AllowHTTP: r.allowHTTP, ConnectAttempts: r.connectAttempts,
+		URL: f.url, Token: token, AllowHTTP: f.allowHTTP, ConnectAttempts: f.connectAttempts,
 		Logf: func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) },
 	}
-	if cfg.ConnectTimeout, err = durationflag.Optional("--connect-timeout", r.connectTimeout); err != nil {
-		return nil, err
-	}
-	if cfg.Timeout, err = durationflag.Optional("--timeout", r.timeout); err != nil {
-		return nil, err
-	}
-	if r.caPEM != nil {
-		if cfg.RootCAs, err = webhook.CAPool(r.caPEM); err != nil {
-			return nil, fmt.Errorf("--webhook-ca-cert: %w", err)
+	var errs [3]error
+	cfg.ConnectTimeout, errs[0] = durationflag.Optional("--connect-timeout", f.connectTimeout)
+	cfg.Timeout, errs[1] = durationflag.Optional("--timeout", f.timeout)
+	if caPEM != nil {
+		if cfg.RootCAs, errs[2] = webhook.CAPool(caPEM); errs[2] != nil {
+			errs[2] = fmt.Errorf("--webhook-ca-cert: %w", errs[2])
 		}
 	}
-	return webhook.Prepare(cfg)
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, err
+	}
+	call, err := webhook.Prepare(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &deploySpec{call: call}, nil
+}
+
+// send checks the payload, then sends it once and says what happened.
+func (s *deploySpec) send(ctx context.Context, body []byte) (results.Receipt, error) {
+	parsed, err := payload.Parse(body)
+	if err != nil {
+		return results.Receipt{}, fmt.Errorf("invalid payload, nothing sent: %w", err)
+	}
+	rec, err := s.call.Send(ctx, body)
+	if err != nil {
+		return results.Receipt{}, err
+	}
+	return results.Receipt{
+		Status: rec.Status, Message: rec.Message, Url: rec.URL, PayloadSha256: rec.PayloadSHA256, Images: parsed.Images(),
+		SentAt: rec.SentAt.Format(time.RFC3339Nano), DurationMs: int(rec.DurationMs), ConnectAttempts: rec.ConnectAttempts, Warnings: rec.Warnings,
+	}, nil
+}
+
+// request is the request send would make of body, after checking it.
+func (s *deploySpec) request(body []byte) (string, error) {
+	if _, err := payload.Parse(body); err != nil {
+		return "", fmt.Errorf("invalid payload: %w", err)
+	}
+	return s.call.Request(body), nil
+}
+
+// readFile is f's contents, read for flag; nil without f.
+func readFile(ctx context.Context, f *dagger.File, flag string) ([]byte, error) {
+	if f == nil {
+		return nil, nil
+	}
+	text, err := f.Contents(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", flag, err)
+	}
+	return []byte(text), nil
 }

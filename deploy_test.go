@@ -165,3 +165,38 @@ func TestTheReceiverRefusesAPortNoListenerCanHave(t *testing.T) {
 	assert.NoError(t, webhook.CheckPort(1))
 	assert.NoError(t, webhook.CheckPort(65535))
 }
+
+// deployRequest is what deploy has of its flags once the token and the CA
+// certificate are read.
+type deployRequest struct {
+	url                     string
+	token                   secret.Text
+	allowHTTP               bool
+	connectTimeout, timeout string
+	connectAttempts         int
+	caPEM                   []byte
+}
+
+// deployPayload sends body as deploy does: the spec made, then sent.
+func deployPayload(ctx context.Context, body []byte, r deployRequest) (*Receipt, error) {
+	f := deployFlags{url: r.url, allowHTTP: r.allowHTTP, connectTimeout: r.connectTimeout, timeout: r.timeout, connectAttempts: r.connectAttempts}
+	spec, err := f.spec(r.token, r.caPEM)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := spec.send(ctx, body)
+	if err != nil {
+		return nil, err
+	}
+	return newReceipt(rec), nil
+}
+
+// requestText is what request shows of body, without request's check of
+// the address.
+func requestText(body []byte, url string, allowHTTP bool) (string, error) {
+	spec, err := deployFlags{url: url, allowHTTP: allowHTTP}.spec(secret.New("masked"), nil)
+	if err != nil {
+		return "", err
+	}
+	return spec.request(body)
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/durationflag"
@@ -10,6 +9,7 @@ import (
 	"dagger/lowcode-pipeline/internal/payload"
 	"dagger/lowcode-pipeline/internal/results"
 	"dagger/lowcode-pipeline/internal/rules"
+	"dagger/lowcode-pipeline/internal/secret"
 )
 
 // Payload is a deployment payload, checked against every rule of the interface
@@ -52,60 +52,6 @@ type PlanBackend struct {
 	Images []string
 	// Indexes of the deploy rules that send it there
 	Rules []int
-}
-
-// A deployment payload: the reference default, or one you give, with this run's images
-//
-// Starts from the reference default (a frontend placeholder, no backend
-// images, a catch-all deploy rule, both approval modes manual) or from
-// --from, then sets the frontend image, appends the backend images and sets
-// the code-as-data image only when given. The result is checked against
-// every rule of the interface, with every problem at once.
-func (m *LowcodePipeline) Payload(
-	ctx context.Context,
-	// Payload JSON file to start from instead of the reference default
-	// +optional
-	from *dagger.File,
-	// Frontend image reference
-	// +optional
-	frontendRef string,
-	// Backend image reference (repeatable)
-	// +optional
-	backendRef []string,
-	// Code-as-data image reference: only when this run built one
-	// +optional
-	codeAsDataRef string,
-) (_ *Payload, err error) {
-	defer userErr(&err)
-	return composePayload(ctx, from, payload.Options{FrontendImage: frontendRef, BackendImages: backendRef, CodeAsDataImage: codeAsDataRef})
-}
-
-// The deployment payload of this release: the reference default, or one you give, with the release's images
-//
-// Sets frontend.image, appends the backend image and sets codeAsData.image
-// only when the release has one, each the first tag's reference pinned by
-// digest. A --from that names an image of its own is refused, each named by
-// its path: it would go out beside the release's (a stale backend, a
-// code-as-data image this run did not build).
-func (r *Release) Payload(
-	ctx context.Context,
-	// Payload JSON file to start from instead of the reference default; it names no image: the run's are the only ones sent
-	// +optional
-	from *dagger.File,
-) (_ *Payload, err error) {
-	defer userErr(&err)
-	return composePayload(ctx, from, r.payloadOptions())
-}
-
-// payloadOptions are the release's images as a payload carries them.
-func (r *Release) payloadOptions() payload.Options {
-	refs := map[images.Kind]string{}
-	for kind, pushed := range map[images.Kind][]*PushedImage{images.Frontend: r.Frontend, images.Backend: r.Backend, images.CodeAsData: r.CodeAsData} {
-		if len(pushed) > 0 {
-			refs[kind] = pushed[0].Ref
-		}
-	}
-	return payloadOptionsOf(refs)
 }
 
 // payloadOptionsOf are images, by kind, as a payload carries them.
@@ -167,6 +113,80 @@ func (p *Payload) WithForceSync() (*Payload, error) {
 	return p.edit(payload.Options{ForceSync: true})
 }
 
+// Send the payload to the platform's webhook: one POST with Authorization: Bearer, never sent twice
+//
+// Only a failure to connect at all is retried. Any status but 200 fails
+// with the response body written out.
+//
+// +cache="session"
+func (p *Payload) Deploy(
+	ctx context.Context,
+	// Webhook address from the vendor, e.g. https://<client_host>/<project>/<instance>
+	webhookUrl string,
+	// Webhook token, e.g. env://WEBHOOK_TOKEN
+	webhookToken *dagger.Secret,
+	// Allow an http:// address (a local receiver); the token would travel unencrypted
+	// +optional
+	allowHttp bool,
+	// Time limit for connecting (TCP and TLS)
+	// +optional
+	// +default="10s"
+	connectTimeout string,
+	// Time limit for the whole call, response included
+	// +optional
+	// +default="60s"
+	timeout string,
+	// How many times connecting is tried, the first included (never again once the request may have been received)
+	// +optional
+	// +default=4
+	connectAttempts int,
+	// CA certificate (PEM) that signs a self-hosted webhook's certificate; trusted by this call only, instead of the system's
+	// +optional
+	webhookCaCert *dagger.File,
+) (_ *Receipt, err error) {
+	defer userErr(&err)
+	f := deployFlags{url: webhookUrl, token: webhookToken, allowHTTP: allowHttp, connectTimeout: connectTimeout, timeout: timeout,
+		connectAttempts: connectAttempts, caCert: webhookCaCert}
+	// what needs no read first: a bad flag fails without an engine round trip
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	token, caPEM, err := f.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := f.spec(token, caPEM)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := spec.send(ctx, []byte(p.Json))
+	if err != nil {
+		return nil, err
+	}
+	return newReceipt(rec), nil
+}
+
+// The request deploy would send, the token masked: checks the payload and the address, sends nothing
+func (p *Payload) Request(
+	// Webhook address from the vendor, e.g. https://<client_host>/<project>/<instance>
+	webhookUrl string,
+	// Allow an http:// address (a local receiver)
+	// +optional
+	allowHttp bool,
+) (_ string, err error) {
+	defer userErr(&err)
+	f := deployFlags{url: webhookUrl, allowHTTP: allowHttp, connectAttempts: defaultConnectAttempts}
+	if err := f.check(); err != nil {
+		return "", err
+	}
+	// the token is not needed to show the request: it is masked
+	spec, err := f.spec(secret.New("masked"), nil)
+	if err != nil {
+		return "", err
+	}
+	return spec.request([]byte(p.Json))
+}
+
 // The payload as a file, payload.json
 func (p *Payload) File() *dagger.File {
 	return dag.File("payload.json", p.Json)
@@ -201,28 +221,32 @@ func (p *Payload) Plan(
 		return nil, err
 	}
 	doc := results.Plan{Warnings: plan.Warnings}
-	out := &Plan{Summary: plan.Table(), Warnings: plan.Warnings}
 	for _, im := range plan.Images {
 		doc.Images = append(doc.Images, results.PlanImage{Image: im.Image, Rules: im.Rules, Backends: im.Backends})
-		out.Images = append(out.Images, &PlanImage{Image: im.Image, Rules: im.Rules, Backends: im.Backends})
 	}
 	for _, b := range plan.Backends {
 		doc.Backends = append(doc.Backends, results.PlanBackend{Name: b.Backend, Images: b.Images, Rules: b.Rules})
-		out.Backends = append(out.Backends, &PlanBackend{Name: b.Backend, Images: b.Images, Rules: b.Rules})
 	}
-	out.Json = results.JSON(doc)
-	return out, nil
+	return newPlan(doc, plan.Table()), nil
+}
+
+// newPlan is the Plan of doc, with its table for a person.
+func newPlan(doc results.Plan, table string) *Plan {
+	out := &Plan{Summary: table, Json: results.JSON(doc), Warnings: doc.Warnings}
+	for _, im := range doc.Images {
+		out.Images = append(out.Images, &PlanImage{Image: im.Image, Rules: im.Rules, Backends: im.Backends})
+	}
+	for _, b := range doc.Backends {
+		out.Backends = append(out.Backends, &PlanBackend{Name: b.Name, Images: b.Images, Rules: b.Rules})
+	}
+	return out
 }
 
 // composePayload reads the starting payload (--from), if any, and applies opts.
 func composePayload(ctx context.Context, from *dagger.File, opts payload.Options) (*Payload, error) {
-	var base []byte
-	if from != nil {
-		s, err := from.Contents(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("--from: %w", err)
-		}
-		base = []byte(s)
+	base, err := readFile(ctx, from, "--from")
+	if err != nil {
+		return nil, err
 	}
 	return newPayload(base, opts)
 }
@@ -238,9 +262,5 @@ func newPayload(base []byte, opts payload.Options) (*Payload, error) {
 
 // edit applies opts to the payload, which stays checked.
 func (p *Payload) edit(opts payload.Options) (*Payload, error) {
-	doc, edited, err := payload.Composed([]byte(p.Json), opts)
-	if err != nil {
-		return nil, err
-	}
-	return &Payload{Summary: edited.Summary(), Json: string(doc)}, nil
+	return newPayload([]byte(p.Json), opts)
 }

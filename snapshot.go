@@ -90,79 +90,6 @@ const (
 	snapshotsAt = "/snapshots"
 )
 
-// Save code as data: run the toolkit's snapshot into the project's outputDirs; push commits them to git
-//
-// Runs `npx <toolkit> snapshot` in the installed project with a copy of the
-// configuration whose git sections are removed (the toolkit only writes patch
-// files), into emptied outputDirs, so the snapshot is exactly what the
-// toolkit wrote. Fails, naming the entry, when an outputDir stays empty
-// (unless --allow-empty). `changes export --path .` applies it to your
-// checkout; `push` commits each entry that has a git section.
-//
-// +cache="session"
-func (m *LowcodePipeline) Snapshot(
-	ctx context.Context,
-	// The project: a package.json, and the snapshot configuration
-	// +defaultPath="/"
-	// +ignore=["**/node_modules", "dist", ".git"]
-	source *dagger.Directory,
-	// Snapshot configuration file, relative to the project
-	// +optional
-	// +default="res/snapshot-config.json"
-	config string,
-	// The platform toolkit's npm package (with optional @version) that npx runs for snapshot
-	toolkit string,
-	// The platform's orchestrator the toolkit connects to, [user@]host[:port] (443 is TLS), e.g. ci@draw.example.com:443
-	// +optional
-	orchestrator string,
-	// Password of the orchestrator's user
-	// +optional
-	orchestratorPassword *dagger.Secret,
-	// Accept an outputDir the toolkit leaves empty (push then commits the deletion of the folder)
-	// +optional
-	allowEmpty bool,
-	// Node.js image the toolkit runs in (Node.js 20 or above)
-	// +optional
-	// +default="node:24"
-	nodeImage string,
-	// .npmrc for private registries; mounted as a secret, never in a layer
-	// +optional
-	npmrc *dagger.Secret,
-) (_ *Snapshot, err error) {
-	defer userErr(&err)
-	run := snapshotRun{source: source, config: config, toolkit: toolkit, orchestrator: orchestrator, password: orchestratorPassword,
-		allowEmpty: allowEmpty, nodeImage: nodeImage, npmrc: npmrc}
-	entries, err := run.read(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if run.forCLI, err = snapshotconfig.ForCLI(entries, false, "", ""); err != nil {
-		return nil, err
-	}
-	// A configuration with a git section is pushed next: ready push's git
-	// container while the toolkit runs (a failure is push's to report).
-	if slices.ContainsFunc(entries, func(e snapshotconfig.Entry) bool { return e.Git != nil }) {
-		early := prefetch.Start(ctx, prefetchTimeout, func(ctx context.Context) error { _, err := gitTool().Sync(ctx); return err })
-		defer func() { early.Done(err != nil) }()
-	}
-	collected, counts, err := run.snapshot(ctx, entries)
-	if err != nil {
-		return nil, err
-	}
-	after := source
-	var doc results.Snapshot
-	snap := &Snapshot{Collected: collected, Config: source.File(run.config), ConfigPath: run.config, AllowEmpty: allowEmpty}
-	for i, e := range entries {
-		dir := e.Snapshooter.OutputDir
-		after = after.WithoutDirectory(dir).WithDirectory(dir, collected.Directory(snapshotconfig.Collected(snapshotsAt, i)))
-		out := results.SnapshotDir{Name: e.Snapshooter.Name, OutputDir: dir, Files: counts[i], Pushed: e.Git != nil}
-		doc.Entries = append(doc.Entries, out)
-		snap.Entries = append(snap.Entries, &SnapshotOutput{Name: out.Name, OutputDir: out.OutputDir, Files: out.Files, Pushed: out.Pushed})
-	}
-	snap.Summary, snap.Json, snap.Changes = doc.Text(), results.JSON(doc), after.Changes(source)
-	return snap, nil
-}
-
 // Commit and push each entry that has a git section, only when its outputDir changed
 //
 // The module does the git work: for each entry, in order, check out
@@ -253,85 +180,6 @@ func (s *Snapshot) Push(
 	return snapshotReport(ctx, done)
 }
 
-// Run the toolkit's snapshot with its own git, as the interface describes: the toolkit clones, commits and pushes; the module does no git work and none of push's checks
-//
-// The toolkit gets the configuration with its git sections (a --git-token
-// is put in each git.repo's user-info, under the user name git.repo gives,
-// else x-access-token). The report says `left to the toolkit` for each
-// entry: what reached the remote is the toolkit's to say.
-//
-// +cache="session"
-func (m *LowcodePipeline) ToolkitSnapshot(
-	ctx context.Context,
-	// The project: a package.json, and the snapshot configuration
-	// +defaultPath="/"
-	// +ignore=["**/node_modules", "dist", ".git"]
-	source *dagger.Directory,
-	// Snapshot configuration file, relative to the project
-	// +optional
-	// +default="res/snapshot-config.json"
-	config string,
-	// The platform toolkit's npm package (with optional @version) that npx runs for snapshot
-	toolkit string,
-	// The platform's orchestrator the toolkit connects to, [user@]host[:port] (443 is TLS), e.g. ci@draw.example.com:443
-	// +optional
-	orchestrator string,
-	// Password of the orchestrator's user
-	// +optional
-	orchestratorPassword *dagger.Secret,
-	// Git access token, put in each git.repo for the toolkit; without it, git.repo's own
-	// +optional
-	gitToken *dagger.Secret,
-	// Node.js image the toolkit runs in (Node.js 20 or above)
-	// +optional
-	// +default="node:24"
-	nodeImage string,
-	// .npmrc for private registries; mounted as a secret, never in a layer
-	// +optional
-	npmrc *dagger.Secret,
-) (_ *SnapshotReport, err error) {
-	defer userErr(&err)
-	run := snapshotRun{source: source, config: config, toolkit: toolkit, orchestrator: orchestrator, password: orchestratorPassword,
-		allowEmpty: true, nodeImage: nodeImage, npmrc: npmrc} // the toolkit has pushed already: an empty folder is its business
-	entries, err := run.read(ctx)
-	if err != nil {
-		return nil, err
-	}
-	pushed, err := snapshotconfig.Pushed(entries)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", run.config, err)
-	}
-	var token string
-	if gitToken != nil {
-		if token, err = gitToken.Plaintext(ctx); err != nil {
-			return nil, fmt.Errorf("read --git-token: %w", err)
-		}
-	}
-	if run.forCLI, err = snapshotconfig.ForCLI(entries, true, "", token); err != nil {
-		return nil, err
-	}
-	// The engine masks in an exec's output the secrets the exec holds: hand
-	// it each token the toolkit gets inside git.repo, in case it prints its
-	// remote (the configuration itself is one secret, the token a piece of it).
-	if gitToken != nil {
-		run.masked = append(run.masked, gitToken)
-	}
-	for i, e := range pushed {
-		if _, _, t := e.Git.Remote(); t != "" {
-			run.masked = append(run.masked, dag.SetSecret(fmt.Sprintf("lowcode-pipeline-git-token-%d", i), t))
-		}
-	}
-	if _, _, err := run.snapshot(ctx, entries); err != nil {
-		return nil, err
-	}
-	var doc results.SnapshotReport
-	for _, e := range pushed {
-		doc.Entries = append(doc.Entries, results.SnapshotEntry{Name: e.Snapshooter.Name, OutputDir: e.Snapshooter.OutputDir,
-			Branch: e.Git.Branch, Outcome: "left to the toolkit (toolkit-snapshot)"})
-	}
-	return newSnapshotReport(doc), nil
-}
-
 // snapshotReport reads the git step's report; it fails, after printing the
 // report, when an entry failed.
 func snapshotReport(ctx context.Context, done *dagger.Container) (*SnapshotReport, error) {
@@ -388,32 +236,125 @@ type snapshotRun struct {
 	config  string
 	toolkit string
 	forCLI  []byte // the configuration the toolkit reads
-	// --orchestrator as given, and read
-	orchestrator string
-	connect      snapshotconfig.Orchestrator
-	password     *dagger.Secret
-	allowEmpty   bool
-	nodeImage    string
-	npmrc        *dagger.Secret
-	masked       []*dagger.Secret // secrets the toolkit may print, for the engine to mask
+	// --orchestrator, read
+	connect    snapshotconfig.Orchestrator
+	password   *dagger.Secret
+	allowEmpty bool
+	nodeImage  string
+	npmrc      *dagger.Secret
+	masked     []*dagger.Secret // secrets the toolkit may print, for the engine to mask
 }
 
-// read checks the flags and reads the configuration.
-func (r *snapshotRun) read(ctx context.Context) ([]snapshotconfig.Entry, error) {
-	var err error
-	if r.connect, err = snapshotconfig.ParseOrchestrator("--orchestrator", r.orchestrator); err != nil {
+// snapshotFlags are the flags snapshot and toolkit-snapshot share, as given.
+type snapshotFlags struct {
+	source       *dagger.Directory
+	config       string
+	toolkit      string
+	orchestrator string
+	password     *dagger.Secret
+	nodeImage    string
+	npmrc        *dagger.Secret
+}
+
+// newSnapshotRun checks the flags, every problem at once.
+func newSnapshotRun(f snapshotFlags, allowEmpty bool) (*snapshotRun, error) {
+	r := &snapshotRun{source: f.source, toolkit: f.toolkit, password: f.password, allowEmpty: allowEmpty, nodeImage: f.nodeImage, npmrc: f.npmrc}
+	var errs [4]error
+	r.connect, errs[0] = snapshotconfig.ParseOrchestrator("--orchestrator", f.orchestrator)
+	if errs[0] == nil && f.password != nil && r.connect.Host == "" {
+		errs[1] = snapshotconfig.ErrNoOrchestrator
+	}
+	errs[2] = nodebuild.CheckCLI(f.toolkit)
+	r.config, errs[3] = snapshotconfig.ConfigPath(f.config)
+	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
 	}
-	if r.password != nil && r.connect.Host == "" {
-		return nil, snapshotconfig.ErrNoOrchestrator
-	}
-	if err := nodebuild.CheckCLI(r.toolkit); err != nil {
+	return r, nil
+}
+
+// snapshotOnly runs the toolkit's snapshot without the configuration's git
+// sections: the snapshot step.
+func (r *snapshotRun) snapshotOnly(ctx context.Context) (_ *Snapshot, err error) {
+	entries, err := readConfig(ctx, r.source.File(r.config), r.config)
+	if err != nil {
 		return nil, err
 	}
-	if r.config, err = snapshotconfig.ConfigPath(r.config); err != nil {
+	if r.forCLI, err = snapshotconfig.ForCLI(entries, false, "", ""); err != nil {
 		return nil, err
 	}
-	return readConfig(ctx, r.source.File(r.config), r.config)
+	// A configuration with a git section is pushed next: ready push's git
+	// container while the toolkit runs (a failure is push's to report).
+	if slices.ContainsFunc(entries, func(e snapshotconfig.Entry) bool { return e.Git != nil }) {
+		early := prefetch.Start(ctx, prefetchTimeout, func(ctx context.Context) error { _, err := gitTool().Sync(ctx); return err })
+		defer func() { early.Done(err != nil) }()
+	}
+	collected, counts, err := r.snapshot(ctx, entries)
+	if err != nil {
+		return nil, err
+	}
+	var doc results.Snapshot
+	for i, e := range entries {
+		doc.Entries = append(doc.Entries, results.SnapshotDir{Name: e.Snapshooter.Name, OutputDir: e.Snapshooter.OutputDir, Files: counts[i], Pushed: e.Git != nil})
+	}
+	after := r.source
+	for i, e := range entries {
+		dir := e.Snapshooter.OutputDir
+		after = after.WithoutDirectory(dir).WithDirectory(dir, collected.Directory(snapshotconfig.Collected(snapshotsAt, i)))
+	}
+	return newSnapshot(doc, Snapshot{Changes: after.Changes(r.source), Collected: collected, Config: r.source.File(r.config), ConfigPath: r.config,
+		AllowEmpty: r.allowEmpty}), nil
+}
+
+// newSnapshot is the Snapshot of doc; private gives its other fields.
+func newSnapshot(doc results.Snapshot, private Snapshot) *Snapshot {
+	s := private
+	s.Summary, s.Json = doc.Text(), results.JSON(doc)
+	for _, e := range doc.Entries {
+		s.Entries = append(s.Entries, &SnapshotOutput{Name: e.Name, OutputDir: e.OutputDir, Files: e.Files, Pushed: e.Pushed})
+	}
+	return &s
+}
+
+// withToolkitGit runs the toolkit's snapshot with the configuration's git
+// sections, a --git-token put in each git.repo: the toolkit pushes.
+func (r *snapshotRun) withToolkitGit(ctx context.Context, gitToken *dagger.Secret) (*SnapshotReport, error) {
+	entries, err := readConfig(ctx, r.source.File(r.config), r.config)
+	if err != nil {
+		return nil, err
+	}
+	pushed, err := snapshotconfig.Pushed(entries)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.config, err)
+	}
+	var token string
+	if gitToken != nil {
+		if token, err = gitToken.Plaintext(ctx); err != nil {
+			return nil, fmt.Errorf("read --git-token: %w", err)
+		}
+	}
+	if r.forCLI, err = snapshotconfig.ForCLI(entries, true, "", token); err != nil {
+		return nil, err
+	}
+	// The engine masks in an exec's output the secrets the exec holds: hand
+	// it each token the toolkit gets inside git.repo, in case it prints its
+	// remote (the configuration itself is one secret, the token a piece of it).
+	if gitToken != nil {
+		r.masked = append(r.masked, gitToken)
+	}
+	for i, e := range pushed {
+		if _, _, t := e.Git.Remote(); t != "" {
+			r.masked = append(r.masked, dag.SetSecret(fmt.Sprintf("lowcode-pipeline-git-token-%d", i), t))
+		}
+	}
+	if _, _, err := r.snapshot(ctx, entries); err != nil {
+		return nil, err
+	}
+	var doc results.SnapshotReport
+	for _, e := range pushed {
+		doc.Entries = append(doc.Entries, results.SnapshotEntry{Name: e.Snapshooter.Name, OutputDir: e.Snapshooter.OutputDir,
+			Branch: e.Git.Branch, Outcome: "left to the toolkit (toolkit-snapshot)"})
+	}
+	return newSnapshotReport(doc), nil
 }
 
 // snapshot runs the toolkit's snapshot command in the installed project,

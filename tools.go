@@ -127,3 +127,32 @@ func inSpan[T any](ctx context.Context, name string, f func(context.Context) (T,
 // userErr makes a Dagger function's error the text its caller reads
 // (fielderr.Plain): deferred by every function that calls the engine.
 func userErr(err *error) { *err = fielderr.Plain(*err) }
+
+// Time limits of the waits the module makes itself.
+const (
+	// prefetchTimeout bounds the early fetches: one that hangs must not
+	// hold deliver, as the step that needs it fetches again.
+	prefetchTimeout = 5 * time.Minute
+	// publishTimeout bounds the push of one image, all its tags.
+	publishTimeout = "15m"
+	// tagCheckTimeout bounds the reading of an image's tags in the
+	// registry before its push, and their retag.
+	tagCheckTimeout = 10 * time.Second
+)
+
+// Whether a layer holds a time after --created depends on its digest and
+// that time only: normalize remembers it in a cache volume, so a publish
+// whose build changed does not read the base image's layers again.
+const (
+	verdictsDir   = "/var/cache/lowcode-pipeline/layer-verdicts"
+	verdictsCache = "lowcode-pipeline-layer-verdicts"
+)
+
+// platformNames are the platforms as strings.
+func platformNames(platform []dagger.Platform) []string {
+	out := make([]string, len(platform))
+	for i, p := range platform {
+		out[i] = string(p)
+	}
+	return out
+}

@@ -116,13 +116,13 @@ func (t *Tests) SnapshotPushToSelfHostedGit(ctx context.Context) error {
 	return nil
 }
 
-// gitServer is cmd/git-test-server over plain http on port 80, for a TLS front.
+// gitServer is internal/testsupport/gitserver/cmd/git-test-server over plain http on port 80, for a TLS front.
 func (t *Tests) gitServer(token *dagger.Secret) *dagger.Service {
 	bin := dag.Container().From("golang:1.26-alpine").
 		WithEnvVariable("CGO_ENABLED", "0").
-		WithDirectory("/src", t.Repo, dagger.ContainerWithDirectoryOpts{Include: []string{"go.mod", "go.sum", "cmd/", "internal/"}}).
+		WithDirectory("/src", t.Repo, dagger.ContainerWithDirectoryOpts{Include: []string{"go.mod", "go.sum", "internal/"}}).
 		WithWorkdir("/src").
-		WithExec([]string{"go", "build", "-o", "/out/git-test-server", "./cmd/git-test-server"}).
+		WithExec([]string{"go", "build", "-o", "/out/git-test-server", "./internal/testsupport/gitserver/cmd/git-test-server"}).
 		File("/out/git-test-server")
 	return dag.Container().From("alpine:3.22").
 		WithExec([]string{"apk", "add", "--no-cache", "git", "git-daemon"}).

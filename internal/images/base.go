@@ -93,28 +93,3 @@ func readStages(dockerfile []byte, args [][2]string) ([]stage, error) {
 	}
 	return stages, nil
 }
-
-// BaseImagesOf are the base images of the kinds' Dockerfiles, each once, in
-// Kinds order, with each kind's build arguments; a Dockerfile that does not
-// read, or arguments that do not check, give none (the image build reports
-// them).
-func BaseImagesOf(dockerfiles map[Kind][]byte, nodeImage string, buildArg []string) []string {
-	var refs []string
-	for _, kind := range Kinds {
-		text, ok := dockerfiles[kind]
-		if !ok {
-			continue
-		}
-		args, err := BuildArgs(kind, nodeImage, buildArg)
-		if err != nil {
-			return nil
-		}
-		bases, _ := BaseImages(text, args)
-		for _, b := range bases {
-			if !slices.Contains(refs, b) {
-				refs = append(refs, b)
-			}
-		}
-	}
-	return refs
-}

@@ -64,15 +64,32 @@ type Meta struct {
 // the same sources give the same image digest.
 func Labels(m Meta) (labels [][2]string, err error) {
 	if m.DrawVersion == "" {
-		return nil, errors.New("draw_version is unknown: set --draw-package to the design-tool package that builds the project")
+		return nil, ErrNoDrawVersion
 	}
-	labels = [][2]string{{LabelDrawVersion, m.DrawVersion}}
-	if !m.Created.IsZero() {
-		labels = append(labels, [2]string{LabelCreated, m.Created.UTC().Format(time.RFC3339)})
+	set, err := ParseLabels(m.Created, m.Labels)
+	if err != nil {
+		return nil, err
+	}
+	return set.With(m.DrawVersion), nil
+}
+
+// ErrNoDrawVersion is an image asked for without --draw-package.
+var ErrNoDrawVersion = errors.New("draw_version is unknown: set --draw-package to the design-tool package that builds the project")
+
+// LabelSet is --created and --label, checked (ParseLabels): every label of
+// an image but draw_version, known after the install.
+type LabelSet [][2]string
+
+// ParseLabels checks --label KEY=VALUE, all problems at once, and adds
+// org.opencontainers.image.created from created (none when zero).
+func ParseLabels(created time.Time, given []string) (LabelSet, error) {
+	labels := LabelSet{}
+	if !created.IsZero() {
+		labels = append(labels, [2]string{LabelCreated, created.UTC().Format(time.RFC3339)})
 	}
 	var errs []error
 	seen := map[string]bool{LabelDrawVersion: true, LabelCreated: true}
-	for i, l := range m.Labels {
+	for i, l := range given {
 		key, value, ok := strings.Cut(l, "=")
 		flag := fmt.Sprintf("--label[%d] %s", i, fielderr.Quote(l))
 		switch {
@@ -100,6 +117,12 @@ func Labels(m Meta) (labels [][2]string, err error) {
 		return nil, err
 	}
 	return labels, nil
+}
+
+// With is every label of an image whose design tool is drawVersion:
+// draw_version first.
+func (s LabelSet) With(drawVersion string) [][2]string {
+	return append([][2]string{{LabelDrawVersion, drawVersion}}, s...)
 }
 
 // LabelCreated is the OCI creation-time label, set from --created.

@@ -359,23 +359,6 @@ func TestBaseImagesAreWhatTheStagesStartFrom(t *testing.T) {
 	assert.ErrorContains(t, err, "read the Dockerfile")
 }
 
-func TestBaseImagesOfTheThreeDockerfilesEachOnce(t *testing.T) {
-	files := map[Kind][]byte{}
-	for _, k := range Kinds {
-		data, err := os.ReadFile(filepath.Join("../..", k.Dockerfile()))
-		require.NoError(t, err)
-		files[k] = data
-	}
-	assert.Equal(t, []string{"nginx:stable", "node:24-slim", "busybox:stable"}, BaseImagesOf(files, "node:24", nil),
-		"the frontend's, the backend's and the code-as-data image's bases, in that order")
-	assert.Equal(t, []string{"nginx:stable", "node:22-slim", "busybox:stable"}, BaseImagesOf(files, "node:22", nil),
-		"the backend's base follows --node-image")
-	assert.Nil(t, BaseImagesOf(files, "node:24", []string{"SOURCES_PATH=x"}), "arguments that do not check give none")
-	files[Frontend] = []byte("FROM busybox:stable AS site\nFROM nginx:stable\nCOPY --from=site /s /s\n")
-	assert.Equal(t, []string{"busybox:stable", "nginx:stable", "node:24-slim"}, BaseImagesOf(files, "node:24", nil),
-		"a base two Dockerfiles start from (a project's frontend helper stage, the code-as-data image) is pulled once")
-}
-
 func TestFinalBaseIsTheImageTheLastStageGrowsFrom(t *testing.T) {
 	for _, k := range Kinds {
 		data, err := os.ReadFile(filepath.Join("../..", k.Dockerfile()))

@@ -34,14 +34,18 @@ var argName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // a numeric id.
 var webUser = bounded{32, regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*\$?$`)}
 
-// BuildArgs are the build arguments every image gets: SOURCES_PATH exactly
-// as the interface says for kind, then the user's --build-arg NAME=VALUE,
-// checked (base images name one version: a tag, a digest or both; the
-// document root is an absolute folder), then BACKEND_BASE_IMAGE derived
-// from nodeImage when not given. All problems at once.
-func BuildArgs(k Kind, nodeImage string, user []string) ([][2]string, error) {
-	args := [][2]string{{"SOURCES_PATH", k.SourcesPath()}}
+// Args is --build-arg, checked (ParseBuildArgs): each argument once, in
+// order, a document root cleaned. It is a Build's state between calls, so
+// it keeps the flags' own spelling, NAME=VALUE.
+type Args []string
+
+// ParseBuildArgs checks --build-arg NAME=VALUE, all problems at once: base
+// images name one version (a tag, a digest or both), the web user is one
+// user, the document root an absolute folder, SOURCES_PATH is not the
+// user's, no name twice.
+func ParseBuildArgs(user []string) (Args, error) {
 	var errs []error
+	out := Args{}
 	given := map[string]bool{}
 	for i, a := range user {
 		name, value, ok := strings.Cut(a, "=")
@@ -65,12 +69,38 @@ func BuildArgs(k Kind, nodeImage string, user []string) ([][2]string, error) {
 		if name == ArgDocumentRoot {
 			value = path.Clean(value)
 		}
+		out = append(out, name+"="+value)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// For are the build arguments the image of kind k gets: SOURCES_PATH exactly
+// as the interface says, then the user's, then BACKEND_BASE_IMAGE derived
+// from nodeImage when not given.
+func (a Args) For(k Kind, nodeImage string) [][2]string {
+	args := [][2]string{{"SOURCES_PATH", k.SourcesPath()}}
+	backend := false
+	for _, kv := range a {
+		name, value, _ := strings.Cut(kv, "=")
+		backend = backend || name == ArgBackendBase
 		args = append(args, [2]string{name, value})
 	}
-	if !given[ArgBackendBase] {
+	if !backend {
 		args = append(args, [2]string{ArgBackendBase, BackendBase(nodeImage)})
 	}
-	return args, errors.Join(errs...)
+	return args
+}
+
+// BuildArgs is ParseBuildArgs, then For.
+func BuildArgs(k Kind, nodeImage string, user []string) ([][2]string, error) {
+	a, err := ParseBuildArgs(user)
+	if err != nil {
+		return nil, err
+	}
+	return a.For(k, nodeImage), nil
 }
 
 func checkArg(name, value string) error {

@@ -19,6 +19,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/assert"
@@ -367,4 +368,66 @@ func FuzzPlanPush(f *testing.F) {
 		assert.False(t, plan.Push)
 		assert.Equal(t, moved, plan.Retag, "exactly the tags that do not hold the digest, in order")
 	})
+}
+
+func TestWithoutPushRetagsWhatTheRegistryHoldsAndElsePushes(t *testing.T) {
+	host := loopbackRegistry(t)
+	refs := []string{host + "/team/app-backend:1.5.0", host + "/team/app-backend:latest"}
+	img, err := random.Image(512, 2)
+	require.NoError(t, err)
+	latest, err := name.NewTag(refs[1])
+	require.NoError(t, err)
+	require.NoError(t, remote.Write(latest, img), "the image is in the registry under latest only")
+	digest, err := img.Digest()
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	target := Target{Refs: refs, Timeout: time.Minute}
+
+	var log strings.Builder
+	pushed, ok := WithoutPush(ctx, "backend", digest, <-CheckTags(ctx, target), &log)
+	require.True(t, ok, "no container to push: both tags reported")
+	require.Len(t, pushed, 2)
+	for i, p := range pushed {
+		assert.Equal(t, refs[i]+"@"+digest.String(), p.Ref)
+	}
+	assert.Equal(t, []string{OutcomeTagged, OutcomeUnchanged}, []string{pushed[0].Outcome, pushed[1].Outcome})
+	assert.Contains(t, log.String(), "pointing "+refs[0]+" at it, nothing to push")
+	again := <-CheckTags(ctx, target)
+	assert.Equal(t, []v1.Hash{digest, digest}, again.Held, "the new tag holds the image")
+
+	log.Reset()
+	pushed, ok = WithoutPush(ctx, "backend", digest, again, &log)
+	require.True(t, ok)
+	assert.Equal(t, []string{OutcomeUnchanged, OutcomeUnchanged}, []string{pushed[0].Outcome, pushed[1].Outcome})
+	assert.Contains(t, log.String(), "every tag already holds "+digest.String()+"; nothing to push")
+
+	other, err := random.Image(512, 1)
+	require.NoError(t, err)
+	changed, err := other.Digest()
+	require.NoError(t, err)
+	log.Reset()
+	pushed, ok = WithoutPush(ctx, "backend", changed, again, &log)
+	assert.False(t, ok, "an image no tag holds is pushed")
+	assert.Nil(t, pushed)
+	assert.Contains(t, log.String(), "the backend image: pushing (")
+
+	// a read that says a tag holds the image while the registry does not
+	// have it (another run deleted it since): the retag fails, so push
+	log.Reset()
+	stale := TagsRead{Target: again.Target, Held: []v1.Hash{{}, changed}}
+	pushed, ok = WithoutPush(ctx, "backend", changed, stale, &log)
+	assert.False(t, ok)
+	assert.Nil(t, pushed)
+	assert.Contains(t, log.String(), "the backend image: pushing (the retag failed: read "+host+"/team/app-backend@"+changed.String())
+}
+
+func TestCheckTagsSaysWhyATagCouldNotBeRead(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	read := <-CheckTags(ctx, Target{Refs: []string{loopbackRegistry(t) + "/team/app@sha256:" + strings.Repeat("0", 64)}, Timeout: time.Minute})
+	require.Error(t, read.Err, "a reference without a tag")
+	pushed, ok := WithoutPush(ctx, "frontend", v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("1", 64)}, read, io.Discard)
+	assert.False(t, ok, "what could not be read is pushed")
+	assert.Nil(t, pushed)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -169,4 +170,45 @@ func Retag(ctx context.Context, t Target, digest v1.Hash, refs []string) ([]Push
 // work, the registry's words cut.
 func cutErr(ctx context.Context, err error) string {
 	return fielderr.Cut(pushErr(ctx, err).Error(), 300)
+}
+
+// TagsRead is what a tags' check (CheckTags) read: the digest each of the
+// target's tags holds (Tagged), or why not.
+type TagsRead struct {
+	Target Target
+	Held   []v1.Hash
+	Err    error
+}
+
+// CheckTags starts reading the digest each of t's tags holds (Tagged) at
+// once, so that it runs while the image builds; the answer comes on the
+// channel.
+func CheckTags(ctx context.Context, t Target) <-chan TagsRead {
+	read := make(chan TagsRead, 1)
+	go func() {
+		held, err := Tagged(ctx, t)
+		read <- TagsRead{Target: t, Held: held, Err: err}
+	}()
+	return read
+}
+
+// WithoutPush is how the kind image of digest reaches the tags read without
+// a push, as PlanPush says: nothing to do when every tag holds it, a Retag
+// when some do; ok false when it must be pushed, a failed retag included.
+// Each decision's line goes to log.
+func WithoutPush(ctx context.Context, kind string, digest v1.Hash, read TagsRead, log io.Writer) (_ []Pushed, ok bool) {
+	plan := PlanPush(kind, digest, read.Target.Refs, read.Held, read.Err)
+	fmt.Fprintln(log, plan.Why)
+	switch {
+	case plan.Push:
+		return nil, false
+	case len(plan.Retag) > 0:
+		pushed, err := Retag(ctx, read.Target, digest, plan.Retag)
+		if err != nil {
+			fmt.Fprintf(log, "the %s image: pushing (the retag failed: %v)\n", kind, err)
+			return nil, false
+		}
+		return pushed, true
+	}
+	return AlreadyPushed(read.Target.Refs, digest), true
 }

@@ -1,7 +1,7 @@
 // Package gitserver serves bare git repositories over HTTP with git
 // http-backend behind a bearer of HTTP Basic credentials: the smallest real
 // git server, for tests (internal/gittest) and the engine checks
-// (cmd/git-test-server).
+// (cmd/git-test-server, below).
 package gitserver
 
 import (

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"dagger/lowcode-pipeline/internal/dagger"
+	"dagger/lowcode-pipeline/internal/images"
+	"dagger/lowcode-pipeline/internal/ocipublish"
+	"dagger/lowcode-pipeline/internal/prefetch"
+	"dagger/lowcode-pipeline/internal/results"
+	"dagger/lowcode-pipeline/internal/secret"
+)
+
+// Delivery is one run of the pipeline: the build, the images pushed, the payload sent and the webhook's receipt
+type Delivery struct {
+	// The images pushed and the deployment's receipt, for a person
+	Summary string
+	// The release and the receipt as JSON, for a script
+	Json string
+	// The build
+	Build *Build
+	// The images pushed, pinned by digest
+	Release *Release
+	// The payload sent
+	Payload *Payload
+	// The webhook's answer
+	Receipt *Receipt
+	// Where the call's time went, step by step
+	Steps []*StepTime
+}
+
+// How long one of a delivery's steps took in its call
+type StepTime struct {
+	// build (the install, and the design-tool version), publish (the builds, which run when first used, the images and their pushes), payload or deploy
+	Step string
+	// Its time in milliseconds
+	Ms int
+}
+
+// newDelivery is the Delivery of doc and the steps' objects.
+func newDelivery(doc results.Delivery, b *Build, rel *Release, p *Payload, rec *Receipt) *Delivery {
+	d := &Delivery{Summary: doc.Text(), Json: results.JSON(doc), Build: b, Release: rel, Payload: p, Receipt: rec}
+	for _, st := range doc.Steps {
+		d.Steps = append(d.Steps, &StepTime{Step: st.Step, Ms: int(st.Ms)})
+	}
+	return d
+}
+
+// deliveryFlags are deliver's flags as given: its steps'.
+type deliveryFlags struct {
+	build   buildFlags
+	publish publishFlags
+	deploy  deployFlags
+	payload *dagger.File // --payload
+}
+
+// deliverySpec is the three steps' specs, made and checked at once before
+// anything is built, with what deliver reads of its files and secret.
+type deliverySpec struct {
+	build       *buildSpec
+	publish     *publishSpec
+	deploy      *deploySpec
+	payloadBase []byte // --payload; nil: the reference default
+}
+
+// newDeliverySpec reads the token, the CA certificate and --payload
+// (concurrently: engine round trips), then makes each step's spec and joins
+// their errors, so that a bad flag fails in a second, with every other.
+func newDeliverySpec(ctx context.Context, f deliveryFlags) (*deliverySpec, error) {
+	var (
+		token       secret.Text
+		caPEM, base []byte
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { token, caPEM, err = f.deploy.read(gctx); return err })
+	g.Go(func() (err error) { base, err = readFile(gctx, f.payload, "--payload"); return err })
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return checkDelivery(f, token, caPEM, base)
+}
+
+// checkDelivery makes each step's spec, with the token, the CA certificate
+// and the starting payload read, and joins their errors.
+func checkDelivery(f deliveryFlags, token secret.Text, caPEM, base []byte) (*deliverySpec, error) {
+	s := &deliverySpec{payloadBase: base}
+	var errs [5]error
+	s.build, errs[0] = newBuildSpec(f.build)
+	// the build's own checks say what is wrong with --code-as-data
+	s.publish, errs[1] = newPublishSpec(f.publish, s.build != nil && s.build.codeAsData != nil, f.build.drawPackage != "")
+	s.deploy, errs[2] = f.deploy.spec(token, caPEM)
+	errs[4] = f.deploy.check()
+	if s.publish != nil {
+		// the payload is composed with the references it will carry, digests unknown yet
+		if _, err := newPayload(base, payloadOptionsOf(images.Placeholders(s.publish.targets))); err != nil {
+			errs[3] = fmt.Errorf("--payload: %w", err)
+		}
+	}
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// run builds, publishes, composes the payload and deploys it, each step in
+// a span of its own and timed. What publish needs beside the build is
+// fetched while the install runs, and the registry's tags read.
+func (s *deliverySpec) run(ctx context.Context) (_ *Delivery, err error) {
+	early := s.publish.start(ctx, s.build)
+	defer func() { early.done(err != nil) }()
+	var steps []results.StepTime
+	b, err := inStep(ctx, &steps, "build", s.build.run)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := inStep(ctx, &steps, "publish", func(ctx context.Context) (*Release, error) { return s.publish.run(ctx, b, early) })
+	if err != nil {
+		return nil, err
+	}
+	// the payload and the deployment use what the check read: the file and
+	// the token checked are the ones sent, read once
+	p, err := inStep(ctx, &steps, "payload", func(context.Context) (*Payload, error) { return newPayload(s.payloadBase, rel.payloadOptions()) })
+	if err != nil {
+		return nil, err
+	}
+	rec, err := inStep(ctx, &steps, "deploy", func(ctx context.Context) (results.Receipt, error) { return s.deploy.send(ctx, []byte(p.Json)) })
+	if err != nil {
+		return nil, err
+	}
+	relDoc, err := rel.document()
+	if err != nil {
+		return nil, err
+	}
+	return newDelivery(results.Delivery{Release: relDoc, Receipt: rec, Steps: steps}, b, rel, p, newReceipt(rec)), nil
+}
+
+// inStep runs one of deliver's steps in its span (inSpan) and adds how long
+// it took to steps.
+func inStep[T any](ctx context.Context, steps *[]results.StepTime, name string, f func(context.Context) (T, error)) (T, error) {
+	start := time.Now()
+	defer func() { *steps = append(*steps, results.StepTime{Step: name, Ms: time.Since(start).Milliseconds()}) }()
+	return inSpan(ctx, name, f)
+}
+
+// early is what publish can start before the build: the images' plans
+// (their Dockerfiles read) and base images and the push's container fetched,
+// and the registry's tags read.
+type early struct {
+	fetches *prefetch.Group
+	plans   <-chan map[images.Kind]*imagePlan // closed once read; nil: publish reads them
+	tags    map[images.Kind]<-chan ocipublish.TagsRead
+}
+
+// done waits for the fetches, cancelled first when the run failed.
+func (e *early) done(failed bool) {
+	if e != nil && e.fetches != nil {
+		e.fetches.Done(failed)
+	}
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"dagger/lowcode-pipeline/internal/dagger"
+	"dagger/lowcode-pipeline/internal/images"
+)
+
+// imagePlan is what one kind of image's Dockerfile says, whatever the
+// platform: read once (planImage), before the build when deliver runs.
+type imagePlan struct {
+	kind  images.Kind
+	read  bool        // its text was read; else what follows is unknown
+	own   bool        // the project has its own docker/<kind>.Dockerfile; else this module's copy
+	args  [][2]string // its build arguments
+	base  string      // the image its last stage starts from; "" for none known
+	bases []string    // every image its stages start from
+	// where its final stage copies $SOURCES_PATH
+	copies []images.SourcesCopy
+}
+
+// planImage reads the kind's Dockerfile in source (the project's, or this
+// module's copy). A Dockerfile that does not read is the image build's to
+// report: the plan then knows no base and no copy.
+func planImage(ctx context.Context, source *dagger.Directory, kind images.Kind, nodeImage string, args images.Args) *imagePlan {
+	p := &imagePlan{kind: kind, args: args.For(kind, nodeImage)}
+	if ok, err := source.Exists(ctx, kind.Dockerfile()); err == nil && ok {
+		p.own = true
+	}
+	if text, err := p.dockerfile(source).Contents(ctx); err == nil {
+		p.read = true
+		p.base, _ = images.FinalBase([]byte(text), p.args)
+		p.bases, _ = images.BaseImages([]byte(text), p.args)
+		p.copies, _ = images.SourcesCopies([]byte(text), p.args)
+	}
+	return p
+}
+
+// planImages plans the kinds' images concurrently (engine round trips).
+func planImages(ctx context.Context, source *dagger.Directory, kinds []images.Kind, nodeImage string, args images.Args) map[images.Kind]*imagePlan {
+	plans := make([]*imagePlan, len(kinds))
+	var wg sync.WaitGroup
+	for i, kind := range kinds {
+		wg.Go(func() { plans[i] = planImage(ctx, source, kind, nodeImage, args) })
+	}
+	wg.Wait()
+	out := map[images.Kind]*imagePlan{}
+	for i, kind := range kinds {
+		out[kind] = plans[i]
+	}
+	return out
+}
+
+// dockerfile is the plan's Dockerfile in source.
+func (p *imagePlan) dockerfile(source *dagger.Directory) *dagger.File {
+	if p.own {
+		return source.File(p.kind.Dockerfile())
+	}
+	return dag.CurrentModule().Source().File(p.kind.Dockerfile())
+}
+
+// recipe is how one kind of image of a build is made: the plan's Dockerfile
+// over the project with its build output at SOURCES_PATH, with its labels.
+type recipe struct {
+	*imagePlan
+	project *dagger.Directory // the context, without any build output
+	dist    *dagger.Directory
+	labels  [][2]string
+}
+
+// newRecipe is b's image of kind, from plan (nil or unread: read here).
+func newRecipe(ctx context.Context, b *Build, kind images.Kind, labels [][2]string, plan *imagePlan) (*recipe, error) {
+	if kind == images.CodeAsData && !b.HasCodeAsData {
+		return nil, errors.New("the build has no code as data: call build with --code-as-data project or bricks")
+	}
+	if plan == nil || !plan.read {
+		// b.Source is the project as every container sees it (scrubbed): no
+		// snapshot token in a Dockerfile's COPY either
+		plan = planImage(ctx, b.Source, kind, b.NodeImage, images.Args(b.BuildArg))
+	}
+	return &recipe{imagePlan: plan, labels: labels,
+		project: b.Source, // without nodebuild.ProjectExcludes, as install left it
+		dist:    map[images.Kind]*dagger.Directory{images.Frontend: b.Frontend, images.Backend: b.Backend, images.CodeAsData: b.CodeAsData}[kind]}, nil
+}
+
+// build is the image for one platform ("" for the engine's). The context is
+// the project, as for `docker build` in it, so a Dockerfile can copy its
+// own files (docker/nginx.conf); BuildKit keys each COPY on what it copies.
+func (r *recipe) build(platform dagger.Platform) *dagger.Container {
+	args := make([]dagger.BuildArg, len(r.args))
+	for i, a := range r.args {
+		args[i] = dagger.BuildArg{Name: a[0], Value: a[1]}
+	}
+	ctr := r.project.
+		WithDirectory(r.kind.SourcesPath(), r.dist).
+		WithFile(r.kind.Dockerfile(), r.dockerfile(r.project)).
+		DockerBuild(dagger.DirectoryDockerBuildOpts{Dockerfile: r.kind.Dockerfile(), BuildArgs: args, Platform: platform})
+	for _, l := range r.labels {
+		ctr = ctr.WithLabel(l[0], l[1])
+	}
+	return ctr
+}
+
+// variants is the image for each platform asked ("" the engine's).
+func (r *recipe) variants(platforms []string) []*dagger.Container {
+	if len(platforms) == 0 {
+		return []*dagger.Container{r.build("")}
+	}
+	out := make([]*dagger.Container, len(platforms))
+	for i, p := range platforms {
+		out[i] = r.build(dagger.Platform(p))
+	}
+	return out
+}
+
+// checkOutput refuses an image whose copy of $SOURCES_PATH does not hold the
+// build output (images.CheckSourcesCopy): the vendor's template declares no
+// ARG SOURCES_PATH, and then copies the whole project without a word.
+func (r *recipe) checkOutput(ctx context.Context, img *dagger.Container) error {
+	if len(r.copies) == 0 {
+		return nil
+	}
+	want, err := r.dist.Entries(ctx)
+	if err != nil {
+		return explain(err)
+	}
+	for _, c := range r.copies {
+		if c.Dest == "" {
+			continue
+		}
+		got, err := img.Directory(c.Dest).Entries(ctx)
+		if err != nil {
+			return err
+		}
+		if err := images.CheckSourcesCopy(r.kind.Dockerfile(), r.kind.SourcesPath(), c, got, want); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// baseTarball is the image ref for each platform ("" the engine's), as
+// normalize reads what a built image has of it (ocipublish.Base); nil
+// without a ref.
+func baseTarball(ref string, platforms []string) *dagger.File {
+	if ref == "" {
+		return nil
+	}
+	if len(platforms) == 0 {
+		platforms = []string{""}
+	}
+	ctrs := make([]*dagger.Container, len(platforms))
+	for i, p := range platforms {
+		ctrs[i] = dag.Container(dagger.ContainerOpts{Platform: dagger.Platform(p)}).From(ref)
+	}
+	return ctrs[0].AsTarball(dagger.ContainerAsTarballOpts{PlatformVariants: ctrs[1:]})
+}

@@ -1,0 +1,541 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"dagger/lowcode-pipeline/internal/dagger"
+	"dagger/lowcode-pipeline/internal/images"
+	"dagger/lowcode-pipeline/internal/ocipublish"
+	"dagger/lowcode-pipeline/internal/payload"
+	"dagger/lowcode-pipeline/internal/prefetch"
+	"dagger/lowcode-pipeline/internal/results"
+	"dagger/lowcode-pipeline/internal/secret"
+	"dagger/lowcode-pipeline/internal/supplychain"
+)
+
+// Release is the images pushed to a registry, each named by digest
+type Release struct {
+	// Each image's references, one a line, for a person
+	Summary string
+	// The whole release as JSON, for a script
+	Json string
+	// The frontend image, one reference per tag
+	Frontend []*PushedImage
+	// The backend image, one reference per tag
+	Backend []*PushedImage
+	// The code-as-data image, one reference per tag; empty when the build has no code as data
+	CodeAsData []*PushedImage
+	// Whether each pushed digest was signed with cosign (sign)
+	Signed bool
+
+	// +private
+	Images []*dagger.Container // the pushed images (the first platform's), in images.Kinds order, nil when not pushed
+
+	// +private
+	Registry string
+	// +private
+	RegistryUsername string
+	// +private
+	RegistryPassword *dagger.Secret
+	// +private
+	RegistryService *dagger.Service
+}
+
+// PushedImage is one image pushed under one tag
+type PushedImage struct {
+	// registry/repository:tag@sha256:…, the reference a payload carries
+	Ref string
+	// registry/repository
+	Repository string
+	// The tag it was pushed under
+	Tag string
+	// The image's digest, sha256:…
+	Digest string
+	// How this run left the tag: pushed, tagged (pointed at the image, which the registry held already under another tag) or unchanged (it held the image already)
+	Outcome string
+}
+
+// newRelease is the Release of doc; private gives its private fields.
+func newRelease(doc results.Release, private Release) *Release {
+	r := private
+	r.Summary, r.Json, r.Signed = doc.Text(), results.JSON(doc), doc.Signed
+	r.Frontend, r.Backend, r.CodeAsData = newPushedImages(doc.Frontend), newPushedImages(doc.Backend), newPushedImages(doc.CodeAsData)
+	return &r
+}
+
+func newPushedImages(refs []results.PushedImage) []*PushedImage {
+	out := make([]*PushedImage, len(refs))
+	for i, p := range refs {
+		out[i] = &PushedImage{Ref: p.Ref, Repository: p.Repository, Tag: p.Tag, Digest: p.Digest, Outcome: p.Outcome}
+	}
+	return out
+}
+
+// document is the release as results renders it: what its JSON holds.
+func (r *Release) document() (results.Release, error) {
+	var doc results.Release
+	if err := json.Unmarshal([]byte(r.Json), &doc); err != nil {
+		return results.Release{}, fmt.Errorf("the release's JSON: %w", err)
+	}
+	return doc, nil
+}
+
+// The deployment payload of this release: the reference default, or one you give, with the release's images
+//
+// Each image is the first tag's reference pinned by digest. A --from that
+// names an image of its own is refused.
+func (r *Release) Payload(
+	ctx context.Context,
+	// Payload JSON file to start from instead of the reference default; it names no image: the run's are the only ones sent
+	// +optional
+	from *dagger.File,
+) (_ *Payload, err error) {
+	defer userErr(&err)
+	return composePayload(ctx, from, r.payloadOptions())
+}
+
+// The SPDX JSON SBOM of each pushed image (frontend.spdx.json, backend.spdx.json, codeasdata.spdx.json), by syft
+func (r *Release) Sboms(
+	// syft's published image, whose /syft is used (pin it by digest: name:tag@sha256:…)
+	// +optional
+	// +default="docker.io/anchore/syft:v1.51.0@sha256:678bfa565b60f747aac0f8e964fe5588a24445b8d0a480e91f6efd70020dfbb0"
+	syftImage string,
+	// Build syft from its Go module at the same version instead (slow on an empty engine cache)
+	// +optional
+	toolsFromSource bool,
+) (_ *dagger.Directory, err error) {
+	defer userErr(&err)
+	syft, err := tool("--syft-image", syftImage, supplychain.SyftBinary, supplychain.Syft, toolsFromSource)
+	if err != nil {
+		return nil, err
+	}
+	out := dag.Directory()
+	for i, kind := range images.Kinds {
+		if r.Images[i] != nil {
+			out = out.WithFile(supplychain.SBOMName(string(kind)), sbomOf(syft, r.Images[i]))
+		}
+	}
+	return out, nil
+}
+
+// Sign each pushed digest with cosign, and attest its SBOM with --attest-sbom; verify with cosign verify --key cosign.pub
+//
+// +cache="session"
+func (r *Release) Sign(
+	ctx context.Context,
+	// Cosign private key (cosign generate-key-pair)
+	cosignKey *dagger.Secret,
+	// Password of --cosign-key
+	// +optional
+	cosignPassword *dagger.Secret,
+	// Attest each image's SPDX SBOM (syft) on its digest too
+	// +optional
+	attestSbom bool,
+	// cosign's published image, whose /ko-app/cosign is used (pin it by digest: name:tag@sha256:…)
+	// +optional
+	// +default="gcr.io/projectsigstore/cosign:v2.6.5@sha256:ad281047f85c5e1fc6ffbc30c2b55be3b07b4032bef715a12122ce5829619aca"
+	cosignImage string,
+	// syft's published image, for --attest-sbom (default: docker.io/anchore/syft:v1.51.0@sha256:678bfa565b60f747aac0f8e964fe5588a24445b8d0a480e91f6efd70020dfbb0)
+	// +optional
+	syftImage string,
+	// Build cosign (and syft) from their Go modules at the same versions instead (slow on an empty engine cache)
+	// +optional
+	toolsFromSource bool,
+) (_ *Release, err error) {
+	defer userErr(&err)
+	cosign, err := tool("--cosign-image", cosignImage, supplychain.CosignBinary, supplychain.Cosign, toolsFromSource)
+	if err != nil {
+		return nil, err
+	}
+	var sboms *dagger.Directory
+	switch {
+	case attestSbom:
+		if syftImage == "" {
+			syftImage = supplychain.SyftImage
+		}
+		if sboms, err = r.Sboms(syftImage, toolsFromSource); err != nil {
+			return nil, err
+		}
+	case syftImage != "":
+		return nil, errors.New("--syft-image needs --attest-sbom: syft runs only to attest the SBOMs")
+	}
+	doc, err := r.document()
+	if err != nil {
+		return nil, err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for kind, refs := range map[images.Kind][]*PushedImage{images.Frontend: r.Frontend, images.Backend: r.Backend, images.CodeAsData: r.CodeAsData} {
+		if len(refs) == 0 {
+			continue
+		}
+		var sbom *dagger.File
+		if sboms != nil {
+			sbom = sboms.File(supplychain.SBOMName(string(kind)))
+		}
+		g.Go(func() error {
+			return signImage(gctx, r.access(), cosign, refs[0].Repository+"@"+refs[0].Digest, sbom, cosignKey, cosignPassword)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	doc.Signed = true
+	return newRelease(doc, *r), nil
+}
+
+// access is how the release's registry is reached.
+func (r *Release) access() registryAccess {
+	return registryAccess{registry: r.Registry, username: r.RegistryUsername, password: r.RegistryPassword, service: r.RegistryService}
+}
+
+// payloadOptions are the release's images as a payload carries them.
+func (r *Release) payloadOptions() payload.Options {
+	refs := map[images.Kind]string{}
+	for kind, pushed := range map[images.Kind][]*PushedImage{images.Frontend: r.Frontend, images.Backend: r.Backend, images.CodeAsData: r.CodeAsData} {
+		if len(pushed) > 0 {
+			refs[kind] = pushed[0].Ref
+		}
+	}
+	return payloadOptionsOf(refs)
+}
+
+// registryAccess is how a registry is reached: its host, the login, and the
+// Dagger service it runs as, if any.
+type registryAccess struct {
+	registry string
+	username string
+	password *dagger.Secret
+	service  *dagger.Service
+}
+
+// publishFlags are publish's flags as given.
+type publishFlags struct {
+	repository       string
+	tag              []string
+	platform         []dagger.Platform
+	registryUsername string
+	registryPassword *dagger.Secret
+	registryService  *dagger.Service
+	created          string
+	label            []string
+}
+
+// publishSpec is publish's flags, checked once (newPublishSpec).
+type publishSpec struct {
+	targets   []images.Target
+	platforms []string
+	epoch     time.Time
+	labels    images.LabelSet
+	access    registryAccess
+}
+
+// newPublishSpec checks publish's flags, every problem at once, for a build
+// with code as data or not, whose design-tool version is known or not.
+func newPublishSpec(f publishFlags, hasCodeAsData, drawVersionKnown bool) (*publishSpec, error) {
+	s := &publishSpec{platforms: platformNames(f.platform),
+		access: registryAccess{username: f.registryUsername, password: f.registryPassword, service: f.registryService}}
+	var errs [4]error
+	s.targets, errs[0] = images.PublishRequest{Repository: f.repository, HasCodeAsData: hasCodeAsData, Tags: f.tag, Platforms: s.platforms,
+		Username: f.registryUsername, HasPassword: f.registryPassword != nil, HasService: f.registryService != nil}.Targets()
+	s.epoch, errs[1] = images.ParseCreated(f.created)
+	if !drawVersionKnown {
+		errs[2] = images.ErrNoDrawVersion
+	}
+	s.labels, errs[3] = images.ParseLabels(s.epoch, f.label)
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, err
+	}
+	s.access.registry = s.targets[0].Registry()
+	return s, nil
+}
+
+// start starts, before the build, what publish will need of b's spec: each
+// target's tags read in the registry (so a run where nothing changed does
+// not wait for the registry after its build), the Dockerfiles read, the
+// images they start from, each base image as normalize reads it and the
+// push's container fetched. A fetch that fails is left to the step that
+// uses it to report; a failed run cancels them.
+func (s *publishSpec) start(ctx context.Context, b *buildSpec) *early {
+	e := &early{tags: s.readTags(ctx)}
+	kinds := make([]images.Kind, len(s.targets))
+	for i, target := range s.targets {
+		kinds[i] = target.Kind
+	}
+	plans := make(chan map[images.Kind]*imagePlan, 1)
+	e.plans = plans
+	e.fetches = prefetch.Start(ctx, prefetchTimeout, func(ctx context.Context) error {
+		planned := planImages(ctx, b.source, kinds, b.nodeImage, b.args)
+		plans <- planned
+		close(plans)
+		var fetches []func(context.Context) error
+		var bases []string
+		for _, kind := range kinds {
+			if ref := planned[kind].base; ref != "" {
+				fetches = append(fetches, func(ctx context.Context) error { _, err := baseTarball(ref, s.platforms).Sync(ctx); return err })
+			}
+			for _, ref := range planned[kind].bases {
+				if !slices.Contains(bases, ref) {
+					bases = append(bases, ref)
+				}
+			}
+		}
+		ctrs := []*dagger.Container{}
+		for _, ref := range bases {
+			ctrs = append(ctrs, dag.Container().From(ref))
+		}
+		if tool, err := publishTool(); err == nil {
+			ctrs = append(ctrs, tool)
+		}
+		for _, ctr := range ctrs {
+			fetches = append(fetches, func(ctx context.Context) error { _, err := ctr.Sync(ctx); return err })
+		}
+		var wg sync.WaitGroup
+		for _, fetch := range fetches {
+			wg.Go(func() { _ = fetch(ctx) })
+		}
+		wg.Wait()
+		return nil
+	})
+	return e
+}
+
+// readTags starts the check of each target's tags (checkTags), by kind.
+func (s *publishSpec) readTags(ctx context.Context) map[images.Kind]<-chan ocipublish.TagsRead {
+	checks := map[images.Kind]<-chan ocipublish.TagsRead{}
+	for _, target := range s.targets {
+		if check := s.access.checkTags(ctx, target); check != nil {
+			checks[target.Kind] = check
+		}
+	}
+	return checks
+}
+
+// run builds b's images and pushes them, with what start began (nil: none).
+// The built platforms are checked before anything is pushed.
+func (s *publishSpec) run(ctx context.Context, b *Build, e *early) (*Release, error) {
+	labels := s.labels.With(b.DrawVersion)
+	if err := checkAddons(ctx, b.Backend, s.platforms); err != nil {
+		return nil, err
+	}
+	plans := e.readPlans(ctx)
+	// each recipe reads its Dockerfile (engine round trips) unless start
+	// did: all at once, and all before anything is pushed
+	recipes := make([]*recipe, len(s.targets))
+	rg, rctx := errgroup.WithContext(ctx)
+	for i, target := range s.targets {
+		rg.Go(func() (err error) {
+			recipes[i], err = newRecipe(rctx, b, target.Kind, labels, plans[target.Kind])
+			return err
+		})
+	}
+	if err := rg.Wait(); err != nil {
+		return nil, err
+	}
+	private := Release{Registry: s.access.registry, RegistryUsername: s.access.username, RegistryPassword: s.access.password,
+		RegistryService: s.access.service, Images: make([]*dagger.Container, len(images.Kinds))}
+	pushed := map[images.Kind][]results.PushedImage{}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	for i, target := range s.targets {
+		variants := recipes[i].variants(s.platforms)
+		private.Images[slices.Index(images.Kinds, target.Kind)] = variants[0]
+		check := e.tagsOf(target.Kind)
+		if check == nil {
+			check = s.access.checkTags(gctx, target)
+		}
+		g.Go(func() error {
+			// the image's output is built here too, when first used
+			refs, err := inSpan(gctx, "push the "+string(target.Kind)+" image", func(ctx context.Context) ([]results.PushedImage, error) {
+				if err := recipes[i].checkOutput(ctx, variants[0]); err != nil {
+					return nil, err
+				}
+				return s.push(ctx, target, variants, baseTarball(recipes[i].base, s.platforms), check)
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			pushed[target.Kind] = refs
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return newRelease(results.Release{Frontend: pushed[images.Frontend], Backend: pushed[images.Backend], CodeAsData: pushed[images.CodeAsData]}, private), nil
+}
+
+// readPlans are the plans start read, once it has (none without start).
+func (e *early) readPlans(ctx context.Context) map[images.Kind]*imagePlan {
+	if e == nil || e.plans == nil {
+		return nil
+	}
+	select {
+	case plans := <-e.plans:
+		return plans
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// tagsOf is the check of kind's tags start began; nil for none.
+func (e *early) tagsOf(kind images.Kind) <-chan ocipublish.TagsRead {
+	if e == nil {
+		return nil
+	}
+	return e.tags[kind]
+}
+
+// checkTags starts reading, from the module's own process, the digest the
+// registry holds under each of the target's tags (ocipublish.CheckTags, with
+// the push's login). None for a registry run as a Dagger service: only the
+// pushing container reaches it, by the name it is bound under there.
+func (a registryAccess) checkTags(ctx context.Context, target images.Target) <-chan ocipublish.TagsRead {
+	if a.service != nil {
+		return nil
+	}
+	t := ocipublish.Target{Refs: target.Refs(), Username: a.username, Timeout: tagCheckTimeout}
+	if a.password != nil {
+		pctx, cancel := context.WithTimeout(ctx, tagCheckTimeout)
+		plain, err := a.password.Plaintext(pctx)
+		cancel()
+		if err != nil {
+			read := make(chan ocipublish.TagsRead, 1)
+			read <- ocipublish.TagsRead{Err: fmt.Errorf("the registry password could not be read within %s", tagCheckTimeout)}
+			return read
+		}
+		t.Password = secret.New(plain)
+	}
+	return ocipublish.CheckTags(ctx, t)
+}
+
+// push publishes one image (its platform variants) under every tag with
+// oci-publish (the module's binary, internal/commands), in two steps:
+// normalize, an exec the engine caches (every time in the image clamped to
+// the epoch, the platforms checked), then push, which runs on every call
+// unless the registry already holds the normalized digest under one of the
+// tags (check, read while the image builds; the others are then pointed at
+// it from here). So a run where nothing changed starts no container to push.
+func (s *publishSpec) push(ctx context.Context, target images.Target, variants []*dagger.Container, base *dagger.File, check <-chan ocipublish.TagsRead) ([]results.PushedImage, error) {
+	const tarball, baseAt, normalizedAt = "/run/lowcode-pipeline/image.tar", "/run/lowcode-pipeline/base.tar", "/run/lowcode-pipeline/normalized"
+	prep := ocipublish.Prepare{Kind: string(target.Kind), Tarball: tarball, Created: ocipublish.Epoch(s.epoch), Platforms: s.platforms, Verdicts: verdictsDir}
+	tool, err := publishTool()
+	if err != nil {
+		return nil, err
+	}
+	normalizer := tool
+	if base != nil {
+		prep.BaseTarball, normalizer = baseAt, tool.WithMountedFile(baseAt, base)
+	}
+	prepare, err := json.Marshal(prep)
+	if err != nil {
+		return nil, err
+	}
+	normalized := normalizer.
+		WithMountedCache(verdictsDir, dag.CacheVolume(verdictsCache)).
+		WithMountedFile(tarball, variants[0].AsTarball(dagger.ContainerAsTarballOpts{PlatformVariants: variants[1:]})).
+		WithNewFile("/run/lowcode-pipeline/prepare.json", string(prepare)).
+		WithExec([]string{"oci-publish", "normalize", "-request", "/run/lowcode-pipeline/prepare.json", "-out", "/out"}).
+		Directory("/out")
+	if check != nil {
+		if refs, ok, err := pushedAlready(ctx, target.Kind, normalized, check); err != nil || ok {
+			return refs, err
+		}
+	}
+	a := s.access
+	req := ocipublish.Request{Kind: string(target.Kind), Refs: target.Refs(), Username: a.username, Timeout: publishTimeout}
+	pusher := tool.WithMountedDirectory(normalizedAt, normalized)
+	if a.password != nil {
+		pusher = pusher.WithSecretVariable("REGISTRY_PASSWORD", a.password)
+	}
+	if a.service != nil {
+		req.Connect, req.Insecure = ocipublish.ConnectAddress(a.registry, "registry"), true
+		pusher = pusher.WithServiceBinding("registry", a.service)
+	}
+	request, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	// publish is never cached: push anew
+	out, err := rerun(pusher.WithNewFile("/run/lowcode-pipeline/request.json", string(request))).
+		WithExec([]string{"oci-publish", "push", "-request", "/run/lowcode-pipeline/request.json", "-layout", normalizedAt}).
+		Stdout(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("publish the %s image: %w", target.Kind, explain(err))
+	}
+	var result ocipublish.Result
+	if err := json.Unmarshal([]byte(out), &result); err != nil {
+		return nil, fmt.Errorf("publish the %s image: unreadable result: %w", target.Kind, err)
+	}
+	return pushedImages(result.Pushed)
+}
+
+// pushedAlready is the image's references when the registry already holds
+// the normalized image under one of its tags (what check read): under every
+// tag, nothing is done; under some, the others are pointed at it from here
+// (ocipublish.WithoutPush), no container started. ok false when it must be
+// pushed. Either way it says which in the log.
+func pushedAlready(ctx context.Context, kind images.Kind, normalized *dagger.Directory, check <-chan ocipublish.TagsRead) (_ []results.PushedImage, ok bool, _ error) {
+	index, err := normalized.File("index.json").Contents(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("publish the %s image: %w", kind, explain(err))
+	}
+	digest, err := ocipublish.LayoutDigest([]byte(index))
+	if err != nil {
+		return nil, false, fmt.Errorf("publish the %s image: %w", kind, err)
+	}
+	var read ocipublish.TagsRead
+	select {
+	case read = <-check:
+	case <-ctx.Done():
+		return nil, false, context.Cause(ctx)
+	}
+	pushed, ok := ocipublish.WithoutPush(ctx, string(kind), digest, read, os.Stderr)
+	if !ok {
+		return nil, false, nil
+	}
+	refs, err := pushedImages(pushed)
+	return refs, true, err
+}
+
+// pushedImages are the references oci-publish reports, as the release's.
+func pushedImages(pushed []ocipublish.Pushed) ([]results.PushedImage, error) {
+	refs := make([]results.PushedImage, len(pushed))
+	for i, p := range pushed {
+		pinned, err := images.ParsePinned(p.Ref)
+		if err != nil {
+			return nil, err
+		}
+		refs[i] = results.PushedImage{Ref: pinned.Ref, Repository: pinned.Repository, Tag: pinned.Tag, Digest: pinned.Digest, Outcome: p.Outcome}
+	}
+	return refs, nil
+}
+
+// publishTool is the container oci-publish runs in.
+func publishTool() (*dagger.Container, error) {
+	return withTool(dag.Container().From(runtimeImage), "oci-publish")
+}
+
+// checkAddons refuses a multi-platform backend that carries native addons
+// built for the engine's platform only.
+func checkAddons(ctx context.Context, backend *dagger.Directory, platforms []string) error {
+	if len(platforms) == 0 {
+		return nil
+	}
+	engine, err := dag.DefaultPlatform(ctx)
+	if err != nil {
+		return err
+	}
+	addons, err := backend.Glob(ctx, "**/*.node")
+	if err != nil {
+		return err
+	}
+	return images.CheckNativeAddons(addons, string(engine), platforms)
+}
