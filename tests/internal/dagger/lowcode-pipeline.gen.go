@@ -11,7 +11,7 @@ import (
 )
 
 // Retrieve the binding value, as type LowcodePipeline
-func (r *Binding) AsLowcodePipeline() *LowcodePipeline { // lowcode-pipeline (../../../main.go:15:6)
+func (r *Binding) AsLowcodePipeline() *LowcodePipeline { // lowcode-pipeline (../../../main.go:22:6)
 	q := r.query.Select("asLowcodePipeline")
 
 	return &LowcodePipeline{
@@ -20,7 +20,7 @@ func (r *Binding) AsLowcodePipeline() *LowcodePipeline { // lowcode-pipeline (..
 }
 
 // Retrieve the binding value, as type LowcodePipelineBuild
-func (r *Binding) AsLowcodePipelineBuild() *LowcodePipelineBuild { // lowcode-pipeline (../../../build.go:28:6)
+func (r *Binding) AsLowcodePipelineBuild() *LowcodePipelineBuild { // lowcode-pipeline (../../../build.go:15:6)
 	q := r.query.Select("asLowcodePipelineBuild")
 
 	return &LowcodePipelineBuild{
@@ -29,7 +29,7 @@ func (r *Binding) AsLowcodePipelineBuild() *LowcodePipelineBuild { // lowcode-pi
 }
 
 // Retrieve the binding value, as type LowcodePipelineDelivery
-func (r *Binding) AsLowcodePipelineDelivery() *LowcodePipelineDelivery { // lowcode-pipeline (../../../deliver.go:22:6)
+func (r *Binding) AsLowcodePipelineDelivery() *LowcodePipelineDelivery { // lowcode-pipeline (../../../delivery.go:20:6)
 	q := r.query.Select("asLowcodePipelineDelivery")
 
 	return &LowcodePipelineDelivery{
@@ -74,7 +74,7 @@ func (r *Binding) AsLowcodePipelinePlanImage() *LowcodePipelinePlanImage { // lo
 }
 
 // Retrieve the binding value, as type LowcodePipelinePushedImage
-func (r *Binding) AsLowcodePipelinePushedImage() *LowcodePipelinePushedImage { // lowcode-pipeline (../../../images.go:59:6)
+func (r *Binding) AsLowcodePipelinePushedImage() *LowcodePipelinePushedImage { // lowcode-pipeline (../../../release.go:54:6)
 	q := r.query.Select("asLowcodePipelinePushedImage")
 
 	return &LowcodePipelinePushedImage{
@@ -83,7 +83,7 @@ func (r *Binding) AsLowcodePipelinePushedImage() *LowcodePipelinePushedImage { /
 }
 
 // Retrieve the binding value, as type LowcodePipelineReceipt
-func (r *Binding) AsLowcodePipelineReceipt() *LowcodePipelineReceipt { // lowcode-pipeline (../../../deploy.go:19:6)
+func (r *Binding) AsLowcodePipelineReceipt() *LowcodePipelineReceipt { // lowcode-pipeline (../../../deploy.go:21:6)
 	q := r.query.Select("asLowcodePipelineReceipt")
 
 	return &LowcodePipelineReceipt{
@@ -92,7 +92,7 @@ func (r *Binding) AsLowcodePipelineReceipt() *LowcodePipelineReceipt { // lowcod
 }
 
 // Retrieve the binding value, as type LowcodePipelineRelease
-func (r *Binding) AsLowcodePipelineRelease() *LowcodePipelineRelease { // lowcode-pipeline (../../../images.go:29:6)
+func (r *Binding) AsLowcodePipelineRelease() *LowcodePipelineRelease { // lowcode-pipeline (../../../release.go:26:6)
 	q := r.query.Select("asLowcodePipelineRelease")
 
 	return &LowcodePipelineRelease{
@@ -137,7 +137,7 @@ func (r *Binding) AsLowcodePipelineSnapshotReport() *LowcodePipelineSnapshotRepo
 }
 
 // Retrieve the binding value, as type LowcodePipelineStepTime
-func (r *Binding) AsLowcodePipelineStepTime() *LowcodePipelineStepTime { // lowcode-pipeline (../../../deliver.go:40:6)
+func (r *Binding) AsLowcodePipelineStepTime() *LowcodePipelineStepTime { // lowcode-pipeline (../../../delivery.go:38:6)
 	q := r.query.Select("asLowcodePipelineStepTime")
 
 	return &LowcodePipelineStepTime{
@@ -146,7 +146,7 @@ func (r *Binding) AsLowcodePipelineStepTime() *LowcodePipelineStepTime { // lowc
 }
 
 // Create or update a binding of type LowcodePipelineBuild in the environment
-func (r *Env) WithLowcodePipelineBuildInput(name string, value *LowcodePipelineBuild, description string) *Env { // lowcode-pipeline (../../../build.go:28:6)
+func (r *Env) WithLowcodePipelineBuildInput(name string, value *LowcodePipelineBuild, description string) *Env { // lowcode-pipeline (../../../build.go:15:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineBuildInput")
 	q = q.Arg("name", name)
@@ -159,7 +159,7 @@ func (r *Env) WithLowcodePipelineBuildInput(name string, value *LowcodePipelineB
 }
 
 // Declare a desired LowcodePipelineBuild output to be assigned in the environment
-func (r *Env) WithLowcodePipelineBuildOutput(name string, description string) *Env { // lowcode-pipeline (../../../build.go:28:6)
+func (r *Env) WithLowcodePipelineBuildOutput(name string, description string) *Env { // lowcode-pipeline (../../../build.go:15:6)
 	q := r.query.Select("withLowcodePipelineBuildOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -170,7 +170,7 @@ func (r *Env) WithLowcodePipelineBuildOutput(name string, description string) *E
 }
 
 // Create or update a binding of type LowcodePipelineDelivery in the environment
-func (r *Env) WithLowcodePipelineDeliveryInput(name string, value *LowcodePipelineDelivery, description string) *Env { // lowcode-pipeline (../../../deliver.go:22:6)
+func (r *Env) WithLowcodePipelineDeliveryInput(name string, value *LowcodePipelineDelivery, description string) *Env { // lowcode-pipeline (../../../delivery.go:20:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineDeliveryInput")
 	q = q.Arg("name", name)
@@ -183,7 +183,7 @@ func (r *Env) WithLowcodePipelineDeliveryInput(name string, value *LowcodePipeli
 }
 
 // Declare a desired LowcodePipelineDelivery output to be assigned in the environment
-func (r *Env) WithLowcodePipelineDeliveryOutput(name string, description string) *Env { // lowcode-pipeline (../../../deliver.go:22:6)
+func (r *Env) WithLowcodePipelineDeliveryOutput(name string, description string) *Env { // lowcode-pipeline (../../../delivery.go:20:6)
 	q := r.query.Select("withLowcodePipelineDeliveryOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -194,7 +194,7 @@ func (r *Env) WithLowcodePipelineDeliveryOutput(name string, description string)
 }
 
 // Create or update a binding of type LowcodePipeline in the environment
-func (r *Env) WithLowcodePipelineInput(name string, value *LowcodePipeline, description string) *Env { // lowcode-pipeline (../../../main.go:15:6)
+func (r *Env) WithLowcodePipelineInput(name string, value *LowcodePipeline, description string) *Env { // lowcode-pipeline (../../../main.go:22:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineInput")
 	q = q.Arg("name", name)
@@ -207,7 +207,7 @@ func (r *Env) WithLowcodePipelineInput(name string, value *LowcodePipeline, desc
 }
 
 // Declare a desired LowcodePipeline output to be assigned in the environment
-func (r *Env) WithLowcodePipelineOutput(name string, description string) *Env { // lowcode-pipeline (../../../main.go:15:6)
+func (r *Env) WithLowcodePipelineOutput(name string, description string) *Env { // lowcode-pipeline (../../../main.go:22:6)
 	q := r.query.Select("withLowcodePipelineOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -314,7 +314,7 @@ func (r *Env) WithLowcodePipelinePlanOutput(name string, description string) *En
 }
 
 // Create or update a binding of type LowcodePipelinePushedImage in the environment
-func (r *Env) WithLowcodePipelinePushedImageInput(name string, value *LowcodePipelinePushedImage, description string) *Env { // lowcode-pipeline (../../../images.go:59:6)
+func (r *Env) WithLowcodePipelinePushedImageInput(name string, value *LowcodePipelinePushedImage, description string) *Env { // lowcode-pipeline (../../../release.go:54:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelinePushedImageInput")
 	q = q.Arg("name", name)
@@ -327,7 +327,7 @@ func (r *Env) WithLowcodePipelinePushedImageInput(name string, value *LowcodePip
 }
 
 // Declare a desired LowcodePipelinePushedImage output to be assigned in the environment
-func (r *Env) WithLowcodePipelinePushedImageOutput(name string, description string) *Env { // lowcode-pipeline (../../../images.go:59:6)
+func (r *Env) WithLowcodePipelinePushedImageOutput(name string, description string) *Env { // lowcode-pipeline (../../../release.go:54:6)
 	q := r.query.Select("withLowcodePipelinePushedImageOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -338,7 +338,7 @@ func (r *Env) WithLowcodePipelinePushedImageOutput(name string, description stri
 }
 
 // Create or update a binding of type LowcodePipelineReceipt in the environment
-func (r *Env) WithLowcodePipelineReceiptInput(name string, value *LowcodePipelineReceipt, description string) *Env { // lowcode-pipeline (../../../deploy.go:19:6)
+func (r *Env) WithLowcodePipelineReceiptInput(name string, value *LowcodePipelineReceipt, description string) *Env { // lowcode-pipeline (../../../deploy.go:21:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineReceiptInput")
 	q = q.Arg("name", name)
@@ -351,7 +351,7 @@ func (r *Env) WithLowcodePipelineReceiptInput(name string, value *LowcodePipelin
 }
 
 // Declare a desired LowcodePipelineReceipt output to be assigned in the environment
-func (r *Env) WithLowcodePipelineReceiptOutput(name string, description string) *Env { // lowcode-pipeline (../../../deploy.go:19:6)
+func (r *Env) WithLowcodePipelineReceiptOutput(name string, description string) *Env { // lowcode-pipeline (../../../deploy.go:21:6)
 	q := r.query.Select("withLowcodePipelineReceiptOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -362,7 +362,7 @@ func (r *Env) WithLowcodePipelineReceiptOutput(name string, description string) 
 }
 
 // Create or update a binding of type LowcodePipelineRelease in the environment
-func (r *Env) WithLowcodePipelineReleaseInput(name string, value *LowcodePipelineRelease, description string) *Env { // lowcode-pipeline (../../../images.go:29:6)
+func (r *Env) WithLowcodePipelineReleaseInput(name string, value *LowcodePipelineRelease, description string) *Env { // lowcode-pipeline (../../../release.go:26:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineReleaseInput")
 	q = q.Arg("name", name)
@@ -375,7 +375,7 @@ func (r *Env) WithLowcodePipelineReleaseInput(name string, value *LowcodePipelin
 }
 
 // Declare a desired LowcodePipelineRelease output to be assigned in the environment
-func (r *Env) WithLowcodePipelineReleaseOutput(name string, description string) *Env { // lowcode-pipeline (../../../images.go:29:6)
+func (r *Env) WithLowcodePipelineReleaseOutput(name string, description string) *Env { // lowcode-pipeline (../../../release.go:26:6)
 	q := r.query.Select("withLowcodePipelineReleaseOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -482,7 +482,7 @@ func (r *Env) WithLowcodePipelineSnapshotReportOutput(name string, description s
 }
 
 // Create or update a binding of type LowcodePipelineStepTime in the environment
-func (r *Env) WithLowcodePipelineStepTimeInput(name string, value *LowcodePipelineStepTime, description string) *Env { // lowcode-pipeline (../../../deliver.go:40:6)
+func (r *Env) WithLowcodePipelineStepTimeInput(name string, value *LowcodePipelineStepTime, description string) *Env { // lowcode-pipeline (../../../delivery.go:38:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineStepTimeInput")
 	q = q.Arg("name", name)
@@ -495,7 +495,7 @@ func (r *Env) WithLowcodePipelineStepTimeInput(name string, value *LowcodePipeli
 }
 
 // Declare a desired LowcodePipelineStepTime output to be assigned in the environment
-func (r *Env) WithLowcodePipelineStepTimeOutput(name string, description string) *Env { // lowcode-pipeline (../../../deliver.go:40:6)
+func (r *Env) WithLowcodePipelineStepTimeOutput(name string, description string) *Env { // lowcode-pipeline (../../../delivery.go:38:6)
 	q := r.query.Select("withLowcodePipelineStepTimeOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -509,7 +509,7 @@ func (r *Env) WithLowcodePipelineStepTimeOutput(name string, description string)
 //
 // Every step takes what it uses (the project is --source, the current
 // directory by default).
-type LowcodePipeline struct { // lowcode-pipeline (../../../main.go:15:6)
+type LowcodePipeline struct { // lowcode-pipeline (../../../main.go:22:6)
 	query *querybuilder.Selection
 
 	demo *string
@@ -527,55 +527,44 @@ type LowcodePipelineBuildOpts struct {
 	//
 	// Project to build: a package.json with build:draw and build:node scripts (from another directory or module: pass it, e.g. --source .)
 	//
-	Source *Directory // lowcode-pipeline (../../../build.go:74:2)
+	Source *Directory // lowcode-pipeline (../../../main.go:141:2)
 	//
 	// The platform toolkit's npm package (with optional @version) that npx runs for buildCodeAsData; needed with --code-as-data
 	//
-	Toolkit string // lowcode-pipeline (../../../build.go:77:2)
+	Toolkit string // lowcode-pipeline (../../../main.go:144:2)
 	//
 	// Design-tool package whose installed version labels the images (draw_version); needed to make images
 	//
-	DrawPackage string // lowcode-pipeline (../../../build.go:80:2)
+	DrawPackage string // lowcode-pipeline (../../../main.go:147:2)
 	//
 	// Build the code as data too: project, or bricks (a library of bricks); none by default
 	//
-	CodeAsData LowcodePipelineCodeAsDataKind // lowcode-pipeline (../../../build.go:83:2)
+	CodeAsData LowcodePipelineCodeAsDataKind // lowcode-pipeline (../../../main.go:150:2)
 	//
 	// Further argument for buildCodeAsData, passed as it is (repeatable; needs --code-as-data)
 	//
-	CodeAsDataArg []string // lowcode-pipeline (../../../build.go:86:2)
+	CodeAsDataArg []string // lowcode-pipeline (../../../main.go:153:2)
 	//
 	// Build argument of the images' Dockerfiles, NAME=VALUE (repeatable): FRONTEND_BASE_IMAGE, WEB_USER, DOCUMENT_ROOT, BACKEND_BASE_IMAGE, CODE_AS_DATA_BASE_IMAGE, or one of your Dockerfiles' own
 	//
-	BuildArg []string // lowcode-pipeline (../../../build.go:89:2)
+	BuildArg []string // lowcode-pipeline (../../../main.go:156:2)
 	//
 	// Node.js image the builds run in (Node.js 20 or above)
 	//
 	//
 	// Default: "node:24"
-	NodeImage string // lowcode-pipeline (../../../build.go:93:2)
+	NodeImage string // lowcode-pipeline (../../../main.go:160:2)
 	//
 	// .npmrc for private registries (the platform's packages usually come from one); mounted as a secret, never in a layer
 	//
-	Npmrc *Secret // lowcode-pipeline (../../../build.go:96:2)
+	Npmrc *Secret // lowcode-pipeline (../../../main.go:163:2)
 }
 
 // Build the project: dist/web, dist/node and, when asked, dist/codeAsData, off one install, each built when first used
 //
-// Only package.json, the lock file, the project's .npmrc and local file:
-// dependencies are copied before `npm ci` (`npm install` without a lock
-// file), so a change to the sources does not re-run it; a project whose
-// package.json runs its own scripts at install time (postinstall, prepare…)
-// gets what they read: the whole project, but nothing for husky and the
-// patches folder for patch-package; npm workspaces, each workspace's
-// package.json (the whole project when one has its own install-time script
-// or command, or a pattern is npm's alone to match). The
-// npm cache is a cache volume. The Node.js check runs in the install's own
-// exec. The install runs in build; each output is built when it is first
-// used (exported, made into an image, published), so `build frontend
-// export` runs build:draw alone, and publish builds all three concurrently.
-// The design-tool version is read from the installed dependencies.
-func (r *LowcodePipeline) Build(opts ...LowcodePipelineBuildOpts) *LowcodePipelineBuild { // lowcode-pipeline (../../../build.go:69:1)
+// A change to the sources alone does not re-run the install. The design-tool
+// version is read from the installed dependencies.
+func (r *LowcodePipeline) Build(opts ...LowcodePipelineBuildOpts) *LowcodePipelineBuild { // lowcode-pipeline (../../../main.go:136:1)
 	q := r.query.Select("build")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `source` optional argument
@@ -622,88 +611,81 @@ type LowcodePipelineDeliverOpts struct {
 	//
 	// Project to build: a package.json with build:draw and build:node scripts (from another directory or module: pass it, e.g. --source .)
 	//
-	Source *Directory // lowcode-pipeline (../../../deliver.go:66:2)
+	Source *Directory // lowcode-pipeline (../../../main.go:58:2)
 	//
 	// The platform toolkit's npm package (with optional @version) that npx runs for buildCodeAsData; needed with --code-as-data
 	//
-	Toolkit string // lowcode-pipeline (../../../deliver.go:69:2)
+	Toolkit string // lowcode-pipeline (../../../main.go:61:2)
 	//
 	// Design-tool package whose installed version labels the images (draw_version); needed to make images
 	//
-	DrawPackage string // lowcode-pipeline (../../../deliver.go:72:2)
+	DrawPackage string // lowcode-pipeline (../../../main.go:64:2)
 	//
 	// Build the code as data too: project, or bricks (a library of bricks); none by default
 	//
-	CodeAsData LowcodePipelineCodeAsDataKind // lowcode-pipeline (../../../deliver.go:75:2)
+	CodeAsData LowcodePipelineCodeAsDataKind // lowcode-pipeline (../../../main.go:67:2)
 	//
 	// Further argument for buildCodeAsData, passed as it is (repeatable; needs --code-as-data)
 	//
-	CodeAsDataArg []string // lowcode-pipeline (../../../deliver.go:78:2)
+	CodeAsDataArg []string // lowcode-pipeline (../../../main.go:70:2)
 	//
 	// Build argument of the images' Dockerfiles, NAME=VALUE (repeatable): FRONTEND_BASE_IMAGE, WEB_USER, DOCUMENT_ROOT, BACKEND_BASE_IMAGE, CODE_AS_DATA_BASE_IMAGE, or one of your Dockerfiles' own
 	//
-	BuildArg []string // lowcode-pipeline (../../../deliver.go:81:2)
+	BuildArg []string // lowcode-pipeline (../../../main.go:73:2)
 	//
 	// Node.js image the builds run in (Node.js 20 or above)
 	//
 	//
 	// Default: "node:24"
-	NodeImage string // lowcode-pipeline (../../../deliver.go:85:2)
+	NodeImage string // lowcode-pipeline (../../../main.go:77:2)
 	//
 	// .npmrc for private registries (the platform's packages usually come from one); mounted as a secret, never in a layer
 	//
-	Npmrc *Secret // lowcode-pipeline (../../../deliver.go:88:2)
+	Npmrc *Secret // lowcode-pipeline (../../../main.go:80:2)
 	//
 	// Platform of a multi-platform image (repeatable): linux/amd64, linux/arm64 (default: the engine's)
 	//
-	Platform []Platform // lowcode-pipeline (../../../deliver.go:95:2)
+	Platform []Platform // lowcode-pipeline (../../../main.go:87:2)
 	//
 	// Registry user name
 	//
-	RegistryUsername string // lowcode-pipeline (../../../deliver.go:98:2)
+	RegistryUsername string // lowcode-pipeline (../../../main.go:90:2)
 	//
 	// Registry password or token
 	//
-	RegistryPassword *Secret // lowcode-pipeline (../../../deliver.go:101:2)
+	RegistryPassword *Secret // lowcode-pipeline (../../../main.go:93:2)
 	//
 	// A registry running as a Dagger service (tests, demos; what a repository on localhost needs): the repository's registry is reached there, over plain http
 	//
-	RegistryService *Service // lowcode-pipeline (../../../deliver.go:104:2)
+	RegistryService *Service // lowcode-pipeline (../../../main.go:96:2)
 	//
 	// Creation time of the images, which every time in them is clamped to: the commit time, RFC 3339 or Unix seconds ($SOURCE_DATE_EPOCH); default the Unix epoch, never the clock
 	//
-	Created string // lowcode-pipeline (../../../deliver.go:107:2)
+	Created string // lowcode-pipeline (../../../main.go:99:2)
 	//
 	// Image label KEY=VALUE (repeatable), e.g. org.opencontainers.image.revision=$GIT_SHA; a URL is shown without credentials or query
 	//
-	Label []string // lowcode-pipeline (../../../deliver.go:110:2)
+	Label []string // lowcode-pipeline (../../../main.go:102:2)
 	//
 	// Payload JSON file to start from instead of the reference default; it names no image: the run's are the only ones sent
 	//
-	Payload *File // lowcode-pipeline (../../../deliver.go:113:2)
+	Payload *File // lowcode-pipeline (../../../main.go:105:2)
 	//
 	// CA certificate (PEM) that signs a self-hosted webhook's certificate; trusted by this call only, instead of the system's
 	//
-	WebhookCaCert *File // lowcode-pipeline (../../../deliver.go:120:2)
+	WebhookCaCert *File // lowcode-pipeline (../../../main.go:112:2)
 	//
 	// Allow an http:// address (a local receiver); the token would travel unencrypted
 	//
-	AllowHTTP bool // lowcode-pipeline (../../../deliver.go:123:2)
+	AllowHTTP bool // lowcode-pipeline (../../../main.go:115:2)
 }
 
 // Build, publish and deploy in one call: the platform's reference pipeline as one module call, for CI
 //
-// The same steps as `build … publish … payload … deploy`, composed inside
-// the module: every module call costs about 1.5 s before it does anything,
-// and this is one. Its flags are those steps' flags (see each step's help);
-// it is the one function that takes more than eight, because Dagger has no
-// argument objects and a CI run should pay for one call. The payload starts
-// from --payload (deploy rules and modes kept in the repository) or the
-// reference default, with this run's images pinned by digest. One POST;
-// never sent twice. Every flag is checked before anything is built: a bad
-// tag, label, payload or token fails at once, all of them together. Its
-// summary gives the images, the receipt and each step's time.
-func (r *LowcodePipeline) Deliver(repository string, tag []string, webhookUrl string, webhookToken *Secret, opts ...LowcodePipelineDeliverOpts) *LowcodePipelineDelivery { // lowcode-pipeline (../../../deliver.go:61:1)
+// The flags are those of build, publish and deploy, all checked before
+// anything is built. One POST, never sent twice. The summary gives the
+// images, the receipt and each step's time.
+func (r *LowcodePipeline) Deliver(repository string, tag []string, webhookUrl string, webhookToken *Secret, opts ...LowcodePipelineDeliverOpts) *LowcodePipelineDelivery { // lowcode-pipeline (../../../main.go:53:1)
 	assertNotNil("webhookToken", webhookToken)
 	q := r.query.Select("deliver")
 	for i := len(opts) - 1; i >= 0; i-- {
@@ -788,13 +770,10 @@ func (r *LowcodePipeline) Deliver(repository string, tag []string, webhookUrl st
 
 // Run the whole pipeline on the embedded example project: build, publish to a local registry, one deploy to a local webhook receiver
 //
-// Uses examples/app from this module with its stand-ins for the vendor's
-// tools, so it needs no vendor account and no registry of yours: it starts
-// registry:3 and a webhook-receiver as services, then runs deliver (build
-// with code as data → publish → payload → deploy). The payload carries the
-// three images pinned by digest. Prints the images and the receipt: status,
-// message, each image reference, the payload's SHA-256 and where it went.
-func (r *LowcodePipeline) Demo(ctx context.Context) (string, error) { // lowcode-pipeline (../../../demo.go:30:1)
+// Uses examples/app with its stand-ins for the vendor's tools, registry:3
+// and a webhook-receiver as services: no vendor account, no registry of
+// yours. Prints the images and the receipt.
+func (r *LowcodePipeline) Demo(ctx context.Context) (string, error) { // lowcode-pipeline (../../../main.go:342:1)
 	if r.demo != nil {
 		return *r.demo, nil
 	}
@@ -860,21 +839,21 @@ type LowcodePipelineInstallOpts struct {
 	//
 	// Project to install
 	//
-	Source *Directory // lowcode-pipeline (../../../build.go:150:2)
+	Source *Directory // lowcode-pipeline (../../../main.go:180:2)
 	//
 	// Node.js image (Node.js 20 or above)
 	//
 	//
 	// Default: "node:24"
-	NodeImage string // lowcode-pipeline (../../../build.go:154:2)
+	NodeImage string // lowcode-pipeline (../../../main.go:184:2)
 	//
 	// .npmrc for private registries; mounted as a secret, never in a layer
 	//
-	Npmrc *Secret // lowcode-pipeline (../../../build.go:157:2)
+	Npmrc *Secret // lowcode-pipeline (../../../main.go:187:2)
 }
 
 // The project with its dependencies installed, ready to build: a container to explore with terminal
-func (r *LowcodePipeline) Install(opts ...LowcodePipelineInstallOpts) *Container { // lowcode-pipeline (../../../build.go:145:1)
+func (r *LowcodePipeline) Install(opts ...LowcodePipelineInstallOpts) *Container { // lowcode-pipeline (../../../main.go:175:1)
 	q := r.query.Select("install")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `source` optional argument
@@ -901,29 +880,27 @@ type LowcodePipelinePayloadOpts struct {
 	//
 	// Payload JSON file to start from instead of the reference default
 	//
-	From *File // lowcode-pipeline (../../../payload.go:68:2)
+	From *File // lowcode-pipeline (../../../main.go:206:2)
 	//
 	// Frontend image reference
 	//
-	FrontendRef string // lowcode-pipeline (../../../payload.go:71:2)
+	FrontendRef string // lowcode-pipeline (../../../main.go:209:2)
 	//
 	// Backend image reference (repeatable)
 	//
-	BackendRef []string // lowcode-pipeline (../../../payload.go:74:2)
+	BackendRef []string // lowcode-pipeline (../../../main.go:212:2)
 	//
 	// Code-as-data image reference: only when this run built one
 	//
-	CodeAsDataRef string // lowcode-pipeline (../../../payload.go:77:2)
+	CodeAsDataRef string // lowcode-pipeline (../../../main.go:215:2)
 }
 
 // A deployment payload: the reference default, or one you give, with this run's images
 //
-// Starts from the reference default (a frontend placeholder, no backend
-// images, a catch-all deploy rule, both approval modes manual) or from
-// --from, then sets the frontend image, appends the backend images and sets
-// the code-as-data image only when given. The result is checked against
-// every rule of the interface, with every problem at once.
-func (r *LowcodePipeline) Payload(opts ...LowcodePipelinePayloadOpts) *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:64:1)
+// Sets the frontend image, appends the backend images and sets the
+// code-as-data image only when given; checked against every rule of the
+// interface, with every problem at once.
+func (r *LowcodePipeline) Payload(opts ...LowcodePipelinePayloadOpts) *LowcodePipelinePayload { // lowcode-pipeline (../../../main.go:202:1)
 	q := r.query.Select("payload")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `from` optional argument
@@ -954,46 +931,43 @@ type LowcodePipelineSnapshotOpts struct {
 	//
 	// The project: a package.json, and the snapshot configuration
 	//
-	Source *Directory // lowcode-pipeline (../../../snapshot.go:108:2)
+	Source *Directory // lowcode-pipeline (../../../main.go:233:2)
 	//
 	// Snapshot configuration file, relative to the project
 	//
 	//
 	// Default: "res/snapshot-config.json"
-	Config string // lowcode-pipeline (../../../snapshot.go:112:2)
+	Config string // lowcode-pipeline (../../../main.go:237:2)
 	//
 	// The platform's orchestrator the toolkit connects to, [user@]host[:port] (443 is TLS), e.g. ci@draw.example.com:443
 	//
-	Orchestrator string // lowcode-pipeline (../../../snapshot.go:117:2)
+	Orchestrator string // lowcode-pipeline (../../../main.go:242:2)
 	//
 	// Password of the orchestrator's user
 	//
-	OrchestratorPassword *Secret // lowcode-pipeline (../../../snapshot.go:120:2)
+	OrchestratorPassword *Secret // lowcode-pipeline (../../../main.go:245:2)
 	//
 	// Accept an outputDir the toolkit leaves empty (push then commits the deletion of the folder)
 	//
-	AllowEmpty bool // lowcode-pipeline (../../../snapshot.go:123:2)
+	AllowEmpty bool // lowcode-pipeline (../../../main.go:248:2)
 	//
 	// Node.js image the toolkit runs in (Node.js 20 or above)
 	//
 	//
 	// Default: "node:24"
-	NodeImage string // lowcode-pipeline (../../../snapshot.go:127:2)
+	NodeImage string // lowcode-pipeline (../../../main.go:252:2)
 	//
 	// .npmrc for private registries; mounted as a secret, never in a layer
 	//
-	Npmrc *Secret // lowcode-pipeline (../../../snapshot.go:130:2)
+	Npmrc *Secret // lowcode-pipeline (../../../main.go:255:2)
 }
 
 // Save code as data: run the toolkit's snapshot into the project's outputDirs; push commits them to git
 //
-// Runs `npx <toolkit> snapshot` in the installed project with a copy of the
-// configuration whose git sections are removed (the toolkit only writes patch
-// files), into emptied outputDirs, so the snapshot is exactly what the
-// toolkit wrote. Fails, naming the entry, when an outputDir stays empty
-// (unless --allow-empty). `changes export --path .` applies it to your
+// The toolkit runs without the configuration's git sections, into emptied
+// outputDirs. `changes export --path .` applies the snapshot to your
 // checkout; `push` commits each entry that has a git section.
-func (r *LowcodePipeline) Snapshot(toolkit string, opts ...LowcodePipelineSnapshotOpts) *LowcodePipelineSnapshot { // lowcode-pipeline (../../../snapshot.go:103:1)
+func (r *LowcodePipeline) Snapshot(toolkit string, opts ...LowcodePipelineSnapshotOpts) *LowcodePipelineSnapshot { // lowcode-pipeline (../../../main.go:228:1)
 	q := r.query.Select("snapshot")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `source` optional argument
@@ -1037,44 +1011,42 @@ type LowcodePipelineToolkitSnapshotOpts struct {
 	//
 	// The project: a package.json, and the snapshot configuration
 	//
-	Source *Directory // lowcode-pipeline (../../../snapshot.go:269:2)
+	Source *Directory // lowcode-pipeline (../../../main.go:277:2)
 	//
 	// Snapshot configuration file, relative to the project
 	//
 	//
 	// Default: "res/snapshot-config.json"
-	Config string // lowcode-pipeline (../../../snapshot.go:273:2)
+	Config string // lowcode-pipeline (../../../main.go:281:2)
 	//
 	// The platform's orchestrator the toolkit connects to, [user@]host[:port] (443 is TLS), e.g. ci@draw.example.com:443
 	//
-	Orchestrator string // lowcode-pipeline (../../../snapshot.go:278:2)
+	Orchestrator string // lowcode-pipeline (../../../main.go:286:2)
 	//
 	// Password of the orchestrator's user
 	//
-	OrchestratorPassword *Secret // lowcode-pipeline (../../../snapshot.go:281:2)
+	OrchestratorPassword *Secret // lowcode-pipeline (../../../main.go:289:2)
 	//
 	// Git access token, put in each git.repo for the toolkit; without it, git.repo's own
 	//
-	GitToken *Secret // lowcode-pipeline (../../../snapshot.go:284:2)
+	GitToken *Secret // lowcode-pipeline (../../../main.go:292:2)
 	//
 	// Node.js image the toolkit runs in (Node.js 20 or above)
 	//
 	//
 	// Default: "node:24"
-	NodeImage string // lowcode-pipeline (../../../snapshot.go:288:2)
+	NodeImage string // lowcode-pipeline (../../../main.go:296:2)
 	//
 	// .npmrc for private registries; mounted as a secret, never in a layer
 	//
-	Npmrc *Secret // lowcode-pipeline (../../../snapshot.go:291:2)
+	Npmrc *Secret // lowcode-pipeline (../../../main.go:299:2)
 }
 
 // Run the toolkit's snapshot with its own git, as the interface describes: the toolkit clones, commits and pushes; the module does no git work and none of push's checks
 //
-// The toolkit gets the configuration with its git sections (a --git-token
-// is put in each git.repo's user-info, under the user name git.repo gives,
-// else x-access-token). The report says `left to the toolkit` for each
-// entry: what reached the remote is the toolkit's to say.
-func (r *LowcodePipeline) ToolkitSnapshot(toolkit string, opts ...LowcodePipelineToolkitSnapshotOpts) *LowcodePipelineSnapshotReport { // lowcode-pipeline (../../../snapshot.go:264:1)
+// A --git-token goes into each git.repo's user-info for the toolkit. The
+// report says `left to the toolkit` for each entry.
+func (r *LowcodePipeline) ToolkitSnapshot(toolkit string, opts ...LowcodePipelineToolkitSnapshotOpts) *LowcodePipelineSnapshotReport { // lowcode-pipeline (../../../main.go:272:1)
 	q := r.query.Select("toolkitSnapshot")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `source` optional argument
@@ -1120,15 +1092,15 @@ type LowcodePipelineWebhookReceiverOpts struct {
 	//
 	//
 	// Default: 8080
-	Port int // lowcode-pipeline (../../../deploy.go:140:2)
+	Port int // lowcode-pipeline (../../../main.go:323:2)
 	//
 	// Certificate (PEM) to serve https with, e.g. one a private CA signed; plain http without it
 	//
-	TLSCert *File // lowcode-pipeline (../../../deploy.go:143:2)
+	TLSCert *File // lowcode-pipeline (../../../main.go:326:2)
 	//
 	// Private key (PEM) of --tls-cert
 	//
-	TLSKey *Secret // lowcode-pipeline (../../../deploy.go:146:2)
+	TLSKey *Secret // lowcode-pipeline (../../../main.go:329:2)
 }
 
 // A stand-in for the platform's webhook, for local runs and tests
@@ -1137,7 +1109,7 @@ type LowcodePipelineWebhookReceiverOpts struct {
 // payload (422 with the problems), records what it accepts (GET /_deliveries,
 // same token) and answers 200 {"message":"success"}. Plain http: deploy to it
 // with --allow-http.
-func (r *LowcodePipeline) WebhookReceiver(webhookToken *Secret, opts ...LowcodePipelineWebhookReceiverOpts) *Service { // lowcode-pipeline (../../../deploy.go:134:1)
+func (r *LowcodePipeline) WebhookReceiver(webhookToken *Secret, opts ...LowcodePipelineWebhookReceiverOpts) *Service { // lowcode-pipeline (../../../main.go:317:1)
 	assertNotNil("webhookToken", webhookToken)
 	q := r.query.Select("webhookReceiver")
 	for i := len(opts) - 1; i >= 0; i-- {
@@ -1170,7 +1142,7 @@ func (r *LowcodePipeline) AsNode() Node {
 }
 
 // Build is the project built: its three outputs, each built when first used, and the design-tool version that labels its images
-type LowcodePipelineBuild struct { // lowcode-pipeline (../../../build.go:28:6)
+type LowcodePipelineBuild struct { // lowcode-pipeline (../../../build.go:15:6)
 	query *querybuilder.Selection
 
 	drawVersion   *string
@@ -1187,7 +1159,7 @@ func (r *LowcodePipelineBuild) WithGraphQLQuery(q *querybuilder.Selection) *Lowc
 }
 
 // dist/node, the backend: npm run build:node
-func (r *LowcodePipelineBuild) Backend() *Directory { // lowcode-pipeline (../../../build.go:36:2)
+func (r *LowcodePipelineBuild) Backend() *Directory { // lowcode-pipeline (../../../build.go:23:2)
 	q := r.query.Select("backend")
 
 	return &Directory{
@@ -1200,11 +1172,11 @@ type LowcodePipelineBuildBackendImageOpts struct {
 	//
 	// Platform to build for (default: the engine's)
 	//
-	Platform Platform // lowcode-pipeline (../../../images.go:88:2)
+	Platform Platform // lowcode-pipeline (../../../build.go:57:2)
 }
 
 // The backend image: docker/backend.Dockerfile over dist/node (SOURCES_PATH=dist/node), labelled draw_version
-func (r *LowcodePipelineBuild) BackendImage(opts ...LowcodePipelineBuildBackendImageOpts) *Container { // lowcode-pipeline (../../../images.go:84:1)
+func (r *LowcodePipelineBuild) BackendImage(opts ...LowcodePipelineBuildBackendImageOpts) *Container { // lowcode-pipeline (../../../build.go:53:1)
 	q := r.query.Select("backendImage")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `platform` optional argument
@@ -1219,7 +1191,7 @@ func (r *LowcodePipelineBuild) BackendImage(opts ...LowcodePipelineBuildBackendI
 }
 
 // dist/codeAsData: npx <toolkit> buildCodeAsData; empty unless built with --code-as-data
-func (r *LowcodePipelineBuild) CodeAsData() *Directory { // lowcode-pipeline (../../../build.go:38:2)
+func (r *LowcodePipelineBuild) CodeAsData() *Directory { // lowcode-pipeline (../../../build.go:25:2)
 	q := r.query.Select("codeAsData")
 
 	return &Directory{
@@ -1232,11 +1204,11 @@ type LowcodePipelineBuildCodeAsDataImageOpts struct {
 	//
 	// Platform to build for (default: the engine's)
 	//
-	Platform Platform // lowcode-pipeline (../../../images.go:99:2)
+	Platform Platform // lowcode-pipeline (../../../build.go:68:2)
 }
 
 // The code-as-data image: docker/codeasdata.Dockerfile over dist/codeAsData (SOURCES_PATH=dist/codeAsData), labelled draw_version
-func (r *LowcodePipelineBuild) CodeAsDataImage(opts ...LowcodePipelineBuildCodeAsDataImageOpts) *Container { // lowcode-pipeline (../../../images.go:95:1)
+func (r *LowcodePipelineBuild) CodeAsDataImage(opts ...LowcodePipelineBuildCodeAsDataImageOpts) *Container { // lowcode-pipeline (../../../build.go:64:1)
 	q := r.query.Select("codeAsDataImage")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `platform` optional argument
@@ -1251,7 +1223,7 @@ func (r *LowcodePipelineBuild) CodeAsDataImage(opts ...LowcodePipelineBuildCodeA
 }
 
 // The whole dist directory: web, node and, when built, codeAsData
-func (r *LowcodePipelineBuild) Dist() *Directory { // lowcode-pipeline (../../../build.go:40:2)
+func (r *LowcodePipelineBuild) Dist() *Directory { // lowcode-pipeline (../../../build.go:27:2)
 	q := r.query.Select("dist")
 
 	return &Directory{
@@ -1260,7 +1232,7 @@ func (r *LowcodePipelineBuild) Dist() *Directory { // lowcode-pipeline (../../..
 }
 
 // Installed version of the design-tool package (--draw-package): the images' draw_version label; empty without --draw-package
-func (r *LowcodePipelineBuild) DrawVersion(ctx context.Context) (string, error) { // lowcode-pipeline (../../../build.go:44:2)
+func (r *LowcodePipelineBuild) DrawVersion(ctx context.Context) (string, error) { // lowcode-pipeline (../../../build.go:31:2)
 	if r.drawVersion != nil {
 		return *r.drawVersion, nil
 	}
@@ -1273,7 +1245,7 @@ func (r *LowcodePipelineBuild) DrawVersion(ctx context.Context) (string, error) 
 }
 
 // dist/web, the frontend: npm run build:draw
-func (r *LowcodePipelineBuild) Frontend() *Directory { // lowcode-pipeline (../../../build.go:34:2)
+func (r *LowcodePipelineBuild) Frontend() *Directory { // lowcode-pipeline (../../../build.go:21:2)
 	q := r.query.Select("frontend")
 
 	return &Directory{
@@ -1286,11 +1258,11 @@ type LowcodePipelineBuildFrontendImageOpts struct {
 	//
 	// Platform to build for (default: the engine's)
 	//
-	Platform Platform // lowcode-pipeline (../../../images.go:77:2)
+	Platform Platform // lowcode-pipeline (../../../build.go:46:2)
 }
 
 // The frontend image: docker/frontend.Dockerfile over dist/web (SOURCES_PATH=dist/web), labelled draw_version
-func (r *LowcodePipelineBuild) FrontendImage(opts ...LowcodePipelineBuildFrontendImageOpts) *Container { // lowcode-pipeline (../../../images.go:73:1)
+func (r *LowcodePipelineBuild) FrontendImage(opts ...LowcodePipelineBuildFrontendImageOpts) *Container { // lowcode-pipeline (../../../build.go:42:1)
 	q := r.query.Select("frontendImage")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `platform` optional argument
@@ -1305,7 +1277,7 @@ func (r *LowcodePipelineBuild) FrontendImage(opts ...LowcodePipelineBuildFronten
 }
 
 // Whether the code as data is built (--code-as-data project or bricks)
-func (r *LowcodePipelineBuild) HasCodeAsData(ctx context.Context) (bool, error) { // lowcode-pipeline (../../../build.go:42:2)
+func (r *LowcodePipelineBuild) HasCodeAsData(ctx context.Context) (bool, error) { // lowcode-pipeline (../../../build.go:29:2)
 	if r.hasCodeAsData != nil {
 		return *r.hasCodeAsData, nil
 	}
@@ -1367,7 +1339,7 @@ func (r *LowcodePipelineBuild) UnmarshalJSON(bs []byte) error {
 }
 
 // What the build makes as JSON, for a script
-func (r *LowcodePipelineBuild) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../build.go:32:2)
+func (r *LowcodePipelineBuild) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../build.go:19:2)
 	if r.json != nil {
 		return *r.json, nil
 	}
@@ -1384,39 +1356,35 @@ type LowcodePipelineBuildPublishOpts struct {
 	//
 	// Platform of a multi-platform image (repeatable): linux/amd64, linux/arm64 (default: the engine's)
 	//
-	Platform []Platform // lowcode-pipeline (../../../images.go:124:2)
+	Platform []Platform // lowcode-pipeline (../../../build.go:89:2)
 	//
 	// Registry user name
 	//
-	RegistryUsername string // lowcode-pipeline (../../../images.go:127:2)
+	RegistryUsername string // lowcode-pipeline (../../../build.go:92:2)
 	//
 	// Registry password or token
 	//
-	RegistryPassword *Secret // lowcode-pipeline (../../../images.go:130:2)
+	RegistryPassword *Secret // lowcode-pipeline (../../../build.go:95:2)
 	//
 	// A registry running as a Dagger service (tests, demos; what a repository on localhost needs): the repository's registry is reached there, over plain http
 	//
-	RegistryService *Service // lowcode-pipeline (../../../images.go:133:2)
+	RegistryService *Service // lowcode-pipeline (../../../build.go:98:2)
 	//
 	// Creation time of the images, which every time in them is clamped to: the commit time, RFC 3339 or Unix seconds ($SOURCE_DATE_EPOCH); default the Unix epoch, never the clock
 	//
-	Created string // lowcode-pipeline (../../../images.go:136:2)
+	Created string // lowcode-pipeline (../../../build.go:101:2)
 	//
 	// Image label KEY=VALUE (repeatable), e.g. org.opencontainers.image.revision=$GIT_SHA; a URL is shown without credentials or query
 	//
-	Label []string // lowcode-pipeline (../../../images.go:139:2)
+	Label []string // lowcode-pipeline (../../../build.go:104:2)
 }
 
 // Build the images and push them, every time in them clamped to --created; the release names each by digest, as the payload carries it
 //
-// The repository, tags and platforms are checked before anything is built,
-// and the built platforms before anything is pushed. The three images are
-// built and pushed concurrently; the code-as-data image exactly when the
-// build has code as data. Same commit, same --created: same digests, on
-// any runner. An image the registry already holds under one of its tags is
-// not pushed again: its other tags are pointed at it (a registry service is
-// always pushed to).
-func (r *LowcodePipelineBuild) Publish(repository string, tag []string, opts ...LowcodePipelineBuildPublishOpts) *LowcodePipelineRelease { // lowcode-pipeline (../../../images.go:116:1)
+// Everything is checked before anything is built; the three images are built
+// and pushed concurrently. Same commit, same --created: same digests. An
+// image a tag already holds is not pushed again.
+func (r *LowcodePipelineBuild) Publish(repository string, tag []string, opts ...LowcodePipelineBuildPublishOpts) *LowcodePipelineRelease { // lowcode-pipeline (../../../build.go:81:1)
 	q := r.query.Select("publish")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `platform` optional argument
@@ -1453,7 +1421,7 @@ func (r *LowcodePipelineBuild) Publish(repository string, tag []string, opts ...
 }
 
 // What the build makes, for a person
-func (r *LowcodePipelineBuild) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../build.go:30:2)
+func (r *LowcodePipelineBuild) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../build.go:17:2)
 	if r.summary != nil {
 		return *r.summary, nil
 	}
@@ -1474,7 +1442,7 @@ func (r *LowcodePipelineBuild) AsNode() Node {
 }
 
 // Delivery is one run of the pipeline: the build, the images pushed, the payload sent and the webhook's receipt
-type LowcodePipelineDelivery struct { // lowcode-pipeline (../../../deliver.go:22:6)
+type LowcodePipelineDelivery struct { // lowcode-pipeline (../../../delivery.go:20:6)
 	query *querybuilder.Selection
 
 	id      *ID
@@ -1489,7 +1457,7 @@ func (r *LowcodePipelineDelivery) WithGraphQLQuery(q *querybuilder.Selection) *L
 }
 
 // The build
-func (r *LowcodePipelineDelivery) Build() *LowcodePipelineBuild { // lowcode-pipeline (../../../deliver.go:28:2)
+func (r *LowcodePipelineDelivery) Build() *LowcodePipelineBuild { // lowcode-pipeline (../../../delivery.go:26:2)
 	q := r.query.Select("build")
 
 	return &LowcodePipelineBuild{
@@ -1547,7 +1515,7 @@ func (r *LowcodePipelineDelivery) UnmarshalJSON(bs []byte) error {
 }
 
 // The release and the receipt as JSON, for a script
-func (r *LowcodePipelineDelivery) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deliver.go:26:2)
+func (r *LowcodePipelineDelivery) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../delivery.go:24:2)
 	if r.json != nil {
 		return *r.json, nil
 	}
@@ -1560,7 +1528,7 @@ func (r *LowcodePipelineDelivery) JSON(ctx context.Context) (string, error) { //
 }
 
 // The payload sent
-func (r *LowcodePipelineDelivery) Payload() *LowcodePipelinePayload { // lowcode-pipeline (../../../deliver.go:32:2)
+func (r *LowcodePipelineDelivery) Payload() *LowcodePipelinePayload { // lowcode-pipeline (../../../delivery.go:30:2)
 	q := r.query.Select("payload")
 
 	return &LowcodePipelinePayload{
@@ -1569,7 +1537,7 @@ func (r *LowcodePipelineDelivery) Payload() *LowcodePipelinePayload { // lowcode
 }
 
 // The webhook's answer
-func (r *LowcodePipelineDelivery) Receipt() *LowcodePipelineReceipt { // lowcode-pipeline (../../../deliver.go:34:2)
+func (r *LowcodePipelineDelivery) Receipt() *LowcodePipelineReceipt { // lowcode-pipeline (../../../delivery.go:32:2)
 	q := r.query.Select("receipt")
 
 	return &LowcodePipelineReceipt{
@@ -1578,7 +1546,7 @@ func (r *LowcodePipelineDelivery) Receipt() *LowcodePipelineReceipt { // lowcode
 }
 
 // The images pushed, pinned by digest
-func (r *LowcodePipelineDelivery) Release() *LowcodePipelineRelease { // lowcode-pipeline (../../../deliver.go:30:2)
+func (r *LowcodePipelineDelivery) Release() *LowcodePipelineRelease { // lowcode-pipeline (../../../delivery.go:28:2)
 	q := r.query.Select("release")
 
 	return &LowcodePipelineRelease{
@@ -1587,7 +1555,7 @@ func (r *LowcodePipelineDelivery) Release() *LowcodePipelineRelease { // lowcode
 }
 
 // Where the call's time went, step by step
-func (r *LowcodePipelineDelivery) Steps(ctx context.Context) ([]LowcodePipelineStepTime, error) { // lowcode-pipeline (../../../deliver.go:36:2)
+func (r *LowcodePipelineDelivery) Steps(ctx context.Context) ([]LowcodePipelineStepTime, error) { // lowcode-pipeline (../../../delivery.go:34:2)
 	q := r.query.Select("steps")
 
 	q = q.Select("id")
@@ -1620,7 +1588,7 @@ func (r *LowcodePipelineDelivery) Steps(ctx context.Context) ([]LowcodePipelineS
 }
 
 // The images pushed and the deployment's receipt, for a person
-func (r *LowcodePipelineDelivery) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deliver.go:24:2)
+func (r *LowcodePipelineDelivery) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../delivery.go:22:2)
 	if r.summary != nil {
 		return *r.summary, nil
 	}
@@ -1669,38 +1637,36 @@ type LowcodePipelinePayloadDeployOpts struct {
 	//
 	// Allow an http:// address (a local receiver); the token would travel unencrypted
 	//
-	AllowHTTP bool // lowcode-pipeline (../../../deploy.go:60:2)
+	AllowHTTP bool // lowcode-pipeline (../../../payload.go:130:2)
 	//
 	// Time limit for connecting (TCP and TLS)
 	//
 	//
 	// Default: "10s"
-	ConnectTimeout string // lowcode-pipeline (../../../deploy.go:64:2)
+	ConnectTimeout string // lowcode-pipeline (../../../payload.go:134:2)
 	//
 	// Time limit for the whole call, response included
 	//
 	//
 	// Default: "60s"
-	Timeout string // lowcode-pipeline (../../../deploy.go:68:2)
+	Timeout string // lowcode-pipeline (../../../payload.go:138:2)
 	//
 	// How many times connecting is tried, the first included (never again once the request may have been received)
 	//
 	//
 	// Default: 4
-	ConnectAttempts int // lowcode-pipeline (../../../deploy.go:72:2)
+	ConnectAttempts int // lowcode-pipeline (../../../payload.go:142:2)
 	//
 	// CA certificate (PEM) that signs a self-hosted webhook's certificate; trusted by this call only, instead of the system's
 	//
-	WebhookCaCert *File // lowcode-pipeline (../../../deploy.go:75:2)
+	WebhookCaCert *File // lowcode-pipeline (../../../payload.go:145:2)
 }
 
 // Send the payload to the platform's webhook: one POST with Authorization: Bearer, never sent twice
 //
-// Only a failure to connect at all is retried; once a connection exists the
-// request may have reached the platform, so a dropped connection or a time-out
-// fails without a second request. Any status but 200 fails with the response
-// body written out.
-func (r *LowcodePipelinePayload) Deploy(webhookUrl string, webhookToken *Secret, opts ...LowcodePipelinePayloadDeployOpts) *LowcodePipelineReceipt { // lowcode-pipeline (../../../deploy.go:52:1)
+// Only a failure to connect at all is retried. Any status but 200 fails
+// with the response body written out.
+func (r *LowcodePipelinePayload) Deploy(webhookUrl string, webhookToken *Secret, opts ...LowcodePipelinePayloadDeployOpts) *LowcodePipelineReceipt { // lowcode-pipeline (../../../payload.go:122:1)
 	assertNotNil("webhookToken", webhookToken)
 	q := r.query.Select("deploy")
 	for i := len(opts) - 1; i >= 0; i-- {
@@ -1734,7 +1700,7 @@ func (r *LowcodePipelinePayload) Deploy(webhookUrl string, webhookToken *Secret,
 }
 
 // The payload as a file, payload.json
-func (r *LowcodePipelinePayload) File() *File { // lowcode-pipeline (../../../payload.go:171:1)
+func (r *LowcodePipelinePayload) File() *File { // lowcode-pipeline (../../../payload.go:191:1)
 	q := r.query.Select("file")
 
 	return &File{
@@ -1811,11 +1777,11 @@ type LowcodePipelinePayloadPlanOpts struct {
 	//
 	//
 	// Default: "5s"
-	PlanTimeout string // lowcode-pipeline (../../../payload.go:182:2)
+	PlanTimeout string // lowcode-pipeline (../../../payload.go:202:2)
 }
 
 // Where each backend image goes on an instance with these backends; fails on a backend that would receive two images and on an image that reaches no backend
-func (r *LowcodePipelinePayload) Plan(backend []string, opts ...LowcodePipelinePayloadPlanOpts) *LowcodePipelinePlan { // lowcode-pipeline (../../../payload.go:176:1)
+func (r *LowcodePipelinePayload) Plan(backend []string, opts ...LowcodePipelinePayloadPlanOpts) *LowcodePipelinePlan { // lowcode-pipeline (../../../payload.go:196:1)
 	q := r.query.Select("plan")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `planTimeout` optional argument
@@ -1835,11 +1801,11 @@ type LowcodePipelinePayloadRequestOpts struct {
 	//
 	// Allow an http:// address (a local receiver)
 	//
-	AllowHTTP bool // lowcode-pipeline (../../../deploy.go:105:2)
+	AllowHTTP bool // lowcode-pipeline (../../../payload.go:175:2)
 }
 
 // The request deploy would send, the token masked: checks the payload and the address, sends nothing
-func (r *LowcodePipelinePayload) Request(ctx context.Context, webhookUrl string, opts ...LowcodePipelinePayloadRequestOpts) (string, error) { // lowcode-pipeline (../../../deploy.go:100:1)
+func (r *LowcodePipelinePayload) Request(ctx context.Context, webhookUrl string, opts ...LowcodePipelinePayloadRequestOpts) (string, error) { // lowcode-pipeline (../../../payload.go:170:1)
 	if r.request != nil {
 		return *r.request, nil
 	}
@@ -1872,7 +1838,7 @@ func (r *LowcodePipelinePayload) Summary(ctx context.Context) (string, error) { 
 }
 
 // Replace the deploy rules: each "SOURCE -> TARGET", JavaScript regular expressions matching image references and backend names
-func (r *LowcodePipelinePayload) WithDeployRules(deployRule []string) *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:121:1)
+func (r *LowcodePipelinePayload) WithDeployRules(deployRule []string) *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:67:1)
 	q := r.query.Select("withDeployRules")
 	q = q.Arg("deployRule", deployRule)
 
@@ -1882,7 +1848,7 @@ func (r *LowcodePipelinePayload) WithDeployRules(deployRule []string) *LowcodePi
 }
 
 // Add --force-sync to extraArgs: force the code as data to be synchronised to the orchestrator
-func (r *LowcodePipelinePayload) WithForceSync() *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:166:1)
+func (r *LowcodePipelinePayload) WithForceSync() *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:112:1)
 	q := r.query.Select("withForceSync")
 
 	return &LowcodePipelinePayload{
@@ -1891,7 +1857,7 @@ func (r *LowcodePipelinePayload) WithForceSync() *LowcodePipelinePayload { // lo
 }
 
 // Set noDowntime.promotionMode: manual promotes after an approval step (instances with no-downtime mode)
-func (r *LowcodePipelinePayload) WithPromotionMode(mode LowcodePipelineApprovalMode) *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:141:1)
+func (r *LowcodePipelinePayload) WithPromotionMode(mode LowcodePipelineApprovalMode) *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:87:1)
 	q := r.query.Select("withPromotionMode")
 	q = q.Arg("mode", mode)
 
@@ -1901,7 +1867,7 @@ func (r *LowcodePipelinePayload) WithPromotionMode(mode LowcodePipelineApprovalM
 }
 
 // Set skipUpdateVersions to true: skip the orchestrator and toolkit update (only for dedicated snapshot versions of them)
-func (r *LowcodePipelinePayload) WithSkipUpdateVersions() *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:160:1)
+func (r *LowcodePipelinePayload) WithSkipUpdateVersions() *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:106:1)
 	q := r.query.Select("withSkipUpdateVersions")
 
 	return &LowcodePipelinePayload{
@@ -1910,7 +1876,7 @@ func (r *LowcodePipelinePayload) WithSkipUpdateVersions() *LowcodePipelinePayloa
 }
 
 // Set codeAsData.updateMode: manual deploys the code as data after an approval step
-func (r *LowcodePipelinePayload) WithUpdateMode(mode LowcodePipelineApprovalMode) *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:133:1)
+func (r *LowcodePipelinePayload) WithUpdateMode(mode LowcodePipelineApprovalMode) *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:79:1)
 	q := r.query.Select("withUpdateMode")
 	q = q.Arg("mode", mode)
 
@@ -2310,7 +2276,7 @@ func (r *LowcodePipelinePlanImage) AsNode() Node {
 }
 
 // PushedImage is one image pushed under one tag
-type LowcodePipelinePushedImage struct { // lowcode-pipeline (../../../images.go:59:6)
+type LowcodePipelinePushedImage struct { // lowcode-pipeline (../../../release.go:54:6)
 	query *querybuilder.Selection
 
 	digest     *string
@@ -2328,7 +2294,7 @@ func (r *LowcodePipelinePushedImage) WithGraphQLQuery(q *querybuilder.Selection)
 }
 
 // The image's digest, sha256:…
-func (r *LowcodePipelinePushedImage) Digest(ctx context.Context) (string, error) { // lowcode-pipeline (../../../images.go:67:2)
+func (r *LowcodePipelinePushedImage) Digest(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:62:2)
 	if r.digest != nil {
 		return *r.digest, nil
 	}
@@ -2390,7 +2356,7 @@ func (r *LowcodePipelinePushedImage) UnmarshalJSON(bs []byte) error {
 }
 
 // How this run left the tag: pushed, tagged (pointed at the image, which the registry held already under another tag) or unchanged (it held the image already)
-func (r *LowcodePipelinePushedImage) Outcome(ctx context.Context) (string, error) { // lowcode-pipeline (../../../images.go:69:2)
+func (r *LowcodePipelinePushedImage) Outcome(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:64:2)
 	if r.outcome != nil {
 		return *r.outcome, nil
 	}
@@ -2403,7 +2369,7 @@ func (r *LowcodePipelinePushedImage) Outcome(ctx context.Context) (string, error
 }
 
 // registry/repository:tag@sha256:…, the reference a payload carries
-func (r *LowcodePipelinePushedImage) Ref(ctx context.Context) (string, error) { // lowcode-pipeline (../../../images.go:61:2)
+func (r *LowcodePipelinePushedImage) Ref(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:56:2)
 	if r.ref != nil {
 		return *r.ref, nil
 	}
@@ -2416,7 +2382,7 @@ func (r *LowcodePipelinePushedImage) Ref(ctx context.Context) (string, error) { 
 }
 
 // registry/repository
-func (r *LowcodePipelinePushedImage) Repository(ctx context.Context) (string, error) { // lowcode-pipeline (../../../images.go:63:2)
+func (r *LowcodePipelinePushedImage) Repository(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:58:2)
 	if r.repository != nil {
 		return *r.repository, nil
 	}
@@ -2429,7 +2395,7 @@ func (r *LowcodePipelinePushedImage) Repository(ctx context.Context) (string, er
 }
 
 // The tag it was pushed under
-func (r *LowcodePipelinePushedImage) Tag(ctx context.Context) (string, error) { // lowcode-pipeline (../../../images.go:65:2)
+func (r *LowcodePipelinePushedImage) Tag(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:60:2)
 	if r.tag != nil {
 		return *r.tag, nil
 	}
@@ -2450,7 +2416,7 @@ func (r *LowcodePipelinePushedImage) AsNode() Node {
 }
 
 // Receipt records one deployment request; it holds no secret
-type LowcodePipelineReceipt struct { // lowcode-pipeline (../../../deploy.go:19:6)
+type LowcodePipelineReceipt struct { // lowcode-pipeline (../../../deploy.go:21:6)
 	query *querybuilder.Selection
 
 	connectAttempts *int
@@ -2472,7 +2438,7 @@ func (r *LowcodePipelineReceipt) WithGraphQLQuery(q *querybuilder.Selection) *Lo
 }
 
 // How many times connecting was tried, the first included (only a failure to connect at all is tried again)
-func (r *LowcodePipelineReceipt) ConnectAttempts(ctx context.Context) (int, error) { // lowcode-pipeline (../../../deploy.go:39:2)
+func (r *LowcodePipelineReceipt) ConnectAttempts(ctx context.Context) (int, error) { // lowcode-pipeline (../../../deploy.go:41:2)
 	if r.connectAttempts != nil {
 		return *r.connectAttempts, nil
 	}
@@ -2485,7 +2451,7 @@ func (r *LowcodePipelineReceipt) ConnectAttempts(ctx context.Context) (int, erro
 }
 
 // How long the call took, in milliseconds
-func (r *LowcodePipelineReceipt) DurationMs(ctx context.Context) (int, error) { // lowcode-pipeline (../../../deploy.go:37:2)
+func (r *LowcodePipelineReceipt) DurationMs(ctx context.Context) (int, error) { // lowcode-pipeline (../../../deploy.go:39:2)
 	if r.durationMs != nil {
 		return *r.durationMs, nil
 	}
@@ -2547,7 +2513,7 @@ func (r *LowcodePipelineReceipt) UnmarshalJSON(bs []byte) error {
 }
 
 // The image references the payload deploys
-func (r *LowcodePipelineReceipt) Images(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../../deploy.go:33:2)
+func (r *LowcodePipelineReceipt) Images(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../../deploy.go:35:2)
 	q := r.query.Select("images")
 
 	var response []string
@@ -2557,7 +2523,7 @@ func (r *LowcodePipelineReceipt) Images(ctx context.Context) ([]string, error) {
 }
 
 // The whole receipt as JSON, for a script
-func (r *LowcodePipelineReceipt) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:23:2)
+func (r *LowcodePipelineReceipt) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:25:2)
 	if r.json != nil {
 		return *r.json, nil
 	}
@@ -2570,7 +2536,7 @@ func (r *LowcodePipelineReceipt) JSON(ctx context.Context) (string, error) { // 
 }
 
 // The answer's message: success
-func (r *LowcodePipelineReceipt) Message(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:27:2)
+func (r *LowcodePipelineReceipt) Message(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:29:2)
 	if r.message != nil {
 		return *r.message, nil
 	}
@@ -2583,7 +2549,7 @@ func (r *LowcodePipelineReceipt) Message(ctx context.Context) (string, error) { 
 }
 
 // SHA-256 of the payload sent
-func (r *LowcodePipelineReceipt) PayloadSha256(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:31:2)
+func (r *LowcodePipelineReceipt) PayloadSha256(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:33:2)
 	if r.payloadSha256 != nil {
 		return *r.payloadSha256, nil
 	}
@@ -2596,7 +2562,7 @@ func (r *LowcodePipelineReceipt) PayloadSha256(ctx context.Context) (string, err
 }
 
 // When the request was sent (RFC 3339, UTC)
-func (r *LowcodePipelineReceipt) SentAt(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:35:2)
+func (r *LowcodePipelineReceipt) SentAt(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:37:2)
 	if r.sentAt != nil {
 		return *r.sentAt, nil
 	}
@@ -2609,7 +2575,7 @@ func (r *LowcodePipelineReceipt) SentAt(ctx context.Context) (string, error) { /
 }
 
 // HTTP status of the answer: 200 (0 on a dry run)
-func (r *LowcodePipelineReceipt) Status(ctx context.Context) (int, error) { // lowcode-pipeline (../../../deploy.go:25:2)
+func (r *LowcodePipelineReceipt) Status(ctx context.Context) (int, error) { // lowcode-pipeline (../../../deploy.go:27:2)
 	if r.status != nil {
 		return *r.status, nil
 	}
@@ -2622,7 +2588,7 @@ func (r *LowcodePipelineReceipt) Status(ctx context.Context) (int, error) { // l
 }
 
 // What was sent where and what came back, for a person
-func (r *LowcodePipelineReceipt) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:21:2)
+func (r *LowcodePipelineReceipt) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:23:2)
 	if r.summary != nil {
 		return *r.summary, nil
 	}
@@ -2635,7 +2601,7 @@ func (r *LowcodePipelineReceipt) Summary(ctx context.Context) (string, error) { 
 }
 
 // The webhook address, user-info and query values redacted
-func (r *LowcodePipelineReceipt) URL(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:29:2)
+func (r *LowcodePipelineReceipt) URL(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:31:2)
 	if r.url != nil {
 		return *r.url, nil
 	}
@@ -2648,7 +2614,7 @@ func (r *LowcodePipelineReceipt) URL(ctx context.Context) (string, error) { // l
 }
 
 // What was odd about a 200 answer, e.g. a body that is not {"message": "success"}
-func (r *LowcodePipelineReceipt) Warnings(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../../deploy.go:41:2)
+func (r *LowcodePipelineReceipt) Warnings(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../../deploy.go:43:2)
 	q := r.query.Select("warnings")
 
 	var response []string
@@ -2666,7 +2632,7 @@ func (r *LowcodePipelineReceipt) AsNode() Node {
 }
 
 // Release is the images pushed to a registry, each named by digest
-type LowcodePipelineRelease struct { // lowcode-pipeline (../../../images.go:29:6)
+type LowcodePipelineRelease struct { // lowcode-pipeline (../../../release.go:26:6)
 	query *querybuilder.Selection
 
 	id      *ID
@@ -2690,7 +2656,7 @@ func (r *LowcodePipelineRelease) WithGraphQLQuery(q *querybuilder.Selection) *Lo
 }
 
 // The backend image, one reference per tag
-func (r *LowcodePipelineRelease) Backend(ctx context.Context) ([]LowcodePipelinePushedImage, error) { // lowcode-pipeline (../../../images.go:37:2)
+func (r *LowcodePipelineRelease) Backend(ctx context.Context) ([]LowcodePipelinePushedImage, error) { // lowcode-pipeline (../../../release.go:34:2)
 	q := r.query.Select("backend")
 
 	q = q.Select("id")
@@ -2723,7 +2689,7 @@ func (r *LowcodePipelineRelease) Backend(ctx context.Context) ([]LowcodePipeline
 }
 
 // The code-as-data image, one reference per tag; empty when the build has no code as data
-func (r *LowcodePipelineRelease) CodeAsData(ctx context.Context) ([]LowcodePipelinePushedImage, error) { // lowcode-pipeline (../../../images.go:39:2)
+func (r *LowcodePipelineRelease) CodeAsData(ctx context.Context) ([]LowcodePipelinePushedImage, error) { // lowcode-pipeline (../../../release.go:36:2)
 	q := r.query.Select("codeAsData")
 
 	q = q.Select("id")
@@ -2756,7 +2722,7 @@ func (r *LowcodePipelineRelease) CodeAsData(ctx context.Context) ([]LowcodePipel
 }
 
 // The frontend image, one reference per tag
-func (r *LowcodePipelineRelease) Frontend(ctx context.Context) ([]LowcodePipelinePushedImage, error) { // lowcode-pipeline (../../../images.go:35:2)
+func (r *LowcodePipelineRelease) Frontend(ctx context.Context) ([]LowcodePipelinePushedImage, error) { // lowcode-pipeline (../../../release.go:32:2)
 	q := r.query.Select("frontend")
 
 	q = q.Select("id")
@@ -2838,7 +2804,7 @@ func (r *LowcodePipelineRelease) UnmarshalJSON(bs []byte) error {
 }
 
 // The whole release as JSON, for a script
-func (r *LowcodePipelineRelease) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../images.go:33:2)
+func (r *LowcodePipelineRelease) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:30:2)
 	if r.json != nil {
 		return *r.json, nil
 	}
@@ -2855,17 +2821,14 @@ type LowcodePipelineReleasePayloadOpts struct {
 	//
 	// Payload JSON file to start from instead of the reference default; it names no image: the run's are the only ones sent
 	//
-	From *File // lowcode-pipeline (../../../payload.go:94:2)
+	From *File // lowcode-pipeline (../../../release.go:100:2)
 }
 
 // The deployment payload of this release: the reference default, or one you give, with the release's images
 //
-// Sets frontend.image, appends the backend image and sets codeAsData.image
-// only when the release has one, each the first tag's reference pinned by
-// digest. A --from that names an image of its own is refused, each named by
-// its path: it would go out beside the release's (a stale backend, a
-// code-as-data image this run did not build).
-func (r *LowcodePipelineRelease) Payload(opts ...LowcodePipelineReleasePayloadOpts) *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:90:1)
+// Each image is the first tag's reference pinned by digest. A --from that
+// names an image of its own is refused.
+func (r *LowcodePipelineRelease) Payload(opts ...LowcodePipelineReleasePayloadOpts) *LowcodePipelinePayload { // lowcode-pipeline (../../../release.go:96:1)
 	q := r.query.Select("payload")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `from` optional argument
@@ -2886,15 +2849,15 @@ type LowcodePipelineReleaseSbomsOpts struct {
 	//
 	//
 	// Default: "docker.io/anchore/syft:v1.51.0@sha256:678bfa565b60f747aac0f8e964fe5588a24445b8d0a480e91f6efd70020dfbb0"
-	SyftImage string // lowcode-pipeline (../../../images.go:212:2)
+	SyftImage string // lowcode-pipeline (../../../release.go:111:2)
 	//
 	// Build syft from its Go module at the same version instead (slow on an empty engine cache)
 	//
-	ToolsFromSource bool // lowcode-pipeline (../../../images.go:215:2)
+	ToolsFromSource bool // lowcode-pipeline (../../../release.go:114:2)
 }
 
 // The SPDX JSON SBOM of each pushed image (frontend.spdx.json, backend.spdx.json, codeasdata.spdx.json), by syft
-func (r *LowcodePipelineRelease) Sboms(opts ...LowcodePipelineReleaseSbomsOpts) *Directory { // lowcode-pipeline (../../../images.go:208:1)
+func (r *LowcodePipelineRelease) Sboms(opts ...LowcodePipelineReleaseSbomsOpts) *Directory { // lowcode-pipeline (../../../release.go:107:1)
 	q := r.query.Select("sboms")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `syftImage` optional argument
@@ -2917,29 +2880,29 @@ type LowcodePipelineReleaseSignOpts struct {
 	//
 	// Password of --cosign-key
 	//
-	CosignPassword *Secret // lowcode-pipeline (../../../images.go:240:2)
+	CosignPassword *Secret // lowcode-pipeline (../../../release.go:139:2)
 	//
 	// Attest each image's SPDX SBOM (syft) on its digest too
 	//
-	AttestSbom bool // lowcode-pipeline (../../../images.go:243:2)
+	AttestSbom bool // lowcode-pipeline (../../../release.go:142:2)
 	//
 	// cosign's published image, whose /ko-app/cosign is used (pin it by digest: name:tag@sha256:…)
 	//
 	//
 	// Default: "gcr.io/projectsigstore/cosign:v2.6.5@sha256:ad281047f85c5e1fc6ffbc30c2b55be3b07b4032bef715a12122ce5829619aca"
-	CosignImage string // lowcode-pipeline (../../../images.go:247:2)
+	CosignImage string // lowcode-pipeline (../../../release.go:146:2)
 	//
 	// syft's published image, for --attest-sbom (default: docker.io/anchore/syft:v1.51.0@sha256:678bfa565b60f747aac0f8e964fe5588a24445b8d0a480e91f6efd70020dfbb0)
 	//
-	SyftImage string // lowcode-pipeline (../../../images.go:250:2)
+	SyftImage string // lowcode-pipeline (../../../release.go:149:2)
 	//
 	// Build cosign (and syft) from their Go modules at the same versions instead (slow on an empty engine cache)
 	//
-	ToolsFromSource bool // lowcode-pipeline (../../../images.go:253:2)
+	ToolsFromSource bool // lowcode-pipeline (../../../release.go:152:2)
 }
 
 // Sign each pushed digest with cosign, and attest its SBOM with --attest-sbom; verify with cosign verify --key cosign.pub
-func (r *LowcodePipelineRelease) Sign(cosignKey *Secret, opts ...LowcodePipelineReleaseSignOpts) *LowcodePipelineRelease { // lowcode-pipeline (../../../images.go:234:1)
+func (r *LowcodePipelineRelease) Sign(cosignKey *Secret, opts ...LowcodePipelineReleaseSignOpts) *LowcodePipelineRelease { // lowcode-pipeline (../../../release.go:133:1)
 	assertNotNil("cosignKey", cosignKey)
 	q := r.query.Select("sign")
 	for i := len(opts) - 1; i >= 0; i-- {
@@ -2972,7 +2935,7 @@ func (r *LowcodePipelineRelease) Sign(cosignKey *Secret, opts ...LowcodePipeline
 }
 
 // Whether each pushed digest was signed with cosign (sign)
-func (r *LowcodePipelineRelease) Signed(ctx context.Context) (bool, error) { // lowcode-pipeline (../../../images.go:41:2)
+func (r *LowcodePipelineRelease) Signed(ctx context.Context) (bool, error) { // lowcode-pipeline (../../../release.go:38:2)
 	if r.signed != nil {
 		return *r.signed, nil
 	}
@@ -2985,7 +2948,7 @@ func (r *LowcodePipelineRelease) Signed(ctx context.Context) (bool, error) { // 
 }
 
 // Each image's references, one a line, for a person
-func (r *LowcodePipelineRelease) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../images.go:31:2)
+func (r *LowcodePipelineRelease) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:28:2)
 	if r.summary != nil {
 		return *r.summary, nil
 	}
@@ -3129,43 +3092,43 @@ type LowcodePipelineSnapshotPushOpts struct {
 	//
 	// Git access token (recommended: then git.repo carries none, and the token is never in the project). Without it, a token in git.repo's user-info is used
 	//
-	GitToken *Secret // lowcode-pipeline (../../../snapshot.go:182:2)
+	GitToken *Secret // lowcode-pipeline (../../../snapshot.go:109:2)
 	//
 	// User name sent with the token (default: the one in git.repo, else x-access-token; GitLab: oauth2, Bitbucket: x-token-auth)
 	//
-	GitUsername string // lowcode-pipeline (../../../snapshot.go:185:2)
+	GitUsername string // lowcode-pipeline (../../../snapshot.go:112:2)
 	//
 	// CA certificate (PEM) that signs a self-hosted git server's certificate; trusted by the git step only, instead of the system's
 	//
-	GitCaCert *File // lowcode-pipeline (../../../snapshot.go:188:2)
+	GitCaCert *File // lowcode-pipeline (../../../snapshot.go:115:2)
 	//
 	// Create git.branch when the remote has no such branch: from the default branch, or as the first commit of an empty repository
 	//
-	CreateBranch bool // lowcode-pipeline (../../../snapshot.go:191:2)
+	CreateBranch bool // lowcode-pipeline (../../../snapshot.go:118:2)
 	//
 	// Refuse a commit that deletes more than this share of the files under outputDir (1 lets any deletion through)
 	//
 	//
 	// Default: 0.5
-	MaxDeleteRatio float64 // lowcode-pipeline (../../../snapshot.go:195:2)
+	MaxDeleteRatio float64 // lowcode-pipeline (../../../snapshot.go:122:2)
 	//
 	// Pushes to try when the branch keeps moving, the first included
 	//
 	//
 	// Default: 5
-	PushAttempts int // lowcode-pipeline (../../../snapshot.go:199:2)
+	PushAttempts int // lowcode-pipeline (../../../snapshot.go:126:2)
 	//
 	// Time limit for the git work of one entry (a Go duration); git also gives up on a transfer below 1000 bytes/s for a minute
 	//
 	//
 	// Default: "10m"
-	Timeout string // lowcode-pipeline (../../../snapshot.go:203:2)
+	Timeout string // lowcode-pipeline (../../../snapshot.go:130:2)
 	//
 	// Commit author, "Name <email>"
 	//
 	//
 	// Default: "lowcode-pipeline <lowcode-pipeline@users.noreply.invalid>"
-	Author string // lowcode-pipeline (../../../snapshot.go:207:2)
+	Author string // lowcode-pipeline (../../../snapshot.go:134:2)
 }
 
 // Commit and push each entry that has a git section, only when its outputDir changed
@@ -3178,7 +3141,7 @@ type LowcodePipelineSnapshotPushOpts struct {
 // refused unless allowed. The first failing entry stops the run; the report
 // says what reached each remote, and the function fails after it when an
 // entry failed.
-func (r *LowcodePipelineSnapshot) Push(opts ...LowcodePipelineSnapshotPushOpts) *LowcodePipelineSnapshotReport { // lowcode-pipeline (../../../snapshot.go:178:1)
+func (r *LowcodePipelineSnapshot) Push(opts ...LowcodePipelineSnapshotPushOpts) *LowcodePipelineSnapshotReport { // lowcode-pipeline (../../../snapshot.go:105:1)
 	q := r.query.Select("push")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `gitToken` optional argument
@@ -3667,7 +3630,7 @@ func (r *LowcodePipelineSnapshotReport) AsNode() Node {
 }
 
 // How long one of a delivery's steps took in its call
-type LowcodePipelineStepTime struct { // lowcode-pipeline (../../../deliver.go:40:6)
+type LowcodePipelineStepTime struct { // lowcode-pipeline (../../../delivery.go:38:6)
 	query *querybuilder.Selection
 
 	id   *ID
@@ -3731,7 +3694,7 @@ func (r *LowcodePipelineStepTime) UnmarshalJSON(bs []byte) error {
 }
 
 // Its time in milliseconds
-func (r *LowcodePipelineStepTime) Ms(ctx context.Context) (int, error) { // lowcode-pipeline (../../../deliver.go:44:2)
+func (r *LowcodePipelineStepTime) Ms(ctx context.Context) (int, error) { // lowcode-pipeline (../../../delivery.go:42:2)
 	if r.ms != nil {
 		return *r.ms, nil
 	}
@@ -3744,7 +3707,7 @@ func (r *LowcodePipelineStepTime) Ms(ctx context.Context) (int, error) { // lowc
 }
 
 // build (the install, and the design-tool version), publish (the builds, which run when first used, the images and their pushes), payload or deploy
-func (r *LowcodePipelineStepTime) Step(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deliver.go:42:2)
+func (r *LowcodePipelineStepTime) Step(ctx context.Context) (string, error) { // lowcode-pipeline (../../../delivery.go:40:2)
 	if r.step != nil {
 		return *r.step, nil
 	}
@@ -3768,7 +3731,7 @@ func (r *LowcodePipelineStepTime) AsNode() Node {
 //
 // Every step takes what it uses (the project is --source, the current
 // directory by default).
-func (r *Query) LowcodePipeline() *LowcodePipeline { // lowcode-pipeline (../../../main.go:15:6)
+func (r *Query) LowcodePipeline() *LowcodePipeline { // lowcode-pipeline (../../../main.go:22:6)
 	q := r.query.Select("lowcodePipeline")
 
 	return &LowcodePipeline{
@@ -3777,7 +3740,7 @@ func (r *Query) LowcodePipeline() *LowcodePipeline { // lowcode-pipeline (../../
 }
 
 // ApprovalMode gates a code-as-data deployment or a promotion behind an approval step
-type LowcodePipelineApprovalMode string // lowcode-pipeline (../../../main.go:30:6)
+type LowcodePipelineApprovalMode string // lowcode-pipeline (../../../main.go:37:6)
 
 func (LowcodePipelineApprovalMode) IsEnum() {}
 
@@ -3827,15 +3790,15 @@ func (v *LowcodePipelineApprovalMode) UnmarshalJSON(dt []byte) error {
 
 const (
 	// Deploy or promote automatically
-	LowcodePipelineApprovalModeAuto LowcodePipelineApprovalMode = "auto" // lowcode-pipeline (../../../main.go:34:2)
+	LowcodePipelineApprovalModeAuto LowcodePipelineApprovalMode = "auto" // lowcode-pipeline (../../../main.go:41:2)
 
 	// Wait for an approval step
-	LowcodePipelineApprovalModeManual LowcodePipelineApprovalMode = "manual" // lowcode-pipeline (../../../main.go:36:2)
+	LowcodePipelineApprovalModeManual LowcodePipelineApprovalMode = "manual" // lowcode-pipeline (../../../main.go:43:2)
 
 )
 
 // CodeAsDataKind says whether and how build makes dist/codeAsData
-type LowcodePipelineCodeAsDataKind string // lowcode-pipeline (../../../main.go:18:6)
+type LowcodePipelineCodeAsDataKind string // lowcode-pipeline (../../../main.go:25:6)
 
 func (LowcodePipelineCodeAsDataKind) IsEnum() {}
 
@@ -3889,12 +3852,12 @@ func (v *LowcodePipelineCodeAsDataKind) UnmarshalJSON(dt []byte) error {
 
 const (
 	// The code as data as a library of bricks, the project's own only: buildCodeAsData --codeAsData.mode project
-	LowcodePipelineCodeAsDataKindBricks LowcodePipelineCodeAsDataKind = "bricks" // lowcode-pipeline (../../../main.go:26:2)
+	LowcodePipelineCodeAsDataKindBricks LowcodePipelineCodeAsDataKind = "bricks" // lowcode-pipeline (../../../main.go:33:2)
 
 	// No code as data (the default)
-	LowcodePipelineCodeAsDataKindNone LowcodePipelineCodeAsDataKind = "none" // lowcode-pipeline (../../../main.go:22:2)
+	LowcodePipelineCodeAsDataKindNone LowcodePipelineCodeAsDataKind = "none" // lowcode-pipeline (../../../main.go:29:2)
 
 	// The code as data as a final project, with its dependencies': buildCodeAsData --codeAsData.mode all
-	LowcodePipelineCodeAsDataKindProject LowcodePipelineCodeAsDataKind = "project" // lowcode-pipeline (../../../main.go:24:2)
+	LowcodePipelineCodeAsDataKindProject LowcodePipelineCodeAsDataKind = "project" // lowcode-pipeline (../../../main.go:31:2)
 
 )
