@@ -302,9 +302,9 @@ func moduleFunctions(t *testing.T) map[string]bool {
 	return out
 }
 
-// The call budget (README, "Why one call"): every module call costs about
-// 1.5 s on a real engine (tests/engine-facts.md, fact 2), so a CI run's
-// delivery is one call and its snapshot two.
+// The call budget (CONTRIBUTING.md, "One call per run: the call budget"):
+// every module call costs about 1.5 s on a real engine (tests/engine-facts.md,
+// fact 2), so a CI run's delivery is one call and its snapshot two.
 func TestEveryCIRunKeepsToTheCallBudget(t *testing.T) {
 	s, functions := apiSchema(t), moduleFunctions(t)
 	budget := map[string]int{"deliver": 1, "snapshot": 2}
@@ -384,7 +384,8 @@ func TestDeliverTakesTheStepsFlagsAsTheySayThem(t *testing.T) {
 	assert.Greater(t, len(deliver.Arguments), 8, "deliver is the documented exception to the eight-flag rule")
 }
 
-// No function takes more than eight flags but deliver (README, "Why one call").
+// No function takes more than eight flags but deliver (CONTRIBUTING.md, "One
+// call per run: the call budget").
 func TestNoFunctionTakesMoreThanEightFlags(t *testing.T) {
 	s := apiSchema(t)
 	for name, def := range s.Types {

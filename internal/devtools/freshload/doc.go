@@ -6,5 +6,6 @@
 // compiled, the rest is downloaded and compiled on every hosted runner. A
 // dependency that asks for a newer grpc, OpenTelemetry or golang.org/x module
 // than the SDK's moves the whole build list up, and the SDK's part is then
-// compiled again too: 26 s of a 85 s load on the engine (README, Performance).
+// compiled again too: 26 s of an 85 s load on the engine (CONTRIBUTING.md,
+// "Performance: what the module does for its figures").
 package freshload

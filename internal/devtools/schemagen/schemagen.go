@@ -37,7 +37,6 @@ type Module struct {
 	fset    *token.FileSet
 	comment map[string]map[int]*ast.CommentGroup // file → end line → comment
 	files   map[*ast.FuncDecl]string
-	order   []string // objects as reached from the main object, set by Schema
 	// expected is the object type an ID argument stands for (the engine's
 	// @expectedType), set by Schema
 	expected map[*gql.ArgumentDefinition]string
@@ -156,7 +155,6 @@ func (m *Module) Schema() (*gql.SchemaDocument, error) {
 	if err := walk(m.prefix); err != nil {
 		return nil, err
 	}
-	m.order = objects
 	enums := map[string]bool{}
 	for _, name := range objects {
 		def, used, err := m.object(name)

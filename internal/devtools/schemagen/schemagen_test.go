@@ -124,16 +124,6 @@ func TestModuleAndCoreSDLLoadTogether(t *testing.T) {
 	require.NotNil(t, schema.Query.Fields.ForName("lowcodePipelineExample"), "the example module's constructor too")
 }
 
-// The README's function reference is rendered from the doc comments: it
-// cannot drift from the code.
-func TestReadmeReferenceFollowsTheSource(t *testing.T) {
-	m, err := Load("lowcode-pipeline", "../../..")
-	require.NoError(t, err)
-	ref, err := m.Reference()
-	require.NoError(t, err)
-	readmeBlock(t, "reference", ref, "the API changed")
-}
-
 // The README's "Use from another module" shows examples/go's source as it
 // is, so the code a reader copies is the code CI compiles.
 func TestReadmeShowsTheGoExample(t *testing.T) {
