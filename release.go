@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"golang.org/x/sync/errgroup"
 
 	"dagger/lowcode-pipeline/internal/dagger"
@@ -445,12 +446,18 @@ func (s *publishSpec) push(ctx context.Context, target images.Target, variants [
 		WithExec([]string{"oci-publish", "normalize", "-request", "/run/lowcode-pipeline/prepare.json", "-out", "/out"}).
 		Directory("/out")
 	if check != nil {
-		if refs, ok, err := pushedAlready(ctx, target.Kind, normalized, check); err != nil || ok {
+		refs, ok, read, err := pushedAlready(ctx, target.Kind, normalized, check)
+		if err != nil || ok {
 			return refs, err
+		}
+		if read.Err == nil {
+			// the module's process reached the registry with the push's
+			// login: it pushes too, no container started
+			return pushFromHere(ctx, target.Kind, normalized, read.Target)
 		}
 	}
 	a := s.access
-	req := ocipublish.Request{Kind: string(target.Kind), Refs: target.Refs(), Username: a.username, Timeout: publishTimeout}
+	req := ocipublish.Request{Kind: string(target.Kind), Refs: target.Refs(), Username: a.username, Timeout: publishLimit.String()}
 	pusher := tool.WithMountedDirectory(normalizedAt, normalized)
 	if a.password != nil {
 		pusher = pusher.WithSecretVariable("REGISTRY_PASSWORD", a.password)
@@ -482,27 +489,90 @@ func (s *publishSpec) push(ctx context.Context, target images.Target, variants [
 // tag, nothing is done; under some, the others are pointed at it from here
 // (ocipublish.WithoutPush), no container started. ok false when it must be
 // pushed. Either way it says which in the log.
-func pushedAlready(ctx context.Context, kind images.Kind, normalized *dagger.Directory, check <-chan ocipublish.TagsRead) (_ []results.PushedImage, ok bool, _ error) {
+func pushedAlready(ctx context.Context, kind images.Kind, normalized *dagger.Directory, check <-chan ocipublish.TagsRead) (
+	_ []results.PushedImage, ok bool, read ocipublish.TagsRead, _ error) {
 	index, err := normalized.File("index.json").Contents(ctx)
 	if err != nil {
-		return nil, false, fmt.Errorf("publish the %s image: %w", kind, explain(err))
+		return nil, false, read, fmt.Errorf("publish the %s image: %w", kind, explain(err))
 	}
 	digest, err := ocipublish.LayoutDigest([]byte(index))
 	if err != nil {
-		return nil, false, fmt.Errorf("publish the %s image: %w", kind, err)
+		return nil, false, read, fmt.Errorf("publish the %s image: %w", kind, err)
 	}
-	var read ocipublish.TagsRead
 	select {
 	case read = <-check:
 	case <-ctx.Done():
-		return nil, false, context.Cause(ctx)
+		return nil, false, read, context.Cause(ctx)
 	}
 	pushed, ok := ocipublish.WithoutPush(ctx, string(kind), digest, read, os.Stderr)
 	if !ok {
-		return nil, false, nil
+		return nil, false, read, nil
 	}
 	refs, err := pushedImages(pushed)
-	return refs, true, err
+	return refs, true, read, err
+}
+
+// pushFromHere pushes the normalized image from the module's own process
+// (ocipublish.PushDir, with the login the tags were read with). Its layout
+// is exported into the module's container (tests/engine-facts.md, fact 33)
+// without its layers: a layer is exported only when the registry lacks it,
+// so the base image's, which the registry holds, are neither copied nor sent.
+func pushFromHere(ctx context.Context, kind images.Kind, normalized *dagger.Directory, t ocipublish.Target) ([]results.PushedImage, error) {
+	fail := func(err error) ([]results.PushedImage, error) {
+		return nil, fmt.Errorf("publish the %s image: %w", kind, explain(err))
+	}
+	layers, err := layersOf(ctx, normalized)
+	if err != nil {
+		return fail(err)
+	}
+	dir, err := os.MkdirTemp("", "lowcode-pipeline-"+string(kind)+"-")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(dir)
+	if _, err := normalized.WithoutFiles(layers).Export(ctx, dir); err != nil {
+		return fail(err)
+	}
+	fetch := func(ctx context.Context, layer v1.Hash, path string) error {
+		_, err := normalized.File("blobs/"+layer.Algorithm+"/"+layer.Hex).Export(ctx, path)
+		return err
+	}
+	t.Timeout = publishLimit
+	pushed, err := ocipublish.PushDir(ctx, dir, t, fetch)
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(os.Stderr, "the %s image: pushed %s\n", kind, pushed[0].Digest)
+	return pushedImages(pushed)
+}
+
+// layersOf are the layout's blobs too big to be its metadata
+// (ocipublish.MaxMetadata): its layers, by path.
+func layersOf(ctx context.Context, layout *dagger.Directory) ([]string, error) {
+	blobs, err := layout.Glob(ctx, "blobs/*/*")
+	if err != nil {
+		return nil, err
+	}
+	big := make([]bool, len(blobs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for i, blob := range blobs {
+		g.Go(func() error {
+			size, err := layout.File(blob).Size(gctx)
+			big[i] = size > ocipublish.MaxMetadata
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var layers []string
+	for i, blob := range blobs {
+		if big[i] {
+			layers = append(layers, blob)
+		}
+	}
+	return layers, nil
 }
 
 // pushedImages are the references oci-publish reports, as the release's.

@@ -133,8 +133,8 @@ const (
 	// prefetchTimeout bounds the early fetches: one that hangs must not
 	// hold deliver, as the step that needs it fetches again.
 	prefetchTimeout = 5 * time.Minute
-	// publishTimeout bounds the push of one image, all its tags.
-	publishTimeout = "15m"
+	// publishLimit bounds the push of one image, all its tags.
+	publishLimit = 15 * time.Minute
 	// tagCheckTimeout bounds the reading of an image's tags in the
 	// registry before its push, and their retag.
 	tagCheckTimeout = 10 * time.Second

@@ -2,6 +2,7 @@ package ocipublish
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,15 +16,18 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
-// maxMetadata bounds a manifest, an index or a config read from a layout:
+// MaxMetadata bounds a manifest, an index or a config read from a layout:
 // they are JSON of a few kilobytes; a larger one is no image of ours.
-const maxMetadata = 4 << 20
+const MaxMetadata = 4 << 20
 
 // Artifact is what is pushed: the image, or the index of one image per
 // platform, that an OCI image layout on disk names (Load).
 type Artifact struct {
 	dir  string
 	root v1.Descriptor
+	// fetch, when set, brings a layer the layout lacks into its place in
+	// dir (blobPath), for a push to a registry that lacks it too.
+	fetch func(context.Context, v1.Hash, string) error
 }
 
 // Digest is the artifact's: the digest its tags point at.
@@ -57,8 +61,8 @@ func blobPath(dir string, h v1.Hash) string {
 
 // readBlob is the blob d names, checked against d's digest and size.
 func readBlob(dir string, d v1.Descriptor) ([]byte, error) {
-	if d.Size > maxMetadata {
-		return nil, fmt.Errorf("%s is %d bytes, more than the %d a manifest or config may have", d.Digest, d.Size, maxMetadata)
+	if d.Size > MaxMetadata {
+		return nil, fmt.Errorf("%s is %d bytes, more than the %d a manifest or config may have", d.Digest, d.Size, MaxMetadata)
 	}
 	data, err := os.ReadFile(blobPath(dir, d.Digest))
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"sync"
@@ -135,7 +136,7 @@ func pushArtifact(ctx context.Context, r repository, a Artifact) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
 	for _, d := range blobs {
-		g.Go(func() error { return pushBlob(gctx, r.repo, a.dir, d) })
+		g.Go(func() error { return pushBlob(gctx, r.repo, a, d) })
 	}
 	if err := g.Wait(); err != nil {
 		return err
@@ -162,13 +163,20 @@ func tagRoot(ctx context.Context, r repository, a Artifact) error {
 	return pushManifest(ctx, r, a.root, data)
 }
 
-// pushBlob uploads the layout's blob d unless the repository has it.
-func pushBlob(ctx context.Context, repo *remote.Repository, dir string, d v1.Descriptor) error {
+// pushBlob uploads a's blob d unless the repository has it, fetching it
+// first when a's layout lacks it.
+func pushBlob(ctx context.Context, repo *remote.Repository, a Artifact, d v1.Descriptor) error {
 	desc := ociDescriptor(d)
 	if ok, err := repo.Blobs().Exists(ctx, desc); err != nil || ok {
 		return err
 	}
-	f, err := os.Open(blobPath(dir, d.Digest))
+	path := blobPath(a.dir, d.Digest)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && a.fetch != nil {
+		if err := a.fetch(ctx, d.Digest, path); err != nil {
+			return fmt.Errorf("fetch the layer %s: %w", d.Digest, err)
+		}
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
@@ -217,7 +225,7 @@ func fetchManifest(ctx context.Context, r repository, h v1.Hash) (v1.Descriptor,
 		return v1.Descriptor{}, nil, err
 	}
 	defer rc.Close()
-	data, err := io.ReadAll(io.LimitReader(rc, maxMetadata+1))
+	data, err := io.ReadAll(io.LimitReader(rc, MaxMetadata+1))
 	if err != nil {
 		return v1.Descriptor{}, nil, err
 	}

@@ -137,16 +137,24 @@ func PushLayout(ctx context.Context, r Request, password, dir string) (Result, e
 	if err != nil || limit <= 0 {
 		return Result{}, fmt.Errorf("timeout %q: use a positive Go duration", r.Timeout)
 	}
+	pushed, err := PushDir(ctx, dir, Target{Refs: r.Refs, Connect: r.Connect, Insecure: r.Insecure, Username: r.Username, Password: secret.New(password), Timeout: limit}, nil)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Digest: pushed[0].Digest, Pushed: pushed}, nil
+}
+
+// PushDir pushes the image of the OCI layout in dir (Normalized's) under
+// every ref of t (Push). A layout may lack layers: fetch brings one into
+// its place (path) when the registry lacks it too, so what the registry
+// holds need not be copied first; nil when the layout is whole.
+func PushDir(ctx context.Context, dir string, t Target, fetch func(ctx context.Context, layer v1.Hash, path string) error) ([]Pushed, error) {
 	a, err := Load(dir)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
-	pushed, err := Push(ctx, a, Target{Refs: r.Refs, Connect: r.Connect, Insecure: r.Insecure, Username: r.Username, Password: secret.New(password), Timeout: limit})
-	if err != nil {
-		return Result{}, err
-	}
-	d, _ := a.Digest()
-	return Result{Digest: d.String(), Pushed: pushed}, nil
+	a.fetch = fetch
+	return Push(ctx, a, t)
 }
 
 // Unpack extracts an image tarball's directories and regular files into

@@ -431,3 +431,62 @@ func TestCheckTagsSaysWhyATagCouldNotBeRead(t *testing.T) {
 	assert.False(t, ok, "what could not be read is pushed")
 	assert.Nil(t, pushed)
 }
+
+// partialCopy copies the layout of a into a new folder without its layers,
+// and returns the folder and the layers left out.
+func partialCopy(t *testing.T, a Artifact) (string, []v1.Hash) {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(dir, os.DirFS(a.dir)))
+	imgs, _, err := imagesOf(a)
+	require.NoError(t, err)
+	var layers []v1.Hash
+	for _, img := range imgs {
+		for _, l := range img.manifest.Layers {
+			layers = append(layers, l.Digest)
+			require.NoError(t, os.Remove(blobPath(dir, l.Digest)))
+		}
+	}
+	require.NotEmpty(t, layers)
+	return dir, layers
+}
+
+func TestPushDirFetchesOnlyTheLayersTheRegistryLacks(t *testing.T) {
+	host := loopbackRegistry(t)
+	built := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	n, err := normalize(t, "frontend", build(t, built, amd64), Options{Epoch: built})
+	require.NoError(t, err)
+	whole := artOf(t, n)
+	digest, _ := whole.Digest()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var fetched []v1.Hash
+	fetch := func(_ context.Context, layer v1.Hash, path string) error {
+		fetched = append(fetched, layer)
+		data, err := os.ReadFile(blobPath(whole.dir, layer))
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(path, data, 0o644)
+	}
+
+	dir, layers := partialCopy(t, whole)
+	pushed, err := PushDir(ctx, dir, Target{Refs: []string{host + "/team/app:1"}, Timeout: time.Minute}, fetch)
+	require.NoError(t, err)
+	assert.Equal(t, digest.String(), pushed[0].Digest, "the image pushed whole")
+	assert.ElementsMatch(t, layers, fetched, "a registry that lacks every layer gets each, fetched once")
+
+	fetched = nil
+	dir, _ = partialCopy(t, whole)
+	pushed, err = PushDir(ctx, dir, Target{Refs: []string{host + "/team/app:2"}, Timeout: time.Minute}, fetch)
+	require.NoError(t, err)
+	assert.Equal(t, digest.String(), pushed[0].Digest)
+	assert.Empty(t, fetched, "the registry holds every layer: none is fetched")
+
+	dir, _ = partialCopy(t, whole)
+	_, err = PushDir(ctx, dir, Target{Refs: []string{loopbackRegistry(t) + "/team/app:1"}, Timeout: time.Minute},
+		func(context.Context, v1.Hash, string) error { return errors.New("the engine said no") })
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "fetch the layer sha256:")
+	assert.Contains(t, err.Error(), "the engine said no")
+}
