@@ -403,18 +403,23 @@ func (a registryAccess) checkTags(ctx context.Context, target images.Target) <-c
 		return nil
 	}
 	t := ocipublish.Target{Refs: target.Refs(), Username: a.username, Timeout: tagCheckTimeout}
-	if a.password != nil {
+	if a.password == nil {
+		return ocipublish.CheckTags(ctx, t)
+	}
+	// the password is read there too: nothing waits for it
+	read := make(chan ocipublish.TagsRead, 1)
+	go func() {
 		pctx, cancel := context.WithTimeout(ctx, tagCheckTimeout)
 		plain, err := a.password.Plaintext(pctx)
 		cancel()
 		if err != nil {
-			read := make(chan ocipublish.TagsRead, 1)
-			read <- ocipublish.TagsRead{Err: fmt.Errorf("the registry password could not be read within %s", tagCheckTimeout)}
-			return read
+			read <- ocipublish.TagsRead{Target: t, Err: fmt.Errorf("the registry password could not be read within %s", tagCheckTimeout)}
+			return
 		}
 		t.Password = secret.New(plain)
-	}
-	return ocipublish.CheckTags(ctx, t)
+		read <- <-ocipublish.CheckTags(ctx, t)
+	}()
+	return read
 }
 
 // push publishes one image (its platform variants) under every tag with
