@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -460,9 +461,14 @@ func TestPushDirFetchesOnlyTheLayersTheRegistryLacks(t *testing.T) {
 	digest, _ := whole.Digest()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var fetched []v1.Hash
+	var (
+		mu      sync.Mutex
+		fetched []v1.Hash
+	)
 	fetch := func(_ context.Context, layer v1.Hash, path string) error {
-		fetched = append(fetched, layer)
+		mu.Lock()
+		fetched = append(fetched, layer) // the push fetches concurrently
+		mu.Unlock()
 		data, err := os.ReadFile(blobPath(whole.dir, layer))
 		if err != nil {
 			return err
