@@ -80,6 +80,9 @@ func TestDeliveryCheckRefusesBeforeTheBuild(t *testing.T) {
 		{"a webhook on loopback", func(c *deliveryFlags) { c.deploy.url, c.deploy.allowHTTP = "http://localhost:8080/acme/dev", true }, testToken, "",
 			[]string{`--webhook-url http://localhost:8080/acme/dev: "localhost:8080" names this machine`}},
 		{"a token read from a file with its newline", func(*deliveryFlags) {}, testToken + "\n", "", []string{"contains a line break"}},
+		{"every step's problems at once", func(c *deliveryFlags) {
+			c.build.buildArg, c.build.codeAsDataArg, c.deploy.url = []string{"SOURCES_PATH=x"}, []string{"--x"}, "https://localhost/acme/prod"
+		}, testToken, `{"frontend":`, []string{"--build-arg[0]", "--code-as-data-arg", "--payload:", "names this machine"}},
 		{"every problem at once", func(c *deliveryFlags) {
 			c.publish.tag, c.publish.created, c.deploy.url = []string{"bad tag"}, "yesterday", "ftp://x/y"
 		}, testToken, "",
