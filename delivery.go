@@ -10,8 +10,6 @@ import (
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/images"
-	"dagger/lowcode-pipeline/internal/ocipublish"
-	"dagger/lowcode-pipeline/internal/prefetch"
 	"dagger/lowcode-pipeline/internal/results"
 	"dagger/lowcode-pipeline/internal/secret"
 )
@@ -145,20 +143,4 @@ func inStep[T any](ctx context.Context, steps *[]results.StepTime, name string, 
 	start := time.Now()
 	defer func() { *steps = append(*steps, results.StepTime{Step: name, Ms: time.Since(start).Milliseconds()}) }()
 	return inSpan(ctx, name, f)
-}
-
-// early is what publish can start before the build: the images' plans
-// (their Dockerfiles read) and base images and the push's container fetched,
-// and the registry's tags read.
-type early struct {
-	fetches *prefetch.Group
-	plans   <-chan map[images.Kind]*imagePlan // closed once read; nil: publish reads them
-	tags    map[images.Kind]<-chan ocipublish.TagsRead
-}
-
-// done waits for the fetches, cancelled first when the run failed.
-func (e *early) done(failed bool) {
-	if e != nil && e.fetches != nil {
-		e.fetches.Done(failed)
-	}
 }

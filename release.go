@@ -373,6 +373,22 @@ func (s *publishSpec) run(ctx context.Context, b *Build, e *early) (*Release, er
 	return newRelease(results.Release{Frontend: pushed[images.Frontend], Backend: pushed[images.Backend], CodeAsData: pushed[images.CodeAsData]}, private), nil
 }
 
+// early is what publish can start before the build: the images' plans
+// (their Dockerfiles read) and base images and the push's container fetched,
+// and the registry's tags read.
+type early struct {
+	fetches *prefetch.Group
+	plans   <-chan map[images.Kind]*imagePlan // closed once read; nil: publish reads them
+	tags    map[images.Kind]<-chan ocipublish.TagsRead
+}
+
+// done waits for the fetches, cancelled first when the run failed.
+func (e *early) done(failed bool) {
+	if e != nil && e.fetches != nil {
+		e.fetches.Done(failed)
+	}
+}
+
 // readPlans are the plans start read, once it has (none without start).
 func (e *early) readPlans(ctx context.Context) map[images.Kind]*imagePlan {
 	if e == nil || e.plans == nil {

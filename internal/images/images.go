@@ -50,29 +50,6 @@ func (k Kind) SourcesPath() string {
 // LabelDrawVersion is the label the reference pipelines attach.
 const LabelDrawVersion = "draw_version"
 
-// Meta is what the labels describe.
-type Meta struct {
-	DrawVersion string    // from --draw-package
-	Created     time.Time // from --created (the commit time), never the clock
-	Labels      []string  // --label KEY=VALUE, in order
-}
-
-// Labels computes the image labels: draw_version, org.opencontainers.image.created
-// and the user's. Labels are public, so a value that is a URL is shown as
-// internal/redact shows addresses (no user-info, query or fragment: GitLab's
-// $CI_REPOSITORY_URL holds a token). No label holds the time of the build:
-// the same sources give the same image digest.
-func Labels(m Meta) (labels [][2]string, err error) {
-	if m.DrawVersion == "" {
-		return nil, ErrNoDrawVersion
-	}
-	set, err := ParseLabels(m.Created, m.Labels)
-	if err != nil {
-		return nil, err
-	}
-	return set.With(m.DrawVersion), nil
-}
-
 // ErrNoDrawVersion is an image asked for without --draw-package.
 var ErrNoDrawVersion = errors.New("draw_version is unknown: set --draw-package to the design-tool package that builds the project")
 
@@ -81,7 +58,11 @@ var ErrNoDrawVersion = errors.New("draw_version is unknown: set --draw-package t
 type LabelSet [][2]string
 
 // ParseLabels checks --label KEY=VALUE, all problems at once, and adds
-// org.opencontainers.image.created from created (none when zero).
+// org.opencontainers.image.created from created (none when zero). Labels are
+// public, so a value that is a URL is shown as internal/redact shows
+// addresses (no user-info, query or fragment: GitLab's $CI_REPOSITORY_URL
+// holds a token). No label holds the time of the build: the same sources
+// give the same image digest.
 func ParseLabels(created time.Time, given []string) (LabelSet, error) {
 	labels := LabelSet{}
 	if !created.IsZero() {

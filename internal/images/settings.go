@@ -94,15 +94,6 @@ func (a Args) For(k Kind, nodeImage string) [][2]string {
 	return args
 }
 
-// BuildArgs is ParseBuildArgs, then For.
-func BuildArgs(k Kind, nodeImage string, user []string) ([][2]string, error) {
-	a, err := ParseBuildArgs(user)
-	if err != nil {
-		return nil, err
-	}
-	return a.For(k, nodeImage), nil
-}
-
 func checkArg(name, value string) error {
 	switch name {
 	case ArgFrontendBase, ArgBackendBase, ArgCodeAsDataBase:
