@@ -29,7 +29,7 @@ func (r *Binding) AsLowcodePipelineBuild() *LowcodePipelineBuild { // lowcode-pi
 }
 
 // Retrieve the binding value, as type LowcodePipelineDelivery
-func (r *Binding) AsLowcodePipelineDelivery() *LowcodePipelineDelivery { // lowcode-pipeline (../../../delivery.go:20:6)
+func (r *Binding) AsLowcodePipelineDelivery() *LowcodePipelineDelivery { // lowcode-pipeline (../../../delivery.go:18:6)
 	q := r.query.Select("asLowcodePipelineDelivery")
 
 	return &LowcodePipelineDelivery{
@@ -137,7 +137,7 @@ func (r *Binding) AsLowcodePipelineSnapshotReport() *LowcodePipelineSnapshotRepo
 }
 
 // Retrieve the binding value, as type LowcodePipelineStepTime
-func (r *Binding) AsLowcodePipelineStepTime() *LowcodePipelineStepTime { // lowcode-pipeline (../../../delivery.go:38:6)
+func (r *Binding) AsLowcodePipelineStepTime() *LowcodePipelineStepTime { // lowcode-pipeline (../../../delivery.go:36:6)
 	q := r.query.Select("asLowcodePipelineStepTime")
 
 	return &LowcodePipelineStepTime{
@@ -170,7 +170,7 @@ func (r *Env) WithLowcodePipelineBuildOutput(name string, description string) *E
 }
 
 // Create or update a binding of type LowcodePipelineDelivery in the environment
-func (r *Env) WithLowcodePipelineDeliveryInput(name string, value *LowcodePipelineDelivery, description string) *Env { // lowcode-pipeline (../../../delivery.go:20:6)
+func (r *Env) WithLowcodePipelineDeliveryInput(name string, value *LowcodePipelineDelivery, description string) *Env { // lowcode-pipeline (../../../delivery.go:18:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineDeliveryInput")
 	q = q.Arg("name", name)
@@ -183,7 +183,7 @@ func (r *Env) WithLowcodePipelineDeliveryInput(name string, value *LowcodePipeli
 }
 
 // Declare a desired LowcodePipelineDelivery output to be assigned in the environment
-func (r *Env) WithLowcodePipelineDeliveryOutput(name string, description string) *Env { // lowcode-pipeline (../../../delivery.go:20:6)
+func (r *Env) WithLowcodePipelineDeliveryOutput(name string, description string) *Env { // lowcode-pipeline (../../../delivery.go:18:6)
 	q := r.query.Select("withLowcodePipelineDeliveryOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -482,7 +482,7 @@ func (r *Env) WithLowcodePipelineSnapshotReportOutput(name string, description s
 }
 
 // Create or update a binding of type LowcodePipelineStepTime in the environment
-func (r *Env) WithLowcodePipelineStepTimeInput(name string, value *LowcodePipelineStepTime, description string) *Env { // lowcode-pipeline (../../../delivery.go:38:6)
+func (r *Env) WithLowcodePipelineStepTimeInput(name string, value *LowcodePipelineStepTime, description string) *Env { // lowcode-pipeline (../../../delivery.go:36:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineStepTimeInput")
 	q = q.Arg("name", name)
@@ -495,7 +495,7 @@ func (r *Env) WithLowcodePipelineStepTimeInput(name string, value *LowcodePipeli
 }
 
 // Declare a desired LowcodePipelineStepTime output to be assigned in the environment
-func (r *Env) WithLowcodePipelineStepTimeOutput(name string, description string) *Env { // lowcode-pipeline (../../../delivery.go:38:6)
+func (r *Env) WithLowcodePipelineStepTimeOutput(name string, description string) *Env { // lowcode-pipeline (../../../delivery.go:36:6)
 	q := r.query.Select("withLowcodePipelineStepTimeOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -1442,7 +1442,7 @@ func (r *LowcodePipelineBuild) AsNode() Node {
 }
 
 // Delivery is one run of the pipeline: the build, the images pushed, the payload sent and the webhook's receipt
-type LowcodePipelineDelivery struct { // lowcode-pipeline (../../../delivery.go:20:6)
+type LowcodePipelineDelivery struct { // lowcode-pipeline (../../../delivery.go:18:6)
 	query *querybuilder.Selection
 
 	id      *ID
@@ -1457,7 +1457,7 @@ func (r *LowcodePipelineDelivery) WithGraphQLQuery(q *querybuilder.Selection) *L
 }
 
 // The build
-func (r *LowcodePipelineDelivery) Build() *LowcodePipelineBuild { // lowcode-pipeline (../../../delivery.go:26:2)
+func (r *LowcodePipelineDelivery) Build() *LowcodePipelineBuild { // lowcode-pipeline (../../../delivery.go:24:2)
 	q := r.query.Select("build")
 
 	return &LowcodePipelineBuild{
@@ -1515,7 +1515,7 @@ func (r *LowcodePipelineDelivery) UnmarshalJSON(bs []byte) error {
 }
 
 // The release and the receipt as JSON, for a script
-func (r *LowcodePipelineDelivery) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../delivery.go:24:2)
+func (r *LowcodePipelineDelivery) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../delivery.go:22:2)
 	if r.json != nil {
 		return *r.json, nil
 	}
@@ -1528,7 +1528,7 @@ func (r *LowcodePipelineDelivery) JSON(ctx context.Context) (string, error) { //
 }
 
 // The payload sent
-func (r *LowcodePipelineDelivery) Payload() *LowcodePipelinePayload { // lowcode-pipeline (../../../delivery.go:30:2)
+func (r *LowcodePipelineDelivery) Payload() *LowcodePipelinePayload { // lowcode-pipeline (../../../delivery.go:28:2)
 	q := r.query.Select("payload")
 
 	return &LowcodePipelinePayload{
@@ -1537,7 +1537,7 @@ func (r *LowcodePipelineDelivery) Payload() *LowcodePipelinePayload { // lowcode
 }
 
 // The webhook's answer
-func (r *LowcodePipelineDelivery) Receipt() *LowcodePipelineReceipt { // lowcode-pipeline (../../../delivery.go:32:2)
+func (r *LowcodePipelineDelivery) Receipt() *LowcodePipelineReceipt { // lowcode-pipeline (../../../delivery.go:30:2)
 	q := r.query.Select("receipt")
 
 	return &LowcodePipelineReceipt{
@@ -1546,7 +1546,7 @@ func (r *LowcodePipelineDelivery) Receipt() *LowcodePipelineReceipt { // lowcode
 }
 
 // The images pushed, pinned by digest
-func (r *LowcodePipelineDelivery) Release() *LowcodePipelineRelease { // lowcode-pipeline (../../../delivery.go:28:2)
+func (r *LowcodePipelineDelivery) Release() *LowcodePipelineRelease { // lowcode-pipeline (../../../delivery.go:26:2)
 	q := r.query.Select("release")
 
 	return &LowcodePipelineRelease{
@@ -1555,7 +1555,7 @@ func (r *LowcodePipelineDelivery) Release() *LowcodePipelineRelease { // lowcode
 }
 
 // Where the call's time went, step by step
-func (r *LowcodePipelineDelivery) Steps(ctx context.Context) ([]LowcodePipelineStepTime, error) { // lowcode-pipeline (../../../delivery.go:34:2)
+func (r *LowcodePipelineDelivery) Steps(ctx context.Context) ([]LowcodePipelineStepTime, error) { // lowcode-pipeline (../../../delivery.go:32:2)
 	q := r.query.Select("steps")
 
 	q = q.Select("id")
@@ -1588,7 +1588,7 @@ func (r *LowcodePipelineDelivery) Steps(ctx context.Context) ([]LowcodePipelineS
 }
 
 // The images pushed and the deployment's receipt, for a person
-func (r *LowcodePipelineDelivery) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../delivery.go:22:2)
+func (r *LowcodePipelineDelivery) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../delivery.go:20:2)
 	if r.summary != nil {
 		return *r.summary, nil
 	}
@@ -3630,7 +3630,7 @@ func (r *LowcodePipelineSnapshotReport) AsNode() Node {
 }
 
 // How long one of a delivery's steps took in its call
-type LowcodePipelineStepTime struct { // lowcode-pipeline (../../../delivery.go:38:6)
+type LowcodePipelineStepTime struct { // lowcode-pipeline (../../../delivery.go:36:6)
 	query *querybuilder.Selection
 
 	id   *ID
@@ -3694,7 +3694,7 @@ func (r *LowcodePipelineStepTime) UnmarshalJSON(bs []byte) error {
 }
 
 // Its time in milliseconds
-func (r *LowcodePipelineStepTime) Ms(ctx context.Context) (int, error) { // lowcode-pipeline (../../../delivery.go:42:2)
+func (r *LowcodePipelineStepTime) Ms(ctx context.Context) (int, error) { // lowcode-pipeline (../../../delivery.go:40:2)
 	if r.ms != nil {
 		return *r.ms, nil
 	}
@@ -3707,7 +3707,7 @@ func (r *LowcodePipelineStepTime) Ms(ctx context.Context) (int, error) { // lowc
 }
 
 // build (the install, and the design-tool version), publish (the builds, which run when first used, the images and their pushes), payload or deploy
-func (r *LowcodePipelineStepTime) Step(ctx context.Context) (string, error) { // lowcode-pipeline (../../../delivery.go:40:2)
+func (r *LowcodePipelineStepTime) Step(ctx context.Context) (string, error) { // lowcode-pipeline (../../../delivery.go:38:2)
 	if r.step != nil {
 		return *r.step, nil
 	}
