@@ -171,16 +171,16 @@ func (s *buildSpec) run(ctx context.Context) (*Build, error) {
 	if err != nil {
 		return nil, err
 	}
-	installed := in.project
 	b := &Build{Source: in.source, NodeImage: s.nodeImage, BuildArg: s.args, HasCodeAsData: s.codeAsData != nil, CodeAsData: dag.Directory(),
-		Frontend: output(installed, nodebuild.RunScript(nodebuild.DrawScript), nodebuild.WebDir),
-		Backend:  output(installed, nodebuild.RunScript(nodebuild.NodeScript), nodebuild.NodeDir)}
-	doc := results.Build{Outputs: []string{nodebuild.WebDir + " (npm run build:draw)", nodebuild.NodeDir + " (npm run build:node)"}}
+		Frontend: output(in.forStep(nodebuild.DrawScript), nodebuild.RunScript(nodebuild.DrawScript), nodebuild.WebDir),
+		Backend:  output(in.forStep(nodebuild.NodeScript), nodebuild.RunScript(nodebuild.NodeScript), nodebuild.NodeDir)}
+	doc := results.Build{Outputs: []string{in.described(nodebuild.WebDir, "npm run build:draw", nodebuild.DrawScript),
+		in.described(nodebuild.NodeDir, "npm run build:node", nodebuild.NodeScript)}}
 	b.Dist = dag.Directory().WithDirectory("web", b.Frontend).WithDirectory("node", b.Backend)
 	if s.codeAsData != nil {
-		b.CodeAsData = output(installed, s.codeAsData, nodebuild.CodeAsDataDir)
+		b.CodeAsData = output(in.forStep(nodebuild.CodeAsDataVerb), s.codeAsData, nodebuild.CodeAsDataDir)
 		b.Dist = b.Dist.WithDirectory("codeAsData", b.CodeAsData)
-		doc.Outputs = append(doc.Outputs, nodebuild.CodeAsDataDir+" (buildCodeAsData)")
+		doc.Outputs = append(doc.Outputs, in.described(nodebuild.CodeAsDataDir, "buildCodeAsData", nodebuild.CodeAsDataVerb))
 	}
 	if _, err := in.deps.Sync(ctx); err != nil {
 		return nil, explain(err)

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"path"
 	"slices"
+	"strings"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/drawversion"
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/nodebuild"
 	"dagger/lowcode-pipeline/internal/snapshotconfig"
 )
@@ -53,6 +56,53 @@ type installation struct {
 	project  *dagger.Container   // the whole project on them, ready to build
 	source   *dagger.Directory   // the project as every container sees it (scrubbed)
 	manifest *nodebuild.Manifest // its package.json
+	inputs   nodebuild.StepInputs
+}
+
+// forStep is the project as step's exec sees it: the paths package.json
+// declares it reads (nodebuild.StepInputs) laid over the dependencies, else
+// the whole project. The engine keys the filtered project on its content,
+// so a step stays cached while its own paths do not change. When the
+// install took the whole project (deps is project), that is what every
+// step gets.
+func (in *installation) forStep(step string) *dagger.Container {
+	paths, ok := in.inputs[step]
+	if !ok || in.deps == in.project {
+		return in.project
+	}
+	return in.deps.WithDirectory(appDir, in.source.Filter(dagger.DirectoryFilterOpts{Include: paths}))
+}
+
+// checkInputs refuses a declared input the project does not have, naming
+// it: a step given a missing folder would build without it.
+func checkInputs(ctx context.Context, source *dagger.Directory, inputs nodebuild.StepInputs) error {
+	var (
+		mu       sync.Mutex
+		problems fielderr.List
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for _, step := range nodebuild.InputSteps {
+		for i, p := range inputs[step] {
+			g.Go(func() error {
+				ok, err := source.Exists(gctx, p)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					mu.Lock()
+					defer mu.Unlock()
+					problems.Addf(fielderr.Index(fielderr.Join(nodebuild.ManifestFile+": "+nodebuild.PipelineField+".inputs", step), i),
+						"%s: no such file or folder in the project (node_modules, dist and .git are never part of it)", fielderr.Quote(p))
+				}
+				return nil
+			})
+		}
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return problems.Err()
 }
 
 // install installs the project's dependencies, after checking package.json's
@@ -91,6 +141,13 @@ func install(ctx context.Context, source *dagger.Directory, nodeImage string, np
 	if err := manifest.RequireScripts(required...); err != nil {
 		return nil, err
 	}
+	stepInputs, err := manifest.StepInputs()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkInputs(ctx, source, stepInputs); err != nil {
+		return nil, err
+	}
 	workspaces, err := listWorkspaces(ctx, source, manifest)
 	if err != nil {
 		return nil, err
@@ -104,7 +161,7 @@ func install(ctx context.Context, source *dagger.Directory, nodeImage string, np
 		// the project as the install left it, as in a checkout: no copy
 		// over it undoes what npm did to its files (a command's mode)
 		deps := installed(nodeImage, npmrc, project, root)
-		return &installation{deps: deps, project: deps, source: project, manifest: manifest}, nil
+		return &installation{deps: deps, project: deps, source: project, manifest: manifest, inputs: stepInputs}, nil
 	}
 	manifestOnly := dag.Directory()
 	for _, in := range inputs {
@@ -115,7 +172,7 @@ func install(ctx context.Context, source *dagger.Directory, nodeImage string, np
 		}
 	}
 	deps := installed(nodeImage, npmrc, manifestOnly, root)
-	return &installation{deps: deps, project: deps.WithDirectory(appDir, project), source: project, manifest: manifest}, nil
+	return &installation{deps: deps, project: deps.WithDirectory(appDir, project), source: project, manifest: manifest, inputs: stepInputs}, nil
 }
 
 // installed is the install run on inputs, the files it reads.
@@ -225,4 +282,19 @@ func node(image string, npmrc *dagger.Secret) *dagger.Container {
 		ctr = ctr.WithMountedSecret(npmrcPath, npmrc).WithEnvVariable("NPM_CONFIG_USERCONFIG", npmrcPath)
 	}
 	return ctr
+}
+
+// described is an output for the build's summary: its directory, the step
+// that writes it and, when declared, what of the project the step reads.
+func (in *installation) described(dir, command, step string) string {
+	paths, ok := in.inputs[step]
+	switch {
+	case !ok:
+		return dir + " (" + command + ")"
+	case in.deps == in.project:
+		return dir + " (" + command + "; its declared inputs unused: the install took the whole project)"
+	case len(paths) == 0:
+		return dir + " (" + command + "; reads nothing of the project but the install's files)"
+	}
+	return dir + " (" + command + "; reads " + strings.Join(paths, ", ") + ")"
 }

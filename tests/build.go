@@ -54,6 +54,62 @@ func (t *Tests) BuildOutputsAreBuiltWhenUsed(ctx context.Context) error {
 	return fails("dist/node", err, "exit code")
 }
 
+// A step given its inputs in package.json (lowcodePipeline.inputs) runs
+// again only when they change: after a web file changed, build:node's output
+// is the one it wrote before (a stamp it writes on each run says so); after a
+// server file changed, build:node runs again. The projects are read back
+// from this module's own files, as a checkout is, so that the engine keys
+// them on their content (engine-facts.md, facts 13 and 34).
+// +check
+func (t *Tests) BuildReRunsOnlyTheStepsWhoseInputsChanged(ctx context.Context) error {
+	script, err := t.app().File("scripts/build-node.mjs").Contents(ctx)
+	if err != nil {
+		return err
+	}
+	server, err := t.app().File("src/server/server.mjs").Contents(ctx)
+	if err != nil {
+		return err
+	}
+	stamped := t.app().WithNewFile("scripts/build-node.mjs",
+		script+"writeFileSync(`${out}/stamp.txt`, `${process.hrtime.bigint()} ${Math.random()}\n`);\n")
+	variants := map[string]*dagger.Directory{
+		"base":   stamped,
+		"web":    stamped.WithNewFile("src/web/app.js", "console.log('changed web');\n"),
+		"server": stamped.WithNewFile("src/server/server.mjs", "// changed server\n"+server),
+	}
+	stamps := map[string]string{}
+	for _, name := range []string{"base", "web", "server"} {
+		at := "variants/" + name
+		if _, err := variants[name].Export(ctx, at); err != nil {
+			return err
+		}
+		b := build(dag.CurrentModule().Workdir(at), dagger.LowcodePipelineBuildOpts{})
+		if stamps[name], err = b.Backend().File("stamp.txt").Contents(ctx); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if name == "web" {
+			index, err := b.Frontend().File("index.html").Contents(ctx)
+			if err != nil {
+				return err
+			}
+			js, err := b.Frontend().Glob(ctx, "assets/app.*.js")
+			if err != nil || len(js) != 1 || !strings.Contains(index, js[0]) {
+				return fmt.Errorf("the changed web file: dist/web has %v (%v), index.html loads none of them", js, err)
+			}
+			if got, err := b.Frontend().File(js[0]).Contents(ctx); err != nil || got != "console.log('changed web');\n" {
+				return fmt.Errorf("build:draw did not run on the changed web file: %s holds %q (%v)", js[0], got, err)
+			}
+		}
+	}
+	if stamps["web"] != stamps["base"] {
+		return fmt.Errorf("build:node ran again after a web file changed (stamp %q, then %q): its declared inputs are scripts/build-node.mjs and src/server", stamps["base"], stamps["web"])
+	}
+	if stamps["server"] == stamps["base"] {
+		return fmt.Errorf("build:node did not run again after src/server changed (stamp %q both times)", stamps["base"])
+	}
+	return nil
+}
+
 // A Node.js image older than 20 is refused, saying why.
 // +check
 func (t *Tests) BuildRefusesOldNode(ctx context.Context) error {

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"dagger/lowcode-pipeline/internal/drawversion"
+	"dagger/lowcode-pipeline/internal/testsupport/stepinputs"
 )
 
 // TestExampleAppBuildsForReal runs the pipeline's own command lines on
@@ -79,6 +80,20 @@ func TestExampleAppBuildsForReal(t *testing.T) {
 	version, err = drawversion.ManifestVersion("draw-standin", installed)
 	require.NoError(t, err)
 	assert.Equal(t, "2.14.0", version, "the installed package.json gives the version npm ls reports")
+
+	// Each step run over only what package.json declares it reads (and what
+	// the install read), as its container holds it, writes the same output.
+	declared, err := m.StepInputs()
+	require.NoError(t, err)
+	require.Len(t, declared, 3, "the example declares the inputs of its three steps")
+	for step, command := range map[string][]string{DrawScript: RunScript(DrawScript), NodeScript: RunScript(NodeScript), CodeAsDataVerb: cad} {
+		dir := map[string]string{DrawScript: WebDir, NodeScript: NodeDir, CodeAsDataVerb: CodeAsDataDir}[step]
+		t.Run("declared inputs of "+step, func(t *testing.T) {
+			reduced := stepinputs.Project(t, app, inputPaths(inputs), declared[step])
+			run(t, ctx, reduced, CheckedBuild(command, dir)...)
+			assert.Equal(t, stepinputs.Tree(t, filepath.Join(app, dir)), stepinputs.Tree(t, filepath.Join(reduced, dir)))
+		})
+	}
 
 	// Bricks: a library instead of a final project.
 	cad, err = CodeAsDataCommand("platform-cli-standin", true, nil)
@@ -342,4 +357,12 @@ func runAllowFailure(t *testing.T, ctx context.Context, dir string, args ...stri
 	cmd.Dir = dir
 	out, _ := cmd.Output()
 	return string(out)
+}
+
+func inputPaths(inputs []Input) []string {
+	paths := make([]string, len(inputs))
+	for i, in := range inputs {
+		paths[i] = in.Path
+	}
+	return paths
 }

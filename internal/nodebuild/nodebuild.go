@@ -72,6 +72,7 @@ type Manifest struct {
 	Directories          struct {
 		Bin string `json:"bin"`
 	} `json:"directories"`
+	Pipeline json.RawMessage `json:"lowcodePipeline"` // this module's settings (StepInputs)
 }
 
 // ParseManifest reads package.json.

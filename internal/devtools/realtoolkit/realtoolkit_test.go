@@ -18,6 +18,7 @@ import (
 
 	"dagger/lowcode-pipeline/internal/nodebuild"
 	"dagger/lowcode-pipeline/internal/snapshotconfig"
+	"dagger/lowcode-pipeline/internal/testsupport/stepinputs"
 )
 
 // The toolkit the module is held to, pinned; the example's stand-in says
@@ -244,6 +245,39 @@ func TestTheVendorShapedExampleBuildsItsThreeOutputs(t *testing.T) {
 	assert.FileExists(t, filepath.Join(app, nodebuild.WebDir, "main.js"))
 	assert.FileExists(t, filepath.Join(app, nodebuild.WebDir, "index.html"))
 	assert.FileExists(t, filepath.Join(app, nodebuild.NodeDir, "main.js"), "the backend the platform runs: /home/node/app/main.js")
+	data, err := os.ReadFile(filepath.Join(app, nodebuild.ManifestFile))
+	require.NoError(t, err)
+	manifest, err := nodebuild.ParseManifest(data)
+	require.NoError(t, err)
+	declared, err := manifest.StepInputs()
+	require.NoError(t, err)
+	require.Len(t, declared, 3, "the example declares the inputs of its three steps")
+	entries, err := os.ReadDir(app)
+	require.NoError(t, err)
+	var root []string
+	for _, e := range entries {
+		root = append(root, e.Name())
+	}
+	install, err := manifest.InstallInputs(root)
+	require.NoError(t, err)
+	var installed []string
+	for _, in := range install {
+		installed = append(installed, in.Path)
+	}
+	// each build run over only what package.json declares it reads (and
+	// what the install read), as its container holds it, writes the same
+	sameOutput := func(t *testing.T, step string, command []string, dir string) {
+		reduced := stepinputs.Project(t, app, installed, declared[step])
+		_, stderr, err := run(reduced, 10*time.Minute, nil, command...)
+		require.NoError(t, err, "%s: %s", strings.Join(command, " "), stderr)
+		assert.Equal(t, stepinputs.Tree(t, filepath.Join(app, dir)), stepinputs.Tree(t, filepath.Join(reduced, dir)))
+	}
+	t.Run("declared inputs of build:draw", func(t *testing.T) {
+		sameOutput(t, nodebuild.DrawScript, nodebuild.RunScript(nodebuild.DrawScript), nodebuild.WebDir)
+	})
+	t.Run("declared inputs of build:node", func(t *testing.T) {
+		sameOutput(t, nodebuild.NodeScript, nodebuild.RunScript(nodebuild.NodeScript), nodebuild.NodeDir)
+	})
 
 	cad := filepath.Join(app, nodebuild.CodeAsDataDir)
 	for _, tc := range []struct {
@@ -277,6 +311,7 @@ func TestTheVendorShapedExampleBuildsItsThreeOutputs(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(cad, "version.json"))
 			require.NoError(t, err)
 			assert.JSONEq(t, tc.versions, string(data), "the design tool's version, which labels the images")
+			sameOutput(t, nodebuild.CodeAsDataVerb, cmd, nodebuild.CodeAsDataDir)
 		})
 	}
 }
