@@ -20,6 +20,10 @@ type imagePlan struct {
 	bases []string    // every image its stages start from
 	// where its final stage copies $SOURCES_PATH
 	copies []images.SourcesCopy
+	// the paths of the project it reads (images.ContextPaths), when known
+	// for sure (narrow): its build is then given only those
+	context []string
+	narrow  bool
 }
 
 // planImage reads the kind's Dockerfile in source (the project's, or this
@@ -35,6 +39,7 @@ func planImage(ctx context.Context, source *dagger.Directory, kind images.Kind, 
 		p.base, _ = images.FinalBase([]byte(text), p.args)
 		p.bases, _ = images.BaseImages([]byte(text), p.args)
 		p.copies, _ = images.SourcesCopies([]byte(text), p.args)
+		p.context, p.narrow = images.ContextPaths([]byte(text), p.args)
 	}
 	return p
 }
@@ -62,6 +67,10 @@ func (p *imagePlan) dockerfile(source *dagger.Directory) *dagger.File {
 	return dag.CurrentModule().Source().File(p.kind.Dockerfile())
 }
 
+// dockerignore is what the engine's Dockerfile build reads of the context
+// to leave out of it, as docker build does (tests/engine-facts.md, fact 30).
+const dockerignore = ".dockerignore"
+
 // recipe is how one kind of image of a build is made: the plan's Dockerfile
 // over the project with its build output at SOURCES_PATH, with its labels.
 type recipe struct {
@@ -88,13 +97,20 @@ func newRecipe(ctx context.Context, b *Build, kind images.Kind, labels [][2]stri
 
 // build is the image for one platform ("" for the engine's). The context is
 // the project, as for `docker build` in it, so a Dockerfile can copy its
-// own files (docker/nginx.conf); BuildKit keys each COPY on what it copies.
+// own files (docker/nginx.conf); when the plan knows every path the
+// Dockerfile reads, only those (and .dockerignore): the engine keys that
+// context on its content, so an image whose output and files did not change
+// is not built again when another file of the project did.
 func (r *recipe) build(platform dagger.Platform) *dagger.Container {
 	args := make([]dagger.BuildArg, len(r.args))
 	for i, a := range r.args {
 		args[i] = dagger.BuildArg{Name: a[0], Value: a[1]}
 	}
-	ctr := r.project.
+	context := r.project
+	if r.narrow {
+		context = r.project.Filter(dagger.DirectoryFilterOpts{Include: append([]string{dockerignore}, r.context...)})
+	}
+	ctr := context.
 		WithDirectory(r.kind.SourcesPath(), r.dist).
 		WithFile(r.kind.Dockerfile(), r.dockerfile(r.project)).
 		DockerBuild(dagger.DirectoryDockerBuildOpts{Dockerfile: r.kind.Dockerfile(), BuildArgs: args, Platform: platform})

@@ -1,0 +1,115 @@
+package images
+
+import (
+	"bytes"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/moby/buildkit/frontend/dockerfile/instructions"
+	"github.com/moby/buildkit/frontend/dockerfile/parser"
+	"github.com/moby/buildkit/frontend/dockerfile/shell"
+)
+
+// ContextPaths are the paths of the build context a Dockerfile reads: the
+// source of every COPY and ADD that reads the context, in every stage, its
+// variables expanded (the global ARG defaults and the given build
+// arguments, each stage's ARG and ENV), cleaned, each once. ok is false
+// when that cannot be known for sure, and the whole context must be given:
+// a source with a wildcard or an unset variable, one that is the whole
+// context or outside it, a RUN --mount (it may bind the context), an
+// ONBUILD, a Dockerfile that does not parse.
+func ContextPaths(dockerfile []byte, args [][2]string) (paths []string, ok bool) {
+	res, err := parser.Parse(bytes.NewReader(dockerfile))
+	if err != nil {
+		return nil, false
+	}
+	stages, metaArgs, err := instructions.Parse(res.AST, nil)
+	if err != nil || len(stages) == 0 {
+		return nil, false
+	}
+	given := map[string]string{}
+	for _, a := range args {
+		given[a[0]] = a[1]
+	}
+	global := map[string]string{}
+	for _, m := range metaArgs {
+		for _, kv := range m.Args {
+			if v, ok := given[kv.Key]; ok {
+				global[kv.Key] = v
+			} else if kv.Value != nil {
+				global[kv.Key] = *kv.Value
+			}
+		}
+	}
+	lex := shell.NewLex(res.EscapeToken)
+	for _, st := range stages {
+		env := map[string]string{}
+		for _, cmd := range st.Commands {
+			var sources []string
+			switch c := cmd.(type) {
+			case *instructions.ArgCommand:
+				for _, kv := range c.Args {
+					switch v, ok := given[kv.Key]; {
+					case ok:
+						env[kv.Key] = v
+					case kv.Value != nil:
+						env[kv.Key] = *kv.Value
+					case global[kv.Key] != "":
+						env[kv.Key] = global[kv.Key]
+					}
+				}
+			case *instructions.EnvCommand:
+				for _, kv := range c.Env {
+					env[kv.Key] = kv.Value
+				}
+			case *instructions.RunCommand:
+				if slices.Contains(c.FlagsUsed, "mount") {
+					return nil, false
+				}
+			case *instructions.OnbuildCommand:
+				return nil, false
+			case *instructions.CopyCommand:
+				if c.From == "" {
+					sources = c.SourcePaths
+				}
+			case *instructions.AddCommand:
+				for _, s := range c.SourcePaths {
+					if !isRemote(s) {
+						sources = append(sources, s)
+					}
+				}
+			}
+			for _, s := range sources {
+				p, ok := contextPath(lex, s, env)
+				if !ok {
+					return nil, false
+				}
+				if !slices.Contains(paths, p) {
+					paths = append(paths, p)
+				}
+			}
+		}
+	}
+	return paths, true
+}
+
+// contextPath is a COPY or ADD source as a path of the context, if it is
+// one that names exactly what it reads.
+func contextPath(lex *shell.Lex, source string, env map[string]string) (string, bool) {
+	s, err := expand(lex, source, env)
+	if err != nil || s == "" || strings.ContainsAny(s, "$*?[\\") {
+		return "", false
+	}
+	p := path.Clean(strings.TrimPrefix(s, "/")) // the context's root is /
+	if p == "." || p == ".." || strings.HasPrefix(p, "../") {
+		return "", false
+	}
+	return p, true
+}
+
+// isRemote says whether an ADD source is fetched rather than read from the
+// context: a URL or a git address.
+func isRemote(s string) bool {
+	return strings.Contains(s, "://") || strings.HasPrefix(s, "git@")
+}
