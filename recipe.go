@@ -106,11 +106,11 @@ func (r *recipe) build(platform dagger.Platform) *dagger.Container {
 	for i, a := range r.args {
 		args[i] = dagger.BuildArg{Name: a[0], Value: a[1]}
 	}
-	context := r.project
+	buildContext := r.project
 	if r.narrow {
-		context = r.project.Filter(dagger.DirectoryFilterOpts{Include: append([]string{dockerignore}, r.context...)})
+		buildContext = r.project.Filter(dagger.DirectoryFilterOpts{Include: append([]string{dockerignore}, r.context...)})
 	}
-	ctr := context.
+	ctr := buildContext.
 		WithDirectory(r.kind.SourcesPath(), r.dist).
 		WithFile(r.kind.Dockerfile(), r.dockerfile(r.project)).
 		DockerBuild(dagger.DirectoryDockerBuildOpts{Dockerfile: r.kind.Dockerfile(), BuildArgs: args, Platform: platform})

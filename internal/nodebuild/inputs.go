@@ -110,6 +110,7 @@ func cleanInput(p string) (string, string) {
 	case strings.HasPrefix(c, "../"):
 		return "", "outside the project: " + want
 	}
+	// ProjectExcludes: "dist" and ".git" at the root, "**/node_modules" at any depth
 	for _, never := range ProjectExcludes {
 		if top := strings.TrimPrefix(never, "**/"); c == top || strings.HasPrefix(c, top+"/") || (never != top && slices.Contains(strings.Split(c, "/"), top)) {
 			return "", top + " never reaches a step (no container gets it of a project): " + want
