@@ -101,6 +101,13 @@ func (t *Tests) BuildReRunsOnlyTheStepsWhoseInputsChanged(ctx context.Context) e
 			}
 		}
 	}
+	summary, err := build(dag.CurrentModule().Workdir("variants/base"), dagger.LowcodePipelineBuildOpts{}).Summary(ctx)
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(summary, "dist/node (npm run build:node; reads scripts/build-node.mjs, src/server)") {
+		return fmt.Errorf("the build's summary does not say what build:node reads: %q", summary)
+	}
 	if stamps["web"] != stamps["base"] {
 		return fmt.Errorf("build:node ran again after a web file changed (stamp %q, then %q): its declared inputs are scripts/build-node.mjs and src/server", stamps["base"], stamps["web"])
 	}
@@ -123,6 +130,40 @@ func (t *Tests) BuildNamesMissingScript(ctx context.Context) error {
 	source := dag.Directory().WithNewFile("package.json", `{"name":"x","scripts":{"build:node":"true"}}`)
 	_, err := dag.LowcodePipeline().Build(dagger.LowcodePipelineBuildOpts{Source: source}).DrawVersion(ctx)
 	return fails("no build:draw", err, `package.json: no "build:draw" script`)
+}
+
+// A declaration of what a step reads that names a path the project lacks,
+// or no path at all, is refused before anything runs, each problem by its
+// place in package.json.
+// +check
+func (t *Tests) BuildRefusesBadDeclaredInputs(ctx context.Context) error {
+	manifest, err := t.app().File("package.json").Contents(ctx)
+	if err != nil {
+		return err
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(manifest), &doc); err != nil {
+		return err
+	}
+	doc["lowcodePipeline"] = map[string]any{"inputs": map[string]any{
+		"build:draw": []string{"scripts/build-web.mjs", "src/web", "src/wbe"},
+		"build:node": []string{"src/*.mjs"},
+	}}
+	edited, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	source := t.app().WithNewFile("package.json", string(edited))
+	_, err = build(source, dagger.LowcodePipelineBuildOpts{}).DrawVersion(ctx)
+	if err := fails("a pattern", err, `package.json: lowcodePipeline.inputs.build:node[0]: "src/*.mjs": a pattern`); err != nil {
+		return err
+	}
+	doc["lowcodePipeline"] = map[string]any{"inputs": map[string]any{"build:draw": []string{"scripts/build-web.mjs", "src/web", "src/wbe"}}}
+	if edited, err = json.Marshal(doc); err != nil {
+		return err
+	}
+	_, err = build(t.app().WithNewFile("package.json", string(edited)), dagger.LowcodePipelineBuildOpts{}).DrawVersion(ctx)
+	return fails("a missing path", err, `package.json: lowcodePipeline.inputs.build:draw[2]: "src/wbe": no such file or folder in the project`)
 }
 
 // withScript is examples/app with one of package.json's scripts set to cmd.

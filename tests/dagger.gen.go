@@ -240,6 +240,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).BuildReRunsOnlyTheStepsWhoseInputsChanged(&parent, ctx)
+		case "BuildRefusesBadDeclaredInputs":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).BuildRefusesBadDeclaredInputs(&parent, ctx)
 		case "BuildRefusesOldNode":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
