@@ -67,8 +67,11 @@ type installation struct {
 // step gets.
 func (in *installation) forStep(step string) *dagger.Container {
 	paths, ok := in.inputs[step]
-	if !ok || in.deps == in.project {
+	switch {
+	case !ok || in.deps == in.project:
 		return in.project
+	case len(paths) == 0:
+		return in.deps // an empty include list is no filter at all: the whole project
 	}
 	return in.deps.WithDirectory(appDir, in.source.Filter(dagger.DirectoryFilterOpts{Include: paths}))
 }

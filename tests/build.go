@@ -166,6 +166,46 @@ func (t *Tests) BuildRefusesBadDeclaredInputs(ctx context.Context) error {
 	return fails("a missing path", err, `package.json: lowcodePipeline.inputs.build:draw[2]: "src/wbe": no such file or folder in the project`)
 }
 
+// A step given its inputs sees those paths and what the install read, nothing
+// else of the project; given none, only what the install read.
+// +check
+func (t *Tests) BuildGivesDeclaredStepsOnlyTheirInputs(ctx context.Context) error {
+	manifest, err := t.app().File("package.json").Contents(ctx)
+	if err != nil {
+		return err
+	}
+	seen := func(declared []string) (string, error) {
+		var doc map[string]any
+		if err := json.Unmarshal([]byte(manifest), &doc); err != nil {
+			return "", err
+		}
+		doc["scripts"].(map[string]any)["build:node"] = `node -e "const fs=require('fs'); fs.mkdirSync('dist/node',{recursive:true}); fs.writeFileSync('dist/node/seen.txt', fs.readdirSync('.').sort().join(' '))"`
+		doc["lowcodePipeline"] = map[string]any{"inputs": map[string]any{"build:node": declared}}
+		edited, err := json.Marshal(doc)
+		if err != nil {
+			return "", err
+		}
+		return build(t.app().WithNewFile("package.json", string(edited)), dagger.LowcodePipelineBuildOpts{}).Backend().File("seen.txt").Contents(ctx)
+	}
+	for _, tc := range []struct {
+		declared []string
+		want     string
+	}{
+		// the install read package.json, the lock file and the stand-ins' folders (file: dependencies); dist is the step's own
+		{[]string{}, "dist node_modules package-lock.json package.json tools"},
+		{[]string{"src/server", "res"}, "dist node_modules package-lock.json package.json res src tools"},
+	} {
+		got, err := seen(tc.declared)
+		if err != nil {
+			return err
+		}
+		if got != tc.want {
+			return fmt.Errorf("build:node declared to read %v saw %q; want %q", tc.declared, got, tc.want)
+		}
+	}
+	return nil
+}
+
 // withScript is examples/app with one of package.json's scripts set to cmd.
 func (t *Tests) withScript(ctx context.Context, name, cmd string) (*dagger.Directory, error) {
 	manifest, err := t.app().File("package.json").Contents(ctx)

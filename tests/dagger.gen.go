@@ -212,6 +212,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).BackendNativeAddonRuns(&parent, ctx)
+		case "BuildGivesDeclaredStepsOnlyTheirInputs":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).BuildGivesDeclaredStepsOnlyTheirInputs(&parent, ctx)
 		case "BuildNamesMissingScript":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
