@@ -174,13 +174,13 @@ func (s *buildSpec) run(ctx context.Context) (*Build, error) {
 	b := &Build{Source: in.source, NodeImage: s.nodeImage, BuildArg: s.args, HasCodeAsData: s.codeAsData != nil, CodeAsData: dag.Directory(),
 		Frontend: output(in.forStep(nodebuild.DrawScript), nodebuild.RunScript(nodebuild.DrawScript), nodebuild.WebDir),
 		Backend:  output(in.forStep(nodebuild.NodeScript), nodebuild.RunScript(nodebuild.NodeScript), nodebuild.NodeDir)}
-	doc := results.Build{Outputs: []string{in.described(nodebuild.WebDir, "npm run build:draw", nodebuild.DrawScript),
-		in.described(nodebuild.NodeDir, "npm run build:node", nodebuild.NodeScript)}}
+	doc := results.Build{Outputs: []string{in.inputs.Described(nodebuild.WebDir, "npm run build:draw", nodebuild.DrawScript, in.tookWholeProject()),
+		in.inputs.Described(nodebuild.NodeDir, "npm run build:node", nodebuild.NodeScript, in.tookWholeProject())}}
 	b.Dist = dag.Directory().WithDirectory("web", b.Frontend).WithDirectory("node", b.Backend)
 	if s.codeAsData != nil {
 		b.CodeAsData = output(in.forStep(nodebuild.CodeAsDataVerb), s.codeAsData, nodebuild.CodeAsDataDir)
 		b.Dist = b.Dist.WithDirectory("codeAsData", b.CodeAsData)
-		doc.Outputs = append(doc.Outputs, in.described(nodebuild.CodeAsDataDir, "buildCodeAsData", nodebuild.CodeAsDataVerb))
+		doc.Outputs = append(doc.Outputs, in.inputs.Described(nodebuild.CodeAsDataDir, "buildCodeAsData", nodebuild.CodeAsDataVerb, in.tookWholeProject()))
 	}
 	if _, err := in.deps.Sync(ctx); err != nil {
 		return nil, explain(err)

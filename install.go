@@ -5,7 +5,6 @@ import (
 	"errors"
 	"path"
 	"slices"
-	"strings"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -68,7 +67,7 @@ type installation struct {
 func (in *installation) forStep(step string) *dagger.Container {
 	paths, ok := in.inputs[step]
 	switch {
-	case !ok || in.deps == in.project:
+	case !ok || in.tookWholeProject():
 		return in.project
 	case len(paths) == 0:
 		return in.deps // an empty include list is no filter at all: the whole project
@@ -76,8 +75,12 @@ func (in *installation) forStep(step string) *dagger.Container {
 	return in.deps.WithDirectory(appDir, in.source.Filter(dagger.DirectoryFilterOpts{Include: paths}))
 }
 
-// checkInputs refuses a declared input the project does not have, naming
-// it: a step given a missing folder would build without it.
+// tookWholeProject says whether the install ran over the whole project
+// (nodebuild.InstallInputs), so that every step gets it.
+func (in *installation) tookWholeProject() bool { return in.deps == in.project }
+
+// checkInputs refuses every declared input the project does not have
+// (nodebuild.MissingInput).
 func checkInputs(ctx context.Context, source *dagger.Directory, inputs nodebuild.StepInputs) error {
 	var (
 		mu       sync.Mutex
@@ -89,15 +92,12 @@ func checkInputs(ctx context.Context, source *dagger.Directory, inputs nodebuild
 		for i, p := range inputs[step] {
 			g.Go(func() error {
 				ok, err := source.Exists(gctx, p)
-				if err != nil {
+				if err != nil || ok {
 					return err
 				}
-				if !ok {
-					mu.Lock()
-					defer mu.Unlock()
-					problems.Addf(fielderr.Index(fielderr.Join(nodebuild.ManifestFile+": "+nodebuild.PipelineField+".inputs", step), i),
-						"%s: no such file or folder in the project (node_modules, dist and .git are never part of it)", fielderr.Quote(p))
-				}
+				mu.Lock()
+				defer mu.Unlock()
+				problems = append(problems, nodebuild.MissingInput(step, i, p))
 				return nil
 			})
 		}
@@ -285,19 +285,4 @@ func node(image string, npmrc *dagger.Secret) *dagger.Container {
 		ctr = ctr.WithMountedSecret(npmrcPath, npmrc).WithEnvVariable("NPM_CONFIG_USERCONFIG", npmrcPath)
 	}
 	return ctr
-}
-
-// described is an output for the build's summary: its directory, the step
-// that writes it and, when declared, what of the project the step reads.
-func (in *installation) described(dir, command, step string) string {
-	paths, ok := in.inputs[step]
-	switch {
-	case !ok:
-		return dir + " (" + command + ")"
-	case in.deps == in.project:
-		return dir + " (" + command + "; its declared inputs unused: the install took the whole project)"
-	case len(paths) == 0:
-		return dir + " (" + command + "; reads nothing of the project but the install's files)"
-	}
-	return dir + " (" + command + "; reads " + strings.Join(paths, ", ") + ")"
 }

@@ -1,13 +1,11 @@
 package images
 
 import (
-	"bytes"
 	"path"
 	"slices"
 	"strings"
 
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
-	"github.com/moby/buildkit/frontend/dockerfile/parser"
 	"github.com/moby/buildkit/frontend/dockerfile/shell"
 )
 
@@ -19,50 +17,17 @@ import (
 // a source with a wildcard or an unset variable, one that is the whole
 // context or outside it, a RUN --mount (it may bind the context), an
 // ONBUILD, a Dockerfile that does not parse.
-func ContextPaths(dockerfile []byte, args [][2]string) (paths []string, ok bool) {
-	res, err := parser.Parse(bytes.NewReader(dockerfile))
-	if err != nil {
+func ContextPaths(text []byte, args [][2]string) (paths []string, ok bool) {
+	d, err := readDockerfile(text, args)
+	if err != nil || len(d.stages) == 0 {
 		return nil, false
 	}
-	stages, metaArgs, err := instructions.Parse(res.AST, nil)
-	if err != nil || len(stages) == 0 {
-		return nil, false
-	}
-	given := map[string]string{}
-	for _, a := range args {
-		given[a[0]] = a[1]
-	}
-	global := map[string]string{}
-	for _, m := range metaArgs {
-		for _, kv := range m.Args {
-			if v, ok := given[kv.Key]; ok {
-				global[kv.Key] = v
-			} else if kv.Value != nil {
-				global[kv.Key] = *kv.Value
-			}
-		}
-	}
-	lex := shell.NewLex(res.EscapeToken)
-	for _, st := range stages {
+	for _, st := range d.stages {
 		env := map[string]string{}
 		for _, cmd := range st.Commands {
+			d.setVariables(env, cmd)
 			var sources []string
 			switch c := cmd.(type) {
-			case *instructions.ArgCommand:
-				for _, kv := range c.Args {
-					switch v, ok := given[kv.Key]; {
-					case ok:
-						env[kv.Key] = v
-					case kv.Value != nil:
-						env[kv.Key] = *kv.Value
-					case global[kv.Key] != "":
-						env[kv.Key] = global[kv.Key]
-					}
-				}
-			case *instructions.EnvCommand:
-				for _, kv := range c.Env {
-					env[kv.Key] = kv.Value
-				}
 			case *instructions.RunCommand:
 				if slices.Contains(c.FlagsUsed, "mount") {
 					return nil, false
@@ -81,7 +46,7 @@ func ContextPaths(dockerfile []byte, args [][2]string) (paths []string, ok bool)
 				}
 			}
 			for _, s := range sources {
-				p, ok := contextPath(lex, s, env)
+				p, ok := contextPath(d.lex, s, env)
 				if !ok {
 					return nil, false
 				}

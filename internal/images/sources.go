@@ -1,7 +1,6 @@
 package images
 
 import (
-	"bytes"
 	"fmt"
 	"path"
 	"regexp"
@@ -36,61 +35,32 @@ type SourcesCopy struct {
 // SourcesCopies are the final stage's copies of $SOURCES_PATH, with the
 // global ARG defaults and the given build arguments applied to their
 // destinations.
-func SourcesCopies(dockerfile []byte, args [][2]string) ([]SourcesCopy, error) {
-	res, err := parser.Parse(bytes.NewReader(dockerfile))
-	if err != nil {
-		return nil, fmt.Errorf("read the Dockerfile: %w", err)
-	}
-	stages, metaArgs, err := instructions.Parse(res.AST, nil)
-	if err != nil || len(stages) == 0 {
+func SourcesCopies(text []byte, args [][2]string) ([]SourcesCopy, error) {
+	d, err := readDockerfile(text, args)
+	if err != nil || len(d.stages) == 0 {
 		return nil, err
 	}
-	given := map[string]string{}
-	for _, a := range args {
-		given[a[0]] = a[1]
-	}
-	global := map[string]string{}
-	for _, m := range metaArgs {
-		for _, kv := range m.Args {
-			if v, ok := given[kv.Key]; ok {
-				global[kv.Key] = v
-			} else if kv.Value != nil {
-				global[kv.Key] = *kv.Value
-			}
-		}
-	}
-	final := stages[len(stages)-1]
+	final := d.stages[len(d.stages)-1]
 	env := map[string]string{} // what this stage's expansions see
-	workdir, declared, lex := "/", false, shell.NewLex(res.EscapeToken)
+	workdir, declared := "/", false
 	var out []SourcesCopy
 	for _, cmd := range final.Commands {
+		d.setVariables(env, cmd)
 		switch c := cmd.(type) {
 		case *instructions.ArgCommand:
 			for _, kv := range c.Args {
 				declared = declared || kv.Key == ArgSourcesPath
-				switch v, ok := given[kv.Key]; {
-				case ok:
-					env[kv.Key] = v
-				case kv.Value != nil:
-					env[kv.Key] = *kv.Value
-				case global[kv.Key] != "":
-					env[kv.Key] = global[kv.Key]
-				}
-			}
-		case *instructions.EnvCommand:
-			for _, kv := range c.Env {
-				env[kv.Key] = kv.Value
 			}
 		case *instructions.WorkdirCommand:
-			if w, err := expand(lex, c.Path, env); err == nil {
+			if w, err := expand(d.lex, c.Path, env); err == nil {
 				workdir = absolute(workdir, w)
 			}
 		case *instructions.CopyCommand:
 			if c.From == "" {
-				out = appendCopy(out, lex, c.SourcesAndDest, c.Location(), final, env, workdir, declared)
+				out = appendCopy(out, d.lex, c.SourcesAndDest, c.Location(), final, env, workdir, declared)
 			}
 		case *instructions.AddCommand:
-			out = appendCopy(out, lex, c.SourcesAndDest, c.Location(), final, env, workdir, declared)
+			out = appendCopy(out, d.lex, c.SourcesAndDest, c.Location(), final, env, workdir, declared)
 		}
 	}
 	return out, nil

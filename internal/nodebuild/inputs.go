@@ -55,7 +55,7 @@ func (m *Manifest) StepInputs() (StepInputs, error) {
 			continue
 		}
 		for _, step := range sortedKeys(steps) {
-			stepAt := fielderr.Join(at, step)
+			stepAt := inputsAt(step)
 			if !slices.Contains(InputSteps, step) {
 				problems.Addf(stepAt, "not a build step: choose %s", strings.Join(InputSteps, ", "))
 				continue
@@ -147,4 +147,33 @@ func inManifest(problems fielderr.List) error {
 		problems[i].Path = ManifestFile + ": " + problems[i].Path
 	}
 	return problems
+}
+
+// inputsAt is where step's inputs are declared, under PipelineField.
+func inputsAt(step string) string {
+	return fielderr.Join(fielderr.Join(PipelineField, "inputs"), step)
+}
+
+// MissingInput is the problem of path, the i-th input declared for step,
+// which the project lacks: a step given a missing folder would build
+// without it.
+func MissingInput(step string, i int, path string) fielderr.Error {
+	return fielderr.Error{Path: ManifestFile + ": " + fielderr.Index(inputsAt(step), i),
+		Message: fielderr.Quote(path) + ": no such file or folder in the project (node_modules, dist and .git are never part of it)"}
+}
+
+// Described is the build summary's line for the output dir that step
+// writes with command: what it reads of the project when declared, or that
+// the declaration goes unused when the install took the whole project.
+func (s StepInputs) Described(dir, command, step string, installTookAll bool) string {
+	paths, ok := s[step]
+	switch {
+	case !ok:
+		return dir + " (" + command + ")"
+	case installTookAll:
+		return dir + " (" + command + "; its declared inputs unused: the install took the whole project)"
+	case len(paths) == 0:
+		return dir + " (" + command + "; reads nothing of the project but the install's files)"
+	}
+	return dir + " (" + command + "; reads " + strings.Join(paths, ", ") + ")"
 }

@@ -115,3 +115,26 @@ func FuzzStepInputs(f *testing.F) {
 		}
 	})
 }
+
+func TestDescribedSaysWhatAStepReads(t *testing.T) {
+	inputs := StepInputs{DrawScript: {"src/web", "res/oConfig.json"}, CodeAsDataVerb: {}}
+	for _, tc := range []struct {
+		step    string
+		tookAll bool
+		want    string
+	}{
+		{DrawScript, false, "dist/web (npm run build:draw; reads src/web, res/oConfig.json)"},
+		{NodeScript, false, "dist/web (npm run build:draw)"},
+		{CodeAsDataVerb, false, "dist/web (npm run build:draw; reads nothing of the project but the install's files)"},
+		{DrawScript, true, "dist/web (npm run build:draw; its declared inputs unused: the install took the whole project)"},
+		{NodeScript, true, "dist/web (npm run build:draw)"},
+	} {
+		assert.Equal(t, tc.want, inputs.Described(WebDir, "npm run build:draw", tc.step, tc.tookAll), "%s, install took all: %v", tc.step, tc.tookAll)
+	}
+}
+
+func TestAMissingInputIsNamedByItsPlaceInPackageJSON(t *testing.T) {
+	err := MissingInput(DrawScript, 2, "src/wbe")
+	assert.Equal(t, `package.json: lowcodePipeline.inputs.build:draw[2]: "src/wbe": no such file or folder in the project (node_modules, dist and .git are never part of it)`, err.Error())
+	assert.Contains(t, MissingInput(NodeScript, 0, strings.Repeat("x", 500)).Error(), "… (500 bytes)", "the value is cut")
+}
