@@ -1,13 +1,10 @@
 package images
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/moby/buildkit/frontend/dockerfile/instructions"
-	"github.com/moby/buildkit/frontend/dockerfile/parser"
 	"github.com/moby/buildkit/frontend/dockerfile/shell"
 )
 
@@ -53,35 +50,23 @@ type stage struct {
 	earlier int
 }
 
-func readStages(dockerfile []byte, args [][2]string) ([]stage, error) {
-	res, err := parser.Parse(bytes.NewReader(dockerfile))
+func readStages(text []byte, args [][2]string) ([]stage, error) {
+	d, err := readDockerfile(text, args)
 	if err != nil {
-		return nil, fmt.Errorf("read the Dockerfile: %w", err)
-	}
-	parsed, metaArgs, err := instructions.Parse(res.AST, nil)
-	if err != nil {
-		return nil, fmt.Errorf("read the Dockerfile: %w", err)
-	}
-	given := map[string]string{}
-	for _, a := range args {
-		given[a[0]] = a[1]
+		if d != nil {
+			err = fmt.Errorf("read the Dockerfile: %w", err)
+		}
+		return nil, err
 	}
 	var env []string
-	for _, m := range metaArgs {
-		for _, kv := range m.Args {
-			if v, ok := given[kv.Key]; ok {
-				env = append(env, kv.Key+"="+v)
-			} else if kv.Value != nil {
-				env = append(env, kv.Key+"="+*kv.Value)
-			}
-		}
+	for k, v := range d.global {
+		env = append(env, k+"="+v)
 	}
-	lex := shell.NewLex(res.EscapeToken)
-	stages := make([]stage, len(parsed))
+	stages := make([]stage, len(d.stages))
 	var names []string // stage names, lower-cased, by index ("" for none)
-	for i, s := range parsed {
+	for i, s := range d.stages {
 		stages[i].earlier = -1
-		base, _, err := lex.ProcessWord(s.BaseName, shell.EnvsFromSlice(env))
+		base, _, err := d.lex.ProcessWord(s.BaseName, shell.EnvsFromSlice(env))
 		switch {
 		case err != nil, base == "", base == "scratch", strings.Contains(base, "$"):
 		case slices.Contains(names, strings.ToLower(base)):
