@@ -14,7 +14,7 @@ import (
 
 // sdkBuildList is what `dagger init --sdk=go` writes on the engine the
 // module is made for: path → version of every module it requires.
-func sdkBuildList(t *testing.T) map[string]string {
+func sdkBuildList(t testing.TB) map[string]string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", "dagger-init.go.mod"))
 	require.NoError(t, err)
