@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"dagger/lowcode-pipeline/internal/snapshotconfig"
 	"dagger/lowcode-pipeline/internal/snapshotpush"
 	"dagger/lowcode-pipeline/internal/testsupport/gittest"
 )
@@ -35,6 +37,7 @@ func TestRunPushesWithTheRenderedMessageAndPrintsTheReport(t *testing.T) {
 		return ""
 	}
 	var stdout, stderr bytes.Buffer
+	before := time.Now().UTC().Truncate(time.Second)
 	code := SnapshotPush(context.Background(), []string{"-batch", batchFile(t, snapshotpush.Batch{
 		MaxAttempts: 5, MaxDeleteRatio: 1, Timeout: "2m", AllowHTTP: true,
 		Entries: []snapshotpush.Entry{{Name: "main", Remote: r.URL, Branch: "main", OutputDir: "codeasdata/main", Snapshot: snap,
@@ -46,8 +49,14 @@ func TestRunPushesWithTheRenderedMessageAndPrintsTheReport(t *testing.T) {
 	require.NoError(t, json.Unmarshal(stdout.Bytes(), &report))
 	require.Len(t, report.Entries, 1)
 	assert.Equal(t, "pushed", report.Entries[0].Outcome)
+	after := time.Now().UTC()
 	subject := gittest.Git(t, r.Checkout(t), "log", "-1", "--format=%s")
-	assert.Regexp(t, regexp.MustCompile(`^snapshot of codeasdata/main at \d{4}\.\d{2}\.\d{2} (0[1-9]|1[0-2]):\d{2}:\d{2}$`), subject)
+	date, ok := strings.CutPrefix(subject, "snapshot of codeasdata/main at ")
+	require.True(t, ok, subject)
+	// {date} is the push's time in UTC on the 24-hour clock (snapshotconfig.DateLayout)
+	at, err := time.Parse(snapshotconfig.DateLayout, date)
+	require.NoError(t, err, subject)
+	assert.False(t, at.Before(before) || at.After(after), "{date} %s is the push's time, between %s and %s", date, before.Format(time.TimeOnly), after.Format(time.TimeOnly))
 	assert.Equal(t, []string{"x-token-auth"}, r.Users())
 	assert.NotContains(t, stderr.String()+stdout.String(), gittest.Token)
 }
