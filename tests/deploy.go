@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"dagger/tests/internal/dagger"
 )
@@ -120,10 +121,14 @@ type delivery struct {
 	Payload json.RawMessage
 }
 
-// deliveries are what the receiver recorded.
+// deliveries are what the receiver recorded now. The read is an exec the
+// engine would otherwise cache: the receiver's definition (so the binding's
+// key) is the same in every run of an unchanged module, and a later run
+// would be answered with an earlier run's recordings.
 func (r *receiver) deliveries(ctx context.Context) ([]delivery, error) {
 	out, err := dag.Container().From("alpine:3.22").
 		WithServiceBinding("receiver", r.svc).
+		WithEnvVariable("READ_AT", time.Now().UTC().Format(time.RFC3339Nano)).
 		WithSecretVariable("T", r.token).
 		WithExec([]string{"sh", "-c", `wget -qO- --header "Authorization: Bearer $T" http://receiver:8080/_deliveries`}).
 		Stdout(ctx)
