@@ -1,6 +1,8 @@
 package freshload
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,15 +38,30 @@ var beyondAnyModule = map[string]string{
 	"github.com/tonistiigi/go-csvvalue":    "buildkit: instructions' flag values",
 }
 
+// moduleRoot is the module's folder, from this package's.
+var moduleRoot = filepath.Join("..", "..", "..")
+
+// goAsTheSDK runs the go command in dir as the Go SDK builds a module
+// (CGO_ENABLED=0, engine-facts 14), with env added, and gives its output.
+func goAsTheSDK(t testing.TB, dir string, env []string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0"), env...)
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		err = fmt.Errorf("%w: %s", err, exit.Stderr)
+	}
+	require.NoError(t, err, "go %s in %s", strings.Join(args, " "), dir)
+	return out
+}
+
 // compiledModules is the module path of every non-standard package the Go
 // package in dir compiles, its own module's left out.
 func compiledModules(t testing.TB, dir string) []string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-deps", "-f", "{{with .Module}}{{if not .Main}}{{.Path}}{{end}}{{end}}", ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as the Go SDK builds it (engine-facts 14)
-	out, err := cmd.Output()
-	require.NoError(t, err, "go list -deps in %s", dir)
+	out := goAsTheSDK(t, dir, nil, "list", "-deps", "-f", "{{with .Module}}{{if not .Main}}{{.Path}}{{end}}{{end}}", ".")
 	mods := strings.Fields(string(out))
 	slices.Sort(mods)
 	return slices.Compact(mods)
@@ -52,7 +69,7 @@ func compiledModules(t testing.TB, dir string) []string {
 
 func TestTheModuleCompilesOnlyListedDependenciesBeyondAnyGoModule(t *testing.T) {
 	sdk := sdkBuildList(t)
-	compiled := compiledModules(t, filepath.Join("..", "..", ".."))
+	compiled := compiledModules(t, moduleRoot)
 	var beyond []string
 	for _, mod := range compiled {
 		if _, ok := sdk[mod]; !ok {
@@ -84,13 +101,8 @@ func TestTheModuleCompilesOnlyListedDependenciesBeyondAnyGoModule(t *testing.T) 
 //
 //	go test ./internal/devtools/freshload -run '^$' -bench . -benchtime 3x
 func BenchmarkCompileBeyondAnyGoModule(b *testing.B) {
-	root := filepath.Join("..", "..", "..")
 	sdk := sdkBuildList(b)
-	cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{.Standard}} {{with .Module}}{{.Path}}{{end}}", ".")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := cmd.Output()
-	require.NoError(b, err)
+	out := goAsTheSDK(b, moduleRoot, nil, "list", "-deps", "-f", "{{.ImportPath}} {{.Standard}} {{with .Module}}{{.Path}}{{end}}", ".")
 	shared := []string{"dagger/lowcode-pipeline/internal/dagger"} // the generated client: every module has its own
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		fields := strings.Fields(line)
@@ -102,11 +114,7 @@ func BenchmarkCompileBeyondAnyGoModule(b *testing.B) {
 		}
 	}
 	goBuild := func(cache string, args ...string) {
-		cmd := exec.Command("go", append([]string{"build"}, args...)...)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOCACHE="+cache, "GOFLAGS=-mod=mod")
-		out, err := cmd.CombinedOutput()
-		require.NoError(b, err, "go build: %s", out)
+		goAsTheSDK(b, moduleRoot, []string{"GOCACHE=" + cache, "GOFLAGS=-mod=mod"}, append([]string{"build"}, args...)...)
 	}
 	warm := b.TempDir()
 	goBuild(warm, shared...)

@@ -52,10 +52,9 @@ func buildList(t *testing.T, dir string) map[string]string {
 
 func TestEveryModuleTheGoSDKAlsoUsesIsAtTheSDKsVersion(t *testing.T) {
 	sdk := sdkBuildList(t)
-	root := filepath.Join("..", "..", "..")
 	for _, dir := range []string{".", "tests", filepath.Join("examples", "go")} {
 		t.Run(dir, func(t *testing.T) {
-			mods := buildList(t, filepath.Join(root, dir))
+			mods := buildList(t, filepath.Join(moduleRoot, dir))
 			shared := 0
 			for path, version := range mods {
 				want, ok := sdk[path]
