@@ -7,17 +7,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/images"
 	"dagger/lowcode-pipeline/internal/secret"
+	"dagger/lowcode-pipeline/internal/testsupport/registrytest"
 )
 
 // loopbackRegistry is go-containerregistry's registry on 127.0.0.1: its host.
@@ -51,9 +50,7 @@ func TestTagCheckReadsEveryTagOfTheTargetAndNeverAServicesRegistry(t *testing.T)
 	img, err := random.Image(512, 2)
 	require.NoError(t, err)
 	for _, ref := range frontend.Refs() {
-		tag, err := name.NewTag(ref)
-		require.NoError(t, err)
-		require.NoError(t, remote.Write(tag, img))
+		registrytest.Write(t, ref, img)
 	}
 	want, err := img.Digest()
 	require.NoError(t, err)

@@ -17,17 +17,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"dagger/lowcode-pipeline/internal/testsupport/registrytest"
 )
 
 var (
@@ -221,9 +221,7 @@ func TestPushWritesEveryTagAndPinsTheDigest(t *testing.T) {
 	for i, p := range pushed {
 		assert.Equal(t, refs[i]+"@"+want, p.Ref)
 		assert.Equal(t, OutcomePushed, p.Outcome)
-		tag, err := name.NewTag(refs[i], name.Insecure)
-		require.NoError(t, err)
-		desc, err := remote.Head(tag)
+		desc, err := registrytest.Resolve(t, refs[i])
 		require.NoError(t, err)
 		assert.Equal(t, want, desc.Digest.String(), "the registry serves %s at the digest", refs[i])
 	}
@@ -237,9 +235,7 @@ func TestPushReachesAServiceUnderAnotherNameAndReportsTheGivenOne(t *testing.T) 
 	require.NoError(t, err)
 	require.Len(t, pushed, 1)
 	assert.True(t, strings.HasPrefix(pushed[0].Ref, "localhost:5000/team/backend:1@sha256:"), pushed[0].Ref)
-	there, err := name.NewTag(host+"/team/backend:1", name.Insecure)
-	require.NoError(t, err)
-	_, err = remote.Head(there)
+	_, err = registrytest.Resolve(t, host+"/team/backend:1")
 	assert.NoError(t, err, "it went to the address connected to")
 }
 

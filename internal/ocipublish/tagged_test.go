@@ -1,6 +1,7 @@
 package ocipublish
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,18 +16,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"dagger/lowcode-pipeline/internal/secret"
+	"dagger/lowcode-pipeline/internal/testsupport/registrytest"
 )
 
 // pushedTo pushes a fresh normalized image built at built under refs of a
@@ -280,11 +280,7 @@ func TestRetagLeavesTheRegistryAsPushWould(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, []v1.Hash{digest, digest, digest}, after, "every tag serves the digest")
 			if idx, ok := readBack(t, a).(v1.ImageIndex); ok {
-				tag, err := name.NewTag(refs[0], name.Insecure)
-				require.NoError(t, err)
-				pulled, err := remote.Index(tag)
-				require.NoError(t, err)
-				im, err := pulled.IndexManifest()
+				im, err := v1.ParseIndexManifest(bytes.NewReader(registrytest.Manifest(t, refs[0])))
 				require.NoError(t, err)
 				want, err := idx.IndexManifest()
 				require.NoError(t, err)
@@ -376,9 +372,7 @@ func TestWithoutPushRetagsWhatTheRegistryHoldsAndElsePushes(t *testing.T) {
 	refs := []string{host + "/team/app-backend:1.5.0", host + "/team/app-backend:latest"}
 	img, err := random.Image(512, 2)
 	require.NoError(t, err)
-	latest, err := name.NewTag(refs[1])
-	require.NoError(t, err)
-	require.NoError(t, remote.Write(latest, img), "the image is in the registry under latest only")
+	registrytest.Write(t, refs[1], img) // the image is in the registry under latest only
 	digest, err := img.Digest()
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rhysd/actionlint"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -92,17 +91,6 @@ func stripComments(s string) string {
 		}
 	}
 	return strings.Join(out, "\n")
-}
-
-func TestTheGitHubWorkflowPassesActionlint(t *testing.T) {
-	linter, err := actionlint.NewLinter(io.Discard, &actionlint.LinterOptions{})
-	require.NoError(t, err)
-	path := filepath.Join(dir, "github-actions.yml")
-	errs, err := linter.Lint(path, []byte(read(t, "github-actions.yml")), nil)
-	require.NoError(t, err)
-	for _, e := range errs {
-		t.Errorf("actionlint: %s", e.Error())
-	}
 }
 
 var (
