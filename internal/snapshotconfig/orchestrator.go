@@ -65,12 +65,12 @@ func ParseOrchestrator(flag, s string) (Orchestrator, error) {
 	if h, p, err := net.SplitHostPort(rest); err == nil {
 		port, perr := strconv.Atoi(p)
 		if perr != nil || port < 1 || port > 65535 {
-			port := "port"
+			what := "port"
 			if len(p) <= len("65535") {
 				// a longer one is in the value quoted already: twice would not stay small
-				port += " " + fielderr.Quote(p)
+				what += " " + fielderr.Quote(p)
 			}
-			return bad(port + ": want a number from 1 to 65535")
+			return bad(what + ": want a number from 1 to 65535")
 		}
 		o.Host, o.Port = h, port
 	} else if strings.Count(rest, ":") == 1 || strings.HasPrefix(rest, "[") {

@@ -9,26 +9,29 @@ package registrytest
 import (
 	"bytes"
 	"context"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/stretchr/testify/require"
 	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/registry"
 	"oras.land/oras-go/v2/registry/remote"
 )
 
-// repository is ref's repository (host/name:tag, plain http) and its tag.
+// repository is ref's repository (registry/name:tag, plain http) and its tag.
 func repository(t testing.TB, ref string) (*remote.Repository, string) {
 	t.Helper()
-	at := strings.LastIndex(ref, ":")
-	require.Greater(t, at, strings.LastIndex(ref, "/"), "%s names a tag", ref)
-	repo, err := remote.NewRepository(ref[:at])
+	tag, err := name.NewTag(ref, name.Insecure, name.StrictValidation)
 	require.NoError(t, err)
-	repo.PlainHTTP = true
-	return repo, ref[at+1:]
+	repo := &remote.Repository{
+		Reference: registry.Reference{Registry: tag.RegistryStr(), Repository: tag.RepositoryStr()},
+		PlainHTTP: true,
+	}
+	return repo, tag.TagStr()
 }
 
 func withTimeout(t testing.TB) context.Context {
@@ -37,29 +40,29 @@ func withTimeout(t testing.TB) context.Context {
 	return ctx
 }
 
+// descriptor is d as oras-go takes it.
+func descriptor(d v1.Descriptor) ocispec.Descriptor {
+	return ocispec.Descriptor{MediaType: string(d.MediaType), Digest: digest.Digest(d.Digest.String()), Size: d.Size}
+}
+
 // Write pushes img (its config, layers and manifest) under ref.
 func Write(t testing.TB, ref string, img v1.Image) {
 	t.Helper()
 	ctx := withTimeout(t)
 	repo, tag := repository(t, ref)
-	config, err := img.RawConfigFile()
-	require.NoError(t, err)
 	manifest, err := img.Manifest()
 	require.NoError(t, err)
-	blobs := [][]byte{config}
-	for _, layer := range manifest.Layers {
-		l, err := img.LayerByDigest(layer.Digest)
+	config, err := img.RawConfigFile()
+	require.NoError(t, err)
+	require.NoError(t, repo.Push(ctx, descriptor(manifest.Config), bytes.NewReader(config)))
+	for _, d := range manifest.Layers {
+		layer, err := img.LayerByDigest(d.Digest)
 		require.NoError(t, err)
-		rc, err := l.Compressed()
+		rc, err := layer.Compressed()
 		require.NoError(t, err)
-		var b bytes.Buffer
-		_, err = b.ReadFrom(rc)
+		err = repo.Push(ctx, descriptor(d), rc)
 		require.NoError(t, rc.Close())
 		require.NoError(t, err)
-		blobs = append(blobs, b.Bytes())
-	}
-	for _, blob := range blobs {
-		require.NoError(t, repo.Push(ctx, content.NewDescriptorFromBytes("application/octet-stream", blob), bytes.NewReader(blob)))
 	}
 	raw, err := img.RawManifest()
 	require.NoError(t, err)
