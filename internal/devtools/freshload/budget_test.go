@@ -42,12 +42,13 @@ var beyondAnyModule = map[string]string{
 var moduleRoot = filepath.Join("..", "..", "..")
 
 // goAsTheSDK runs the go command in dir as the Go SDK builds a module
-// (CGO_ENABLED=0, engine-facts 14), with env added, and gives its output.
+// (CGO_ENABLED=0, engine-facts 14; no Go workspace: the upload leaves go.work
+// out), with env added, and gives its output.
 func goAsTheSDK(t testing.TB, dir string, env []string, args ...string) []byte {
 	t.Helper()
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0"), env...)
+	cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off"), env...)
 	out, err := cmd.Output()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {

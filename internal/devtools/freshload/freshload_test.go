@@ -34,11 +34,12 @@ func sdkBuildList(t testing.TB) map[string]string {
 // buildList is the module path → version (a replacement's, when replaced)
 // of every module in the build list of the Go module in dir: what its
 // packages compile at, and more (a test's), so no version that matters is
-// missed.
+// missed. The module alone, as an engine builds it: not the Go workspace.
 func buildList(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	cmd := exec.Command("go", "list", "-m", "-f", "{{if not .Main}}{{.Path}} {{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}{{end}}", "all")
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off")
 	out, err := cmd.Output()
 	require.NoError(t, err, "go list -m all in %s", dir)
 	mods := map[string]string{}
