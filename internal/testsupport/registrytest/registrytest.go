@@ -1,9 +1,7 @@
 // Package registrytest writes images to a test's plain-http registry and
-// reads back what it serves under a tag, with oras-go (a dependency the
-// module has anyway). go-containerregistry's remote package would pull the
-// docker CLI's configuration code and four more modules into go.mod, which
-// the engine's `go mod tidy` downloads on every fresh runner's first call
-// (tests/engine-facts.md, fact 39).
+// reads back what it serves under a tag, with oras-go, the module's own
+// registry library: go-containerregistry's remote package would pull the
+// docker CLI's configuration code and four more modules into the tests' build.
 package registrytest
 
 import (
