@@ -66,7 +66,7 @@ func contextPath(lex *shell.Lex, source string, env map[string]string) (string, 
 	if err != nil || s == "" || strings.ContainsAny(s, "$*?[\\") {
 		return "", false
 	}
-	p := path.Clean(strings.TrimPrefix(s, "/")) // the context's root is /
+	p := path.Clean(strings.TrimLeft(s, "/")) // the context's root is /, and // is / too
 	if p == "." || p == ".." || strings.HasPrefix(p, "../") {
 		return "", false
 	}
