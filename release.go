@@ -470,7 +470,8 @@ func (s *publishSpec) push(ctx context.Context, target images.Target, variants [
 	}
 	normalized := normalizer.
 		WithMountedCache(verdictsDir, dag.CacheVolume(verdictsCache)).
-		WithMountedFile(tarball, byContent(variants[0].AsTarball(dagger.ContainerAsTarballOpts{PlatformVariants: variants[1:]}))).
+		// gzip: normalize re-encodes each layer from it, and reads no zstd
+		WithMountedFile(tarball, byContent(variants[0].AsTarball(dagger.ContainerAsTarballOpts{PlatformVariants: variants[1:], ForcedCompression: dagger.ImageLayerCompressionGzip}))).
 		WithNewFile("/run/lowcode-pipeline/prepare.json", string(prepare)).
 		WithExec([]string{"oci-publish", "normalize", "-request", "/run/lowcode-pipeline/prepare.json", "-out", "/out"}).
 		Directory("/out")

@@ -2,6 +2,7 @@ package ocipublish
 
 import (
 	"archive/tar"
+	"compress/gzip"
 	"io"
 	"io/fs"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
 	"github.com/stretchr/testify/assert"
@@ -85,9 +87,9 @@ func TestTheBaseImageIsKeptAsItIsWhateverItsTimes(t *testing.T) {
 	layers, err := out.Layers()
 	require.NoError(t, err)
 	require.Len(t, layers, 2)
-	want, _ := baseLayers[0].Digest()
-	got, _ := layers[0].Digest()
-	assert.Equal(t, want, got, "the base's layer is kept byte for byte, though it is newer than --created")
+	want, _ := baseLayers[0].DiffID()
+	got, _ := layers[0].DiffID()
+	assert.Equal(t, want, got, "the base's layer keeps its content, though it is newer than --created")
 	assert.Equal(t, []string{"app/server.mjs " + commit.String()}, fileTimes(t, layers[1]), "the build's layer is clamped")
 
 	cfg, err := out.ConfigFile()
@@ -100,7 +102,7 @@ func TestTheBaseImageIsKeptAsItIsWhateverItsTimes(t *testing.T) {
 	require.NoError(t, err)
 	wl, err := without.(v1.Image).Layers()
 	require.NoError(t, err)
-	rewritten, _ := wl[0].Digest()
+	rewritten, _ := wl[0].DiffID()
 	assert.NotEqual(t, want, rewritten, "without its base, a newer base layer is rewritten (and uploaded again)")
 }
 
@@ -132,8 +134,8 @@ func TestEachPlatformKeepsItsOwnBase(t *testing.T) {
 		require.NoError(t, err)
 		baseLayers, err := bases[i].Layers()
 		require.NoError(t, err)
-		want, _ := baseLayers[0].Digest()
-		got, _ := layers[0].Digest()
+		want, _ := baseLayers[0].DiffID()
+		got, _ := layers[0].DiffID()
 		assert.Equal(t, want, got, "%s keeps its own base's layer", d.Platform.Architecture)
 	}
 }
@@ -231,28 +233,82 @@ func TestNormalizedKeepsTheBaseItIsGivenAndWarnsOfOneItCannotRead(t *testing.T) 
 	assert.NotEqual(t, want, firstLayer(out), "without its base, the newer base layer is rewritten")
 }
 
-func TestABaseLayerIsNeverDecompressed(t *testing.T) {
-	// a base layer that starts as gzip but is none: decompressing it fails,
-	// so Normalized succeeds only if it takes the layer's diff ID from the
-	// config, as a real base's hundreds of megabytes should be taken
-	opaque := static.NewLayer([]byte("\x1f\x8b\x08 not gzip: a stand-in for 200 MB of node:24-slim"), types.OCILayer)
-	base, err := mutate.AppendLayers(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON), opaque)
+// The engine exports a base layer as whichever blob it holds for that
+// content (engine-facts 41): the registry's gzip, or its own gzip of a zstd
+// blob another image brought, and its exporter names that blob in the
+// history it writes for a base without any. The same image gives one digest
+// whichever it was.
+func TestABaseLayerGivesOneDigestWhicheverBlobTheEngineHeld(t *testing.T) {
+	rc, err := layer(t, commit.Add(72*time.Hour), map[string]string{"etc/os-release": "ID=base\n", "bin/sh": strings.Repeat("#!/bin/sh\n", 20_000)}).Uncompressed()
 	require.NoError(t, err)
-	built := onBase(t, base, commit.Add(time.Hour))
+	raw, err := io.ReadAll(rc)
+	require.NoError(t, err)
+	require.NoError(t, rc.Close())
 
-	out := filepath.Join(t.TempDir(), "out")
-	var warn strings.Builder
-	require.NoError(t, Normalized(Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit, BaseTarball: layoutTarball(t, base)}, t.TempDir(), out, &warn))
-	assert.Empty(t, warn.String())
-	a, err := loadBack(t, out)
-	require.NoError(t, err)
-	layers, err := a.(v1.Image).Layers()
-	require.NoError(t, err)
-	want, err := opaque.Digest()
-	require.NoError(t, err)
-	got, err := layers[0].Digest()
-	require.NoError(t, err)
-	assert.Equal(t, want, got, "the base layer is pushed as it is")
+	images, blobs := map[string]bool{}, map[v1.Hash]bool{}
+	for _, level := range []int{gzip.BestSpeed, gzip.DefaultCompression, gzip.BestCompression} {
+		held, err := tarball.LayerFromOpener(opener(raw), tarball.WithMediaType(types.OCILayer), tarball.WithCompressionLevel(level))
+		require.NoError(t, err)
+		blob, err := held.Digest()
+		require.NoError(t, err)
+		blobs[blob] = true
+		base, err := mutate.AppendLayers(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON), held)
+		require.NoError(t, err)
+		cfg, err := base.ConfigFile()
+		require.NoError(t, err)
+		cfg = cfg.DeepCopy()
+		cfg.History = []v1.History{{Created: v1.Time{Time: commit.Add(time.Hour)}, CreatedBy: exporterImport + blob.String(), Comment: exporterComment}}
+		base, err = mutate.ConfigFile(base, cfg)
+		require.NoError(t, err)
+
+		n, err := normalize(t, "frontend", onBase(t, base, commit.Add(time.Hour)), Options{Epoch: commit, Bases: basesOf(t, base)})
+		require.NoError(t, err)
+		images[digestOf(t, n)] = true
+		out := n.(v1.Image)
+		layers, err := out.Layers()
+		require.NoError(t, err)
+		pushed, err := layers[0].Digest()
+		require.NoError(t, err)
+		diffID, err := layers[0].DiffID()
+		require.NoError(t, err)
+		assert.Equal(t, sha256Of(raw), diffID, "the base layer's content as it was")
+		assert.Equal(t, []string{"bin/sh " + commit.Add(72*time.Hour).String(), "etc/os-release " + commit.Add(72*time.Hour).String()}, fileTimes(t, layers[0]), "the base's own times stay")
+		got, err := out.ConfigFile()
+		require.NoError(t, err)
+		assert.Equal(t, exporterImport+pushed.String(), got.History[0].CreatedBy, "the exporter's entry names the layer as pushed")
+		assert.Equal(t, "COPY dist/node /app/", got.History[1].CreatedBy, "the build's entry as it was")
+	}
+	assert.Len(t, blobs, 3, "three blobs of one content")
+	assert.Len(t, images, 1, "one image")
+}
+
+func TestABaseLayerThatIsNotWhatItsConfigSaysFailsNamingIt(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		blob  v1.Layer
+		claim bool // the config claims a content the blob does not hold
+		want  string
+	}{
+		{"no gzip", static.NewLayer([]byte("\x1f\x8b\x08 not gzip"), types.OCILayer), false, "layer 0: read the layer"},
+		{"another content", layer(t, commit, map[string]string{"etc/os-release": "ID=other\n"}), true, "layer 0: the layer sha256:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base, err := mutate.AppendLayers(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON), tc.blob)
+			require.NoError(t, err)
+			built := onBase(t, base, commit.Add(time.Hour))
+			a := loaded(t, built)
+			imgs, _, err := imagesOf(a)
+			require.NoError(t, err)
+			want := basesOf(t, base)[0]
+			if tc.claim {
+				claimed := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("a", 64)}
+				imgs[0].config.RootFS.DiffIDs[0], want.DiffIDs = claimed, []v1.Hash{claimed}
+			}
+			_, err = normalizeImage(a.dir, imgs[0], commit, Verdicts{}, &want)
+			require.ErrorContains(t, err, tc.want)
+			assert.LessOrEqual(t, len(err.Error()), 200, "a short error: %s", err)
+		})
+	}
 }
 
 func TestNormalizedLeavesALayoutOfTheNormalizedImageAlone(t *testing.T) {

@@ -47,31 +47,32 @@ func Epoch(created time.Time) time.Time {
 // normalizeImage writes into the layout in dir the image img with every
 // time the build wrote clamped to epoch: the config's created, each history
 // entry's, and the file times in each layer; it returns the new manifest's
-// descriptor. The layers img has of its base (see Base; nil for none) are
-// kept as they are. A layer with no time after epoch is kept byte for byte
-// too, so it keeps its digest and is not uploaded again; a layer with one is
-// rewritten with every time clamped, no access or change time, and gzip at
-// BestSpeed (rewrite), so equal contents give equal bytes whenever they were
-// built. Whether a layer holds a later time is taken from v when it knows,
-// and recorded there when it does not.
+// descriptor. Every layer is pushed as a blob that depends on its content
+// alone, whatever blob the engine held for it: the layers img has of its
+// base (see Base; nil for none), and any other with no time after epoch,
+// keep their content and are re-encoded (reencode, kept in v); a layer with
+// a later time is rewritten with every time clamped, no access or change
+// time, and gzip at BestSpeed (rewrite), so equal contents give equal bytes
+// whenever they were built. Whether a layer holds a later time is taken
+// from v when it knows, and recorded there when it does not.
 func normalizeImage(dir string, img image, epoch time.Time, v Verdicts, base *Base) (v1.Descriptor, error) {
 	epoch = epoch.UTC().Truncate(time.Second)
 	cfg := img.config.DeepCopy()
 	keptLayers := keptOf(cfg, base)
 	layers := make([]v1.Descriptor, len(img.manifest.Layers))
 	for i, l := range img.manifest.Layers {
-		// A layer kept as it is has the diff ID its config gives: working
-		// it out would decompress it whole, and a base image's is hundreds
-		// of megabytes.
-		if i < keptLayers {
-			layers[i] = l
-			continue
-		}
 		var err error
-		if layers[i], cfg.RootFS.DiffIDs[i], err = clampLayer(dir, l, cfg.RootFS.DiffIDs[i], epoch, v); err != nil {
+		if i < keptLayers {
+			// the base's times stay: they are the base's, not the build's
+			layers[i], err = reencode(dir, l, cfg.RootFS.DiffIDs[i], v)
+		} else {
+			layers[i], cfg.RootFS.DiffIDs[i], err = clampLayer(dir, l, cfg.RootFS.DiffIDs[i], epoch, v)
+		}
+		if err != nil {
 			return v1.Descriptor{}, fmt.Errorf("layer %d: %w", i, err)
 		}
 	}
+	nameLayersAsPushed(cfg.History, layers)
 	// Every history time, the base's entries' too: a base without history
 	// gets one from the engine's exporter, stamped with the build's clock and
 	// equal in the base's export, so "the base's" is no proof of a fixed time
@@ -93,8 +94,9 @@ func normalizeImage(dir string, img image, epoch time.Time, v Verdicts, base *Ba
 		Layers: layers, Annotations: img.manifest.Annotations})
 }
 
-// clampLayer returns the layer l (diff ID diffID) itself when no time in it
-// is after epoch, else l rewritten with every time clamped, and its diff ID.
+// clampLayer returns the layer l (diff ID diffID) re-encoded when no time
+// in it is after epoch, else l rewritten with every time clamped, and its
+// diff ID.
 func clampLayer(dir string, l v1.Descriptor, diffID v1.Hash, epoch time.Time, v Verdicts) (v1.Descriptor, v1.Hash, error) {
 	switch l.MediaType {
 	case types.OCILayer, types.DockerLayer, types.OCIUncompressedLayer, types.DockerUncompressedLayer:
@@ -110,7 +112,8 @@ func clampLayer(dir string, l v1.Descriptor, diffID v1.Hash, epoch time.Time, v 
 		v.record(l.Digest, epoch, late)
 	}
 	if !late {
-		return l, diffID, nil
+		d, err := reencode(dir, l, diffID, v)
+		return d, diffID, err
 	}
 	f, err := os.Open(blobPath(dir, l.Digest))
 	if err != nil {

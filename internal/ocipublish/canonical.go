@@ -1,0 +1,170 @@
+package ocipublish
+
+import (
+	"compress/gzip"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+// reencode returns the layer l (diff ID diffID) as its canonical blob: its
+// tar stream as it is, compressed with the standard library's gzip at
+// BestSpeed, whose output depends on the bytes alone. The engine exports a
+// layer as whichever blob it holds for that content (the registry's gzip, a
+// zstd blob of another image with the same layer, its own gzip of that:
+// tests/engine-facts.md, fact 41), so the blob a build's image comes with is
+// no function of the image's content; this one is. An uncompressed layer is
+// its tar already. A blob made once is kept in v's folder by the digest of
+// the blob it was made from, so a base image's layers are re-encoded once
+// per engine, not on every publish.
+func reencode(dir string, l v1.Descriptor, diffID v1.Hash, v Verdicts) (v1.Descriptor, error) {
+	switch l.MediaType {
+	case types.OCIUncompressedLayer, types.DockerUncompressedLayer:
+		return l, nil
+	case types.OCILayer, types.DockerLayer:
+	default:
+		return v1.Descriptor{}, fmt.Errorf("media type %s: only gzip and uncompressed layers can be normalized", l.MediaType)
+	}
+	if d, ok := v.reencoded(dir, l); ok {
+		return d, nil
+	}
+	f, err := os.Open(blobPath(dir, l.Digest))
+	if err != nil {
+		return v1.Descriptor{}, fmt.Errorf("read the layer: %w", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return v1.Descriptor{}, fmt.Errorf("read the layer: %w", err)
+	}
+	w, err := newBlobWriter(dir)
+	if err != nil {
+		return v1.Descriptor{}, err
+	}
+	zw, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
+	if err != nil {
+		w.abort()
+		return v1.Descriptor{}, err
+	}
+	tarSum := newHashCounter()
+	if _, err := io.CopyBuffer(io.MultiWriter(&tarSum, zw), zr, make([]byte, 256<<10)); err != nil {
+		w.abort()
+		return v1.Descriptor{}, fmt.Errorf("read the layer: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		w.abort()
+		return v1.Descriptor{}, err
+	}
+	if got := tarSum.sum(); got != diffID {
+		w.abort()
+		return v1.Descriptor{}, fmt.Errorf("the layer %s holds content %s, not the %s its image's config says", short(l.Digest), short(got), short(diffID))
+	}
+	d, err := w.commit(l.MediaType)
+	if err != nil {
+		return v1.Descriptor{}, err
+	}
+	d.Annotations = l.Annotations
+	v.keepReencoded(dir, l, d)
+	return d, nil
+}
+
+// short is a digest's first 12 hex digits, as an error names it.
+func short(h v1.Hash) string {
+	if len(h.Hex) > 12 {
+		return h.Algorithm + ":" + h.Hex[:12]
+	}
+	return h.String()
+}
+
+// exporterImport is how the engine's exporter describes a layer of a base
+// image that has no history: "import image layer <digest>", naming the blob
+// it held for the layer, not the one it exported.
+const (
+	exporterImport  = "import image layer "
+	exporterComment = "buildkit.exporter.image.v0"
+)
+
+// nameLayersAsPushed points each history entry the engine's exporter wrote
+// for a layer of a base without history at the layer as it is pushed, when
+// the history's layer entries match the layers one for one.
+func nameLayersAsPushed(history []v1.History, layers []v1.Descriptor) {
+	var withLayer []int
+	for i, h := range history {
+		if !h.EmptyLayer {
+			withLayer = append(withLayer, i)
+		}
+	}
+	if len(withLayer) != len(layers) {
+		return
+	}
+	for n, i := range withLayer {
+		if history[i].Comment == exporterComment && strings.HasPrefix(history[i].CreatedBy, exporterImport) {
+			history[i].CreatedBy = exporterImport + layers[n].Digest.String()
+		}
+	}
+}
+
+// reencodedFile is where v keeps the canonical blob of the blob from.
+func (v Verdicts) reencodedFile(from v1.Hash) string {
+	return filepath.Join(v.Dir, "gzip", from.Algorithm+"-"+from.Hex)
+}
+
+// reencoded copies into the layout the canonical blob v keeps of l, if any.
+func (v Verdicts) reencoded(dir string, l v1.Descriptor) (v1.Descriptor, bool) {
+	if v.Dir == "" {
+		return v1.Descriptor{}, false
+	}
+	f, err := os.Open(v.reencodedFile(l.Digest))
+	if err != nil {
+		return v1.Descriptor{}, false
+	}
+	defer f.Close()
+	w, err := newBlobWriter(dir)
+	if err != nil {
+		return v1.Descriptor{}, false
+	}
+	if _, err := io.Copy(w, f); err != nil {
+		w.abort()
+		return v1.Descriptor{}, false
+	}
+	d, err := w.commit(l.MediaType)
+	if err != nil {
+		return v1.Descriptor{}, false
+	}
+	d.Annotations = l.Annotations
+	return d, true
+}
+
+// keepReencoded keeps a copy of the canonical blob d made from l, written
+// whole (a temporary file renamed) since concurrent publishes share the
+// folder; one that cannot be kept only loses the saving.
+func (v Verdicts) keepReencoded(dir string, l, d v1.Descriptor) {
+	if v.Dir == "" {
+		return
+	}
+	keep := v.reencodedFile(l.Digest)
+	if err := os.MkdirAll(filepath.Dir(keep), 0o755); err != nil {
+		return
+	}
+	src, err := os.Open(blobPath(dir, d.Digest))
+	if err != nil {
+		return
+	}
+	defer src.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(keep), ".new-*")
+	if err != nil {
+		return
+	}
+	_, err = io.Copy(tmp, src)
+	if cerr := tmp.Close(); err == nil && cerr == nil {
+		err = os.Rename(tmp.Name(), keep)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+}
