@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -109,10 +110,20 @@ func nameLayersAsPushed(history []v1.History, layers []v1.Descriptor) {
 	}
 }
 
-// reencodedFile is where v keeps the canonical blob of the blob from.
+// reencodedFile is where v keeps the canonical blob of the blob from, under
+// the Go version that compressed it: another version's gzip may give other
+// bytes, and a blob kept by an older module must not stand for this one's.
 func (v Verdicts) reencodedFile(from v1.Hash) string {
-	return filepath.Join(v.Dir, "gzip", from.Algorithm+"-"+from.Hex)
+	return filepath.Join(v.Dir, "gzip-"+encoder, from.Algorithm+"-"+from.Hex)
 }
+
+// encoder is the Go version, as a folder name.
+var encoder = strings.Map(func(r rune) rune {
+	if r == '.' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+		return r
+	}
+	return '_'
+}, runtime.Version())
 
 // reencoded copies into the layout the canonical blob v keeps of l, if any.
 func (v Verdicts) reencoded(dir string, l v1.Descriptor) (v1.Descriptor, bool) {
