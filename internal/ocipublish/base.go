@@ -20,11 +20,11 @@ type Options struct {
 }
 
 // Base is what a built image has of the image its Dockerfile's last stage
-// starts from: the leading layers (by diff ID). They are kept as they are,
-// as BuildKit's own rewrite-timestamp keeps them
-// (tests/engine-facts.md, fact 15): they come byte for byte from the
-// registry, so they are the same on every runner, whenever the base image
-// was built; rewriting them would only re-upload them under new digests.
+// starts from: the leading layers (by diff ID). Their content and times are
+// kept, as BuildKit's own rewrite-timestamp keeps them (tests/engine-facts.md,
+// fact 15): they are the base's, the same whenever the base image was built,
+// not the build's. Their blobs are re-encoded all the same (reencode): the
+// engine may hold another blob than the registry's for them (fact 41).
 type Base struct {
 	Platform *v1.Platform
 	DiffIDs  []v1.Hash
