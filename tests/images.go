@@ -256,13 +256,14 @@ func (t *Tests) FrontendImageKeepsItsBaseUser(ctx context.Context) error {
 	return nil
 }
 
-// The same sources built twice give the same digests, even when the second build shares no build layer with the first: no clock in an image; the base image's layers are kept as they are.
+// The same sources built twice give the same digests, even when the second build shares no build layer with the first: no clock in an image; the base image's layers keep their content.
 //
 // The second source has one more file that no build reads, so the engine
 // runs the builds again (new file times, a new build clock), as a fresh CI
 // runner with an empty cache does. --created is a year before node:24-slim's
 // current build, so its layers hold later times: they must still be the
-// published image's first layers, unchanged (engine-facts.md, fact 15).
+// published image's first layers, their content unchanged (engine-facts.md,
+// fact 15; their blobs are re-encoded, fact 41).
 // +check
 func (t *Tests) PublishIsReproducible(ctx context.Context) error {
 	reg, err := registry(ctx, "PublishIsReproducible")
