@@ -151,15 +151,9 @@ func (v Verdicts) reencoded(dir string, l v1.Descriptor) (v1.Descriptor, bool) {
 	return d, true
 }
 
-// keepReencoded keeps a copy of the canonical blob d made from l, written
-// whole (a temporary file renamed) since concurrent publishes share the
-// folder; one that cannot be kept only loses the saving.
+// keepReencoded keeps a copy of the canonical blob d made from l.
 func (v Verdicts) keepReencoded(dir string, l, d v1.Descriptor) {
 	if v.Dir == "" {
-		return
-	}
-	keep := v.reencodedFile(l.Digest)
-	if err := os.MkdirAll(filepath.Dir(keep), 0o755); err != nil {
 		return
 	}
 	src, err := os.Open(blobPath(dir, d.Digest))
@@ -167,15 +161,5 @@ func (v Verdicts) keepReencoded(dir string, l, d v1.Descriptor) {
 		return
 	}
 	defer src.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(keep), ".new-*")
-	if err != nil {
-		return
-	}
-	_, err = io.Copy(tmp, src)
-	if cerr := tmp.Close(); err == nil && cerr == nil {
-		err = os.Rename(tmp.Name(), keep)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
+	v.keep(v.reencodedFile(l.Digest), src)
 }

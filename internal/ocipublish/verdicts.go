@@ -2,8 +2,10 @@ package ocipublish
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -48,8 +50,7 @@ func (v Verdicts) lookup(layer v1.Hash, epoch time.Time) (late, known bool) {
 	return false, false
 }
 
-// record remembers a layer's verdict, written whole (a temporary file
-// renamed) since concurrent publishes share the folder.
+// record remembers a layer's verdict.
 func (v Verdicts) record(layer v1.Hash, epoch time.Time, late bool) {
 	if v.Dir == "" {
 		return
@@ -58,16 +59,23 @@ func (v Verdicts) record(layer v1.Hash, epoch time.Time, late bool) {
 	if late {
 		verdict = verdictLate
 	}
-	if err := os.MkdirAll(v.Dir, 0o755); err != nil {
+	v.keep(v.file(layer, epoch), strings.NewReader(verdict))
+}
+
+// keep writes what r holds to file in the folder, whole (a temporary file
+// renamed) since concurrent publishes share the folder; what cannot be
+// written only loses the saving.
+func (v Verdicts) keep(file string, r io.Reader) {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return
 	}
-	tmp, err := os.CreateTemp(v.Dir, ".verdict-*")
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".new-*")
 	if err != nil {
 		return
 	}
-	_, err = tmp.WriteString(verdict)
+	_, err = io.Copy(tmp, r)
 	if cerr := tmp.Close(); err == nil && cerr == nil {
-		err = os.Rename(tmp.Name(), v.file(layer, epoch))
+		err = os.Rename(tmp.Name(), file)
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
