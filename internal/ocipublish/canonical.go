@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
@@ -31,6 +32,9 @@ func reencode(dir string, l v1.Descriptor, diffID v1.Hash, v Verdicts) (v1.Descr
 	default:
 		return v1.Descriptor{}, fmt.Errorf("media type %s: only gzip and uncompressed layers can be normalized", l.MediaType)
 	}
+	// publishes beside each other (a deliver's images, often of one base)
+	// wait for the first to compress a layer they share, then copy it
+	defer v.lock(l.Digest)()
 	if d, ok := v.reencoded(dir, l); ok {
 		return d, nil
 	}
@@ -124,6 +128,24 @@ var encoder = strings.Map(func(r rune) rune {
 	}
 	return '_'
 }, runtime.Version())
+
+// reencodeWait is how long a publish waits for another to re-encode a layer
+// they share before it re-encodes the layer itself.
+const reencodeWait = 2 * time.Minute
+
+// lock takes the lock of the re-encoding of the blob from, kept in v's
+// folder, and returns what releases it. A lock not taken within
+// reencodeWait (or that cannot be) only loses the saving.
+func (v Verdicts) lock(from v1.Hash) (unlock func()) {
+	if v.Dir == "" || os.MkdirAll(filepath.Dir(v.reencodedFile(from)), 0o755) != nil {
+		return func() {}
+	}
+	f, err := lockFile(v.reencodedFile(from)+".lock", reencodeWait)
+	if err != nil {
+		return func() {}
+	}
+	return func() { f.Close() }
+}
 
 // reencoded copies into the layout the canonical blob v keeps of l, if any.
 func (v Verdicts) reencoded(dir string, l v1.Descriptor) (v1.Descriptor, bool) {

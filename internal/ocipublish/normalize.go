@@ -20,10 +20,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"golang.org/x/sync/errgroup"
 )
 
 // Clamp is the reproducible-builds rule for one time: a time after epoch
@@ -60,14 +62,25 @@ func normalizeImage(dir string, img image, epoch time.Time, v Verdicts, base *Ba
 	cfg := img.config.DeepCopy()
 	keptLayers := keptOf(cfg, base)
 	layers := make([]v1.Descriptor, len(img.manifest.Layers))
+	// each layer is read and compressed on a core of its own: a base
+	// image's two largest layers take about as long as the larger
+	errs := make([]error, len(layers))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, l := range img.manifest.Layers {
-		var err error
-		if i < keptLayers {
-			// the base's times stay: they are the base's, not the build's
-			layers[i], err = reencode(dir, l, cfg.RootFS.DiffIDs[i], v)
-		} else {
-			layers[i], cfg.RootFS.DiffIDs[i], err = clampLayer(dir, l, cfg.RootFS.DiffIDs[i], epoch, v)
-		}
+		g.Go(func() error {
+			if i < keptLayers {
+				// the base's times stay: they are the base's, not the build's
+				layers[i], errs[i] = reencode(dir, l, cfg.RootFS.DiffIDs[i], v)
+			} else {
+				layers[i], cfg.RootFS.DiffIDs[i], errs[i] = clampLayer(dir, l, cfg.RootFS.DiffIDs[i], epoch, v)
+			}
+			return nil
+		})
+	}
+	g.Wait()
+	for i, err := range errs {
+		// the first layer's error, whichever failed first
 		if err != nil {
 			return v1.Descriptor{}, fmt.Errorf("layer %d: %w", i, err)
 		}
