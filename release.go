@@ -452,7 +452,10 @@ func byContent(f *dagger.File) *dagger.File {
 // the epoch, the platforms checked), then push, which runs on every call
 // unless the registry already holds the normalized digest under one of the
 // tags (check, read while the image builds; the others are then pointed at
-// it from here). So a run where nothing changed starts no container to push.
+// it from here). So a run where nothing changed starts no container to push,
+// unless the registry is a service, which only the push's container reaches:
+// that container reads the tags first, and leaves them as they are when
+// they hold the image.
 func (s *publishSpec) push(ctx context.Context, target images.Target, variants []*dagger.Container, base *dagger.File, check <-chan ocipublish.TagsRead) ([]results.PushedImage, error) {
 	const tarball, baseAt, normalizedAt = "/run/lowcode-pipeline/image.tar", "/run/lowcode-pipeline/base.tar", "/run/lowcode-pipeline/normalized"
 	prep := ocipublish.Prepare{Kind: string(target.Kind), Tarball: tarball, Created: ocipublish.Epoch(s.epoch), Platforms: s.platforms, Verdicts: verdictsDir}
@@ -487,7 +490,8 @@ func (s *publishSpec) push(ctx context.Context, target images.Target, variants [
 		}
 	}
 	a := s.access
-	req := ocipublish.Request{Kind: string(target.Kind), Refs: target.Refs(), Username: a.username, Timeout: publishLimit.String()}
+	// the tags are read in the container when the module's process could not
+	req := ocipublish.Request{Kind: string(target.Kind), Refs: target.Refs(), Username: a.username, Timeout: publishLimit.String(), TagTimeout: tagCheckTimeout.String()}
 	pusher := tool.WithMountedDirectory(normalizedAt, normalized)
 	if a.password != nil {
 		pusher = pusher.WithSecretVariable("REGISTRY_PASSWORD", a.password)

@@ -471,6 +471,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).PublishSparesWhatTheRegistryHolds(&parent, ctx)
+		case "PublishToRegistryServiceSparesWhatItHolds":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).PublishToRegistryServiceSparesWhatItHolds(&parent, ctx)
 		case "SnapshotPushNeedsGitSection":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)

@@ -501,25 +501,9 @@ func (t *Tests) PublishSparesWhatTheRegistryHolds(ctx context.Context) error {
 	}
 	defer reg.Stop(ctx)
 	repository += "/spare/{kind}"
-	b := build(t.app(), dagger.LowcodePipelineBuildOpts{})
 	check := sameDigests(ctx)
-	for _, run := range []struct {
-		tags     []string
-		outcomes []string
-	}{
-		{[]string{"1.0.0", "latest"}, []string{"pushed", "pushed"}},
-		// the same tags again: in this one session a request runs once, so
-		// the second run names them in another order
-		{[]string{"latest", "1.0.0"}, []string{"unchanged", "unchanged"}},
-		{[]string{"1.1.0", "latest"}, []string{"tagged", "unchanged"}},
-	} {
-		rel, err := pinRelease(ctx, b.Publish(repository, run.tags))
-		if err != nil {
-			return fmt.Errorf("publish %v: %w", run.tags, err)
-		}
-		if err := check(append([]string{"publish"}, run.tags...), rel, run.outcomes...); err != nil {
-			return err
-		}
+	if err := publishesSpare(ctx, build(t.app(), dagger.LowcodePipelineBuildOpts{}), repository, check, dagger.LowcodePipelineBuildPublishOpts{}); err != nil {
+		return err
 	}
 	rcv, err := startReceiver(ctx, "/acme/spare")
 	if err != nil {
@@ -535,6 +519,44 @@ func (t *Tests) PublishSparesWhatTheRegistryHolds(ctx context.Context) error {
 		return err
 	}
 	return oneDelivery(ctx, rcv, d.Payload())
+}
+
+// publishesSpare publishes b three times, and checks how each run left
+// each tag: all pushed, then unchanged, then one new tag pointed at the
+// image the registry holds.
+func publishesSpare(ctx context.Context, b *dagger.LowcodePipelineBuild, repository string,
+	check func([]string, *dagger.LowcodePipelineRelease, ...string) error, opts dagger.LowcodePipelineBuildPublishOpts) error {
+	for _, run := range []struct {
+		tags     []string
+		outcomes []string
+	}{
+		{[]string{"1.0.0", "latest"}, []string{"pushed", "pushed"}},
+		// the same tags again: in this one session a request runs once, so
+		// the second run names them in another order
+		{[]string{"latest", "1.0.0"}, []string{"unchanged", "unchanged"}},
+		{[]string{"1.1.0", "latest"}, []string{"tagged", "unchanged"}},
+	} {
+		rel, err := pinRelease(ctx, b.Publish(repository, run.tags, opts))
+		if err != nil {
+			return fmt.Errorf("publish %v: %w", run.tags, err)
+		}
+		if err := check(append([]string{"publish"}, run.tags...), rel, run.outcomes...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// A publish to a registry service (--registry-service), which only the push's container reaches, leaves a tag that holds the image unchanged and points a new one at it, as with a registry the module's process reaches.
+// +check
+func (t *Tests) PublishToRegistryServiceSparesWhatItHolds(ctx context.Context) error {
+	reg, err := registry(ctx, "PublishToRegistryServiceSparesWhatItHolds")
+	if err != nil {
+		return err
+	}
+	defer reg.Stop(ctx)
+	return publishesSpare(ctx, build(t.app(), dagger.LowcodePipelineBuildOpts{}), checkRegistry+"/spare-service/{kind}", sameDigests(ctx),
+		dagger.LowcodePipelineBuildPublishOpts{RegistryService: reg})
 }
 
 // sameDigests is a check of each run's release: the outcome of each of the

@@ -68,7 +68,7 @@ func OCIPublish(ctx context.Context, args []string, getenv func(string) string, 
 		fmt.Fprintln(stderr, "oci-publish: -request:", err)
 		return 2
 	}
-	result, err := ocipublish.PushLayout(ctx, req, getenv("REGISTRY_PASSWORD"), *layoutDir)
+	result, err := ocipublish.PushLayout(ctx, req, getenv("REGISTRY_PASSWORD"), *layoutDir, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "oci-publish: the %s image: %v\n", req.Kind, err)
 		return 1

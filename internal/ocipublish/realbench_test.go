@@ -170,10 +170,10 @@ func BenchmarkPushLayoutUnchanged(b *testing.B) {
 	srv := httptest.NewServer(registry.New())
 	b.Cleanup(srv.Close)
 	req := Request{Kind: "backend", Refs: []string{strings.TrimPrefix(srv.URL, "http://") + "/team/app-backend:1.4.0"}, Insecure: true, Timeout: "1m"}
-	_, err = PushLayout(context.Background(), req, "", dir) // the first push uploads every blob
+	_, err = PushLayout(context.Background(), req, "", dir, io.Discard) // the first push uploads every blob
 	require.NoError(b, err)
 	for b.Loop() {
-		if _, err := PushLayout(context.Background(), req, "", dir); err != nil {
+		if _, err := PushLayout(context.Background(), req, "", dir, io.Discard); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -52,6 +52,9 @@ type Request struct {
 	Username string   `json:"username,omitempty"`
 	// Timeout bounds the push (a Go duration).
 	Timeout string `json:"timeout"`
+	// TagTimeout bounds the read of the tags before it (a Go duration);
+	// none: no read, the image is pushed.
+	TagTimeout string `json:"tagTimeout,omitempty"`
 }
 
 // Result is what was pushed.
@@ -131,15 +134,40 @@ func blobsOf(a Artifact, keep map[string]bool) error {
 	return nil
 }
 
-// PushLayout pushes the image of an OCI layout Normalized wrote under every ref.
-func PushLayout(ctx context.Context, r Request, password, dir string) (Result, error) {
+// PushLayout brings the image of an OCI layout Normalized wrote to every
+// ref. With a TagTimeout it reads the tags first, as the module's process
+// does when it reaches the registry (a registry service it does not), so a
+// tag that holds the image already is left unchanged and one beside it
+// retagged (WithoutPush, its line to log); else it pushes.
+func PushLayout(ctx context.Context, r Request, password, dir string, log io.Writer) (Result, error) {
 	limit, err := time.ParseDuration(r.Timeout)
 	if err != nil || limit <= 0 {
 		return Result{}, fmt.Errorf("timeout %q: use a positive Go duration", r.Timeout)
 	}
-	pushed, err := PushDir(ctx, dir, Target{Refs: r.Refs, Connect: r.Connect, Insecure: r.Insecure, Username: r.Username, Password: secret.New(password), Timeout: limit}, nil)
+	var tagLimit time.Duration
+	if r.TagTimeout != "" {
+		if tagLimit, err = time.ParseDuration(r.TagTimeout); err != nil || tagLimit <= 0 {
+			return Result{}, fmt.Errorf("tagTimeout %q: use a positive Go duration", r.TagTimeout)
+		}
+	}
+	t := Target{Refs: r.Refs, Connect: r.Connect, Insecure: r.Insecure, Username: r.Username, Password: secret.New(password), Timeout: limit}
+	a, err := Load(dir)
 	if err != nil {
 		return Result{}, err
+	}
+	digest, _ := a.Digest()
+	var pushed []Pushed
+	ok := false
+	if tagLimit > 0 {
+		read := t
+		read.Timeout = tagLimit
+		held, err := Tagged(ctx, read)
+		pushed, ok = WithoutPush(ctx, r.Kind, digest, TagsRead{Target: t, Held: held, Err: err}, log)
+	}
+	if !ok {
+		if pushed, err = Push(ctx, a, t); err != nil {
+			return Result{}, err
+		}
 	}
 	return Result{Digest: pushed[0].Digest, Pushed: pushed}, nil
 }

@@ -490,3 +490,63 @@ func TestPushDirFetchesOnlyTheLayersTheRegistryLacks(t *testing.T) {
 	assert.Contains(t, err.Error(), "fetch the layer sha256:")
 	assert.Contains(t, err.Error(), "the engine said no")
 }
+
+func TestPushLayoutLeavesWhatTheTagsHoldWhenAskedToReadThem(t *testing.T) {
+	var writes sync.Map // method+path → count of writes the registry got
+	reg := registry.New()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut || r.Method == http.MethodPost || r.Method == http.MethodPatch {
+			n, _ := writes.LoadOrStore(r.Method+" "+r.URL.Path, 0)
+			writes.Store(r.Method+" "+r.URL.Path, n.(int)+1)
+		}
+		reg.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	u, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	refs := []string{u.Host + "/team/app-frontend:1.5.0", u.Host + "/team/app-frontend:latest"}
+	n, err := normalize(t, "frontend", build(t, commit.Add(time.Hour), amd64), Options{Epoch: commit})
+	require.NoError(t, err)
+	dir := artOf(t, n).dir
+	require.NoError(t, writeIndex(dir, artOf(t, n).root))
+	countWrites := func() int {
+		total := 0
+		writes.Range(func(_, v any) bool { total += v.(int); return true })
+		writes.Clear()
+		return total
+	}
+	outcomes := func(r Result) []string {
+		var out []string
+		for _, p := range r.Pushed {
+			out = append(out, p.Outcome)
+		}
+		return out
+	}
+
+	for _, tc := range []struct {
+		name       string
+		refs       []string
+		tagTimeout string
+		want       []string
+		writes     bool
+		log        string
+	}{
+		{"the first push writes the image", refs, "10s", []string{OutcomePushed, OutcomePushed}, true, "pushing (" + refs[0] + " is not in the registry"},
+		{"pushed again, every tag holds it: nothing written", refs, "10s", []string{OutcomeUnchanged, OutcomeUnchanged}, false, "every tag already holds"},
+		{"a new tag beside them is pointed at it", append([]string{u.Host + "/team/app-frontend:1.6.0"}, refs...), "10s", []string{OutcomeTagged, OutcomeUnchanged, OutcomeUnchanged}, true, "nothing to push"},
+		{"without a tag timeout the tags are not read: pushed", refs, "", []string{OutcomePushed, OutcomePushed}, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log strings.Builder
+			got, err := PushLayout(context.Background(), Request{Kind: "frontend", Refs: tc.refs, Insecure: true, Timeout: "1m", TagTimeout: tc.tagTimeout}, "", dir, &log)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, outcomes(got))
+			assert.Equal(t, hashOf(t, artOf(t, n)).String(), got.Digest)
+			assert.Equal(t, tc.writes, countWrites() > 0, "writes to the registry")
+			assert.Contains(t, log.String(), tc.log)
+		})
+	}
+
+	_, err = PushLayout(context.Background(), Request{Kind: "frontend", Refs: refs, Timeout: "1m", TagTimeout: "soon"}, "", dir, io.Discard)
+	assert.ErrorContains(t, err, `tagTimeout "soon": use a positive Go duration`)
+}
