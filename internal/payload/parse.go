@@ -114,6 +114,10 @@ func (d *decoder) payload(v any) *Payload {
 			}
 			if v, ok := o.Fields["updateMode"]; ok {
 				p.CodeAsData.UpdateMode = Mode(d.str("codeAsData.updateMode", v))
+				if v == "" {
+					// it would be sent as it is: leaving it out means auto
+					d.fail("codeAsData.updateMode", "invalid value \"\": allowed values are %q and %q (leave it out for the default, %q)", ModeAuto, ModeManual, ModeAuto)
+				}
 			}
 		}
 	}
