@@ -158,12 +158,12 @@ func (g *git) checkout(ctx context.Context, dir string, o Options) error {
 	case heads[o.Branch]:
 	case !o.CreateBranch:
 		return fmt.Errorf("%w: branch %q is not on %s; pass --create-branch to create it (from the default branch, or as the first commit of an empty repository)",
-			ErrNoBranch, o.Branch, o.RemoteURL)
+			ErrNoBranch, o.Branch, redact.String(o.RemoteURL))
 	case defaultBranch != "":
 		from = defaultBranch
-		o.Logf("%s: creating branch %q from %q", o.RemoteURL, o.Branch, from)
+		o.Logf("%s: creating branch %q from %q", redact.String(o.RemoteURL), o.Branch, from)
 	default:
-		o.Logf("%s is empty: branch %q starts with this snapshot", o.RemoteURL, o.Branch)
+		o.Logf("%s is empty: branch %q starts with this snapshot", redact.String(o.RemoteURL), o.Branch)
 		_, err := g.run(ctx, dir, "symbolic-ref", "HEAD", "refs/heads/"+o.Branch)
 		return err
 	}

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"dagger/lowcode-pipeline/internal/fielderr"
 )
 
 // URL returns raw without user-info, query and fragment. A value that does
@@ -48,9 +50,10 @@ func String(raw string) string {
 	return shown
 }
 
-// Quote is String in double quotes, for messages that quote values.
+// Quote is String quoted for a message, cut as fielderr.Quote cuts any
+// value an error shows: an address can be as long as its author likes.
 func Quote(raw string) string {
-	return `"` + strings.ReplaceAll(String(raw), `"`, `\"`) + `"`
+	return fielderr.Quote(String(raw))
 }
 
 var addressIn = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s'"<>]+`)

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"dagger/lowcode-pipeline/internal/fielderr"
 )
 
 func TestURL(t *testing.T) {
@@ -84,4 +86,26 @@ func TestURLsInATextAreShownWithoutSecrets(t *testing.T) {
 	assert.NotContains(t, got, "SECRET")
 	assert.Contains(t, got, "'https://git.example.com/code.git/'")
 	assert.Contains(t, got, "see https://git.example.com/x and plain text")
+}
+
+func TestQuoteCutsALongAddressAsAnyValueInAnErrorIsCut(t *testing.T) {
+	long := "https://ghp_token@git.example.com/" + strings.Repeat("team/", 600) + "app.git"
+	for _, tc := range []struct {
+		name, in   string
+		wantPrefix string
+		maxLen     int
+	}{
+		{"a short address whole, without its token", "https://t@h.example.com/x", `"https://h.example.com/x"`, 0},
+		{"a long one cut, with its length", long, `"https://git.example.com/team/team/`, 2*fielderr.MaxValue + 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Quote(tc.in)
+			assert.True(t, strings.HasPrefix(got, tc.wantPrefix), got)
+			assert.NotContains(t, got, "ghp_token")
+			if tc.maxLen > 0 {
+				assert.LessOrEqual(t, len(got), tc.maxLen)
+				assert.Contains(t, got, "… (")
+			}
+		})
+	}
 }

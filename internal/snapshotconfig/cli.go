@@ -182,8 +182,8 @@ func CheckWritten(entries []Entry, counts string, allowEmpty bool) ([]int, error
 	var errs []error
 	for i, e := range entries {
 		if written[i] == 0 {
-			errs = append(errs, fmt.Errorf("[%d] %q: the platform CLI wrote no file into %s (a wrong root tag, an expired platform token, an exclude that leaves out everything?); --allow-empty accepts an empty snapshot",
-				e.Index, e.Snapshooter.Name, e.Snapshooter.OutputDir))
+			errs = append(errs, fmt.Errorf("[%d] %s: the platform CLI wrote no file into %s (a wrong root tag, an expired platform token, an exclude that leaves out everything?); --allow-empty accepts an empty snapshot",
+				e.Index, fielderr.Quote(e.Snapshooter.Name), fielderr.Quote(e.Snapshooter.OutputDir)))
 		}
 	}
 	return out, errors.Join(errs...)

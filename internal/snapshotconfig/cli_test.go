@@ -119,7 +119,7 @@ func TestCollectCommandCopiesWhatTheCLIWroteAndCounts(t *testing.T) {
 	counts, err := CheckWritten(entries, string(out), false)
 	require.Error(t, err)
 	assert.Equal(t, []int{1, 0}, counts)
-	assert.Contains(t, err.Error(), `[1] "local": the platform CLI wrote no file into codeasdata/local`)
+	assert.Contains(t, err.Error(), `[1] "local": the platform CLI wrote no file into "codeasdata/local"`)
 	assert.NotContains(t, err.Error(), "orders")
 	_, err = CheckWritten(entries, string(out), true)
 	assert.NoError(t, err, "--allow-empty")
