@@ -300,6 +300,9 @@ func (p *Prepared) readResponse(resp *http.Response, rec *Receipt) error {
 	}
 	data, _ := p.readBody(resp)
 	body := p.excerpt(data)
+	// the interface has a failed request's body written out: the log holds
+	// it whole (up to MaxErrorBody), as an error a person reads may be cut
+	p.cfg.Logf("%s answered %s; response body:\n%s", p.shown, status, body)
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		return &Error{Status: resp.StatusCode, Body: body, Sent: true, msg: fmt.Sprintf(
 			"deployment failed: %s redirects to %s, which is not followed (the token and payload go only to the address given); use the final address as the webhook URL. Response body: %s",

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/secret"
 	"dagger/lowcode-pipeline/internal/testsupport/leaktest"
 
@@ -326,6 +327,22 @@ func TestAHugeErrorBodyIsTruncated(t *testing.T) {
 	leaks.AssertClean(t, token, "t0ken-value")
 }
 
+// The interface has a failed request's body written out: what the error a
+// person reads may cut (fielderr.Plain, about 2 KB), the log holds whole.
+func TestAFailedRequestsBodyIsWrittenOutWholeInTheLog(t *testing.T) {
+	leaks := &leaktest.Recorder{}
+	long := `{"error":"` + strings.Repeat("detail ", 700) + `end of the body"}`
+	srv, _ := counting(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		io.WriteString(w, long)
+	})
+	_, err := send(t, tlsConfig(srv), leaks)
+	require.Error(t, err)
+	assert.Less(t, len(fielderr.Plain(err).Error()), len(long), "the error a person reads is cut")
+	assert.Equal(t, 1, leaks.Count("422 Unprocessable Entity; response body:\n"+long), "the log holds the body whole, once")
+	leaks.AssertClean(t, token, "t0ken-value")
+}
+
 func TestPrepareRefusesUnsafeAddresses(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -446,14 +463,15 @@ func TestNoPieceOfTheTokenSurvivesInAnEchoedBody(t *testing.T) {
 				io.WriteString(w, tc.body)
 			}))
 			defer srv.Close()
-			p, err := Prepare(Config{URL: srv.URL, Token: secret.New(tok), AllowHTTP: true})
+			leaks := &leaktest.Recorder{}
+			p, err := Prepare(Config{URL: srv.URL, Token: secret.New(tok), AllowHTTP: true, Logf: leaks.Logf})
 			require.NoError(t, err)
 			_, err = p.Send(context.Background(), body)
 			require.Error(t, err)
 			msg := err.Error()
-			for _, piece := range []string{"s3cr3t", "t0k3n", "odd", bearerB64[8:20]} {
-				assert.NotContains(t, msg, piece, "no piece of the token")
-			}
+			leaks.Add(msg)
+			require.Equal(t, 1, leaks.Count("response body:"), "the body is written out in the log")
+			leaks.AssertClean(t, "s3cr3t", "t0k3n", "odd", bearerB64[8:20])
 			assert.Less(t, len(msg), DefaultMaxErrorBody+400, "the body stays cut")
 		})
 	}
