@@ -243,10 +243,25 @@ func FuzzParse(f *testing.F) {
 	f.Add(d)
 	f.Add([]byte(`{"backends":{"images":["a:1"],"deployRules":[{"source":"(?!x)","target":".*"}]},"extraArgs":["--force-sync"]}`))
 	f.Add([]byte(`{"noDowntim":1,"frontend":{"image":"A"}}`))
+	f.Add([]byte(`{"codeAsData":{"updateMode":""},"noDowntime":{"promotionMode":"auto"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Parse(data)
 		if err != nil {
 			return
+		}
+		// an approval mode it lets through, as sent (the bytes are kept), is one of the enum
+		var raw struct {
+			CodeAsData map[string]any `json:"codeAsData"`
+			NoDowntime map[string]any `json:"noDowntime"`
+		}
+		if json.Unmarshal(data, &raw) == nil {
+			for _, section := range []map[string]any{raw.CodeAsData, raw.NoDowntime} {
+				for _, key := range []string{"updateMode", "promotionMode"} {
+					if m, ok := section[key]; ok {
+						assert.Contains(t, []any{string(ModeAuto), string(ModeManual)}, m, "%s in %s", key, data)
+					}
+				}
+			}
 		}
 		// Whatever parses must re-encode to a payload that parses to the same thing.
 		out, err := p.Marshal()
@@ -256,6 +271,24 @@ func FuzzParse(f *testing.F) {
 		a, _ := json.Marshal(p)
 		b, _ := json.Marshal(again)
 		require.JSONEq(t, string(a), string(b))
+	})
+}
+
+// A mode flag is one of the enum, or empty for "leave as is"; anything else
+// is refused naming the flag.
+func FuzzParseMode(f *testing.F) {
+	for _, s := range []string{"", "auto", "manual", "Auto", " manual"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := ParseMode("--mode", s)
+		if err != nil {
+			assert.True(t, strings.HasPrefix(err.Error(), "--mode: invalid value "), err.Error())
+			assert.Less(t, len(err.Error()), 1024, "the value is cut")
+			return
+		}
+		assert.Contains(t, []Mode{"", ModeAuto, ModeManual}, m)
+		assert.Equal(t, s, string(m))
 	})
 }
 

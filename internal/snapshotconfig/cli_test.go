@@ -2,6 +2,7 @@ package snapshotconfig
 
 import (
 	"fmt"
+	"math"
 	"os/exec"
 	"path"
 	"path/filepath"
@@ -299,4 +300,34 @@ func BenchmarkParse20000Entries(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// Whatever push's flags hold, Check refuses or lets through by the rules
+// its errors state, and what it lets through is safe to use: a user name
+// HTTP Basic auth can carry before the token, a ratio in (0, 1].
+func FuzzPushFlagsCheck(f *testing.F) {
+	f.Add(5, 0.5, "10m", DefaultAuthor, "")
+	f.Add(0, 0.0, "", "x", "user:pass")
+	f.Add(1, 1.0, "1s", "a <b@c>", "oauth2")
+	f.Add(-3, math.NaN(), "-1m", "<x@y>", "a b")
+	f.Fuzz(func(t *testing.T, attempts int, ratio float64, timeout, author, user string) {
+		flags := PushFlags{PushAttempts: attempts, MaxDeleteRatio: ratio, Timeout: timeout, Author: author, GitUsername: user}
+		name, email, err := flags.Check()
+		if err != nil {
+			assert.Less(t, len(err.Error()), 4096, "the error stays small: every value is cut")
+			for _, flag := range []string{"--push-attempts", "--max-delete-ratio", "--timeout", "--git-username"} {
+				if strings.Contains(err.Error(), flag+" ") {
+					return // named the flag it refused
+				}
+			}
+			assert.Contains(t, err.Error(), "--author", "names the flag it refused")
+			return
+		}
+		assert.GreaterOrEqual(t, attempts, 1)
+		assert.True(t, ratio > 0 && ratio <= 1, "ratio %g", ratio)
+		assert.NotEmpty(t, name)
+		assert.Contains(t, email, "@")
+		assert.LessOrEqual(t, len(user), 256)
+		assert.False(t, strings.ContainsAny(user, ": \t\r\n\x00"), "a user name Basic auth carries: %q", user)
+	})
 }
