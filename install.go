@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path"
 	"slices"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/nodebuild"
 	"dagger/lowcode-pipeline/internal/snapshotconfig"
+	"dagger/lowcode-pipeline/internal/steplimit"
 )
 
 const (
@@ -40,13 +42,19 @@ func drawVersion(ctx context.Context, in *installation, pkg string) (string, err
 			return drawversion.ManifestVersion(pkg, []byte(data))
 		}
 	}
-	out, err := deps.
-		WithExec(drawversion.ListCommand(pkg), dagger.ContainerWithExecOpts{Expect: dagger.ReturnTypeAny}).
-		Stdout(ctx)
+	listed := deps.WithExec(steplimit.Within(steplimit.Tool, drawversion.ListCommand(pkg)), dagger.ContainerWithExecOpts{Expect: dagger.ReturnTypeAny})
+	out, err := listed.Stdout(ctx)
 	if err != nil {
 		return "", explain(err)
 	}
-	return drawversion.InstalledVersion(pkg, []byte(out))
+	version, err := drawversion.InstalledVersion(pkg, []byte(out))
+	if err != nil {
+		// npm ls may fail for reasons of its own: say so when it was stopped
+		if code, codeErr := listed.ExitCode(ctx); codeErr == nil && code == steplimit.ExitCode {
+			return "", fmt.Errorf("npm ls %s did not finish within %s, the time limit of one step", pkg, steplimit.Format(steplimit.Tool))
+		}
+	}
+	return version, err
 }
 
 // installation is a project with its dependencies installed.

@@ -20,6 +20,7 @@ import (
 	"dagger/lowcode-pipeline/internal/prefetch"
 	"dagger/lowcode-pipeline/internal/results"
 	"dagger/lowcode-pipeline/internal/secret"
+	"dagger/lowcode-pipeline/internal/steplimit"
 	"dagger/lowcode-pipeline/internal/supplychain"
 )
 
@@ -476,7 +477,7 @@ func (s *publishSpec) push(ctx context.Context, target images.Target, variants [
 		// gzip: normalize re-encodes each layer from it, and reads no zstd
 		WithMountedFile(tarball, byContent(variants[0].AsTarball(dagger.ContainerAsTarballOpts{PlatformVariants: variants[1:], ForcedCompression: dagger.ImageLayerCompressionGzip}))).
 		WithNewFile("/run/lowcode-pipeline/prepare.json", string(prepare)).
-		WithExec([]string{"oci-publish", "normalize", "-request", "/run/lowcode-pipeline/prepare.json", "-out", "/out"}).
+		WithExec(steplimit.Within(steplimit.Tool, []string{"oci-publish", "normalize", "-request", "/run/lowcode-pipeline/prepare.json", "-out", "/out"})).
 		Directory("/out")
 	if check != nil {
 		refs, ok, read, err := pushedAlready(ctx, target.Kind, normalized, check)
@@ -622,9 +623,10 @@ func pushedImages(pushed []ocipublish.Pushed) ([]results.PushedImage, error) {
 	return refs, nil
 }
 
-// publishTool is the container oci-publish runs in.
+// publishTool is the container oci-publish runs in, with the command that
+// bounds a step's time (normalize's; push bounds its own, Request.Timeout).
 func publishTool() (*dagger.Container, error) {
-	return withTool(dag.Container().From(runtimeImage), "oci-publish")
+	return withTool(limited(dag.Container().From(runtimeImage)), "oci-publish")
 }
 
 // checkAddons refuses a multi-platform backend that carries native addons

@@ -392,7 +392,7 @@ func (r *snapshotRun) snapshot(ctx context.Context, entries []snapshotconfig.Ent
 		installed = installed.WithSecretVariable(fmt.Sprintf("LOWCODE_PIPELINE_MASKED_%d", i), s)
 	}
 	// the platform's state moves: always re-run
-	collected := rerun(installed).WithExec(steplimit.Within(steplimit.Project, cmd)).WithExec(snapshotconfig.CollectCommand(entries, snapshotsAt))
+	collected := rerun(installed).WithExec(steplimit.Within(steplimit.Project, cmd)).WithExec(steplimit.Within(steplimit.Tool, snapshotconfig.CollectCommand(entries, snapshotsAt)))
 	out, err := collected.Stdout(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("npx %s snapshot failed: %w", r.toolkit, explain(err))

@@ -280,6 +280,24 @@ func (t *Tests) InstallLeavesOutNestedNodeModules(ctx context.Context) error {
 	return nil
 }
 
+// The design tool's version of a project that does not depend on it itself,
+// a workspace does, comes from npm ls (an exec bounded by a step's time limit).
+// +check
+func (t *Tests) DrawVersionOfWorkspaceDependency(ctx context.Context) error {
+	source := dag.Directory().
+		WithNewFile("package.json", `{"name":"ws","private":true,"workspaces":["packages/*"],"scripts":{"build:draw":"true","build:node":"true"}}`).
+		WithNewFile("packages/draw/package.json", `{"name":"draw-ws","version":"3.1.4"}`).
+		WithNewFile("packages/app/package.json", `{"name":"app","version":"1.0.0","dependencies":{"draw-ws":"3.1.4"}}`)
+	got, err := dag.LowcodePipeline().Build(dagger.LowcodePipelineBuildOpts{Source: source, DrawPackage: "draw-ws"}).DrawVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if got != "3.1.4" {
+		return fmt.Errorf("drawVersion %q, want 3.1.4: the workspace's dependency, as npm ls lists it", got)
+	}
+	return nil
+}
+
 // npm workspaces install from each one's package.json, and the project the builds get resolves every workspace with its files.
 // +check
 func (t *Tests) InstallLinksWorkspaces(ctx context.Context) error {
