@@ -49,7 +49,11 @@ func WebhookReceiver(ctx context.Context, args []string, getenv func(string) str
 			Validate: func(b []byte) error { _, err := payload.Parse(b); return err },
 			Logf:     logger.Printf,
 		},
+		// a client that stalls is dropped: the demo's one POST takes milliseconds
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		WriteTimeout:      time.Minute,
+		IdleTimeout:       time.Minute,
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
