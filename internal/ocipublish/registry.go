@@ -136,7 +136,7 @@ func pushArtifact(ctx context.Context, r repository, a Artifact) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
 	for _, d := range blobs {
-		g.Go(func() error { return pushBlob(gctx, r.repo, a, d) })
+		g.Go(func() error { return pushBlob(gctx, r, a, d) })
 	}
 	if err := g.Wait(); err != nil {
 		return err
@@ -163,25 +163,105 @@ func tagRoot(ctx context.Context, r repository, a Artifact) error {
 	return pushManifest(ctx, r, a.root, data)
 }
 
-// pushBlob uploads a's blob d unless the repository has it, fetching it
-// first when a's layout lacks it.
-func pushBlob(ctx context.Context, repo *remote.Repository, a Artifact, d v1.Descriptor) error {
+// pushBlob uploads a's blob d unless the repository has it. A blob another
+// push of this process is uploading to another repository of the registry
+// is waited for and mounted from there (sent only when the mount fails).
+func pushBlob(ctx context.Context, r repository, a Artifact, d v1.Descriptor) error {
 	desc := ociDescriptor(d)
-	if ok, err := repo.Blobs().Exists(ctx, desc); err != nil || ok {
+	if ok, err := r.repo.Blobs().Exists(ctx, desc); err != nil || ok {
 		return err
 	}
-	path := blobPath(a.dir, d.Digest)
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && a.fetch != nil {
-		if err := a.fetch(ctx, d.Digest, path); err != nil {
-			return fmt.Errorf("fetch the layer %s: %w", d.Digest, err)
+	key := uploadKey{registry: r.repo.Reference.Registry, digest: d.Digest}
+	up, first := uploaded.claim(key, r.repo.Reference.Repository)
+	if first {
+		err := uploadBlob(ctx, r.repo, a, d)
+		uploaded.finish(key, up, err == nil)
+		return err
+	}
+	select {
+	case <-up.done:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	if up.ok {
+		if up.repo == r.repo.Reference.Repository {
+			return nil
+		}
+		open := func() (io.ReadCloser, error) { return openBlob(ctx, a, d) }
+		if err := r.repo.Mount(ctx, desc, up.repo, open); err == nil {
+			return nil
 		}
 	}
-	f, err := os.Open(path)
+	return uploadBlob(ctx, r.repo, a, d)
+}
+
+// uploadBlob sends a's blob d, fetching it first when a's layout lacks it.
+func uploadBlob(ctx context.Context, repo *remote.Repository, a Artifact, d v1.Descriptor) error {
+	f, err := openBlob(ctx, a, d)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return repo.Blobs().Push(ctx, desc, f)
+	return repo.Blobs().Push(ctx, ociDescriptor(d), f)
+}
+
+// openBlob opens a's blob d, fetched first when a's layout lacks it.
+func openBlob(ctx context.Context, a Artifact, d v1.Descriptor) (io.ReadCloser, error) {
+	path := blobPath(a.dir, d.Digest)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && a.fetch != nil {
+		if err := a.fetch(ctx, d.Digest, path); err != nil {
+			return nil, fmt.Errorf("fetch the layer %s: %w", d.Digest, err)
+		}
+	}
+	return os.Open(path)
+}
+
+// uploaded is what this process's pushes send, per registry and blob:
+// deliver pushes its images side by side, often of one base, whose layers,
+// re-encoded alike (reencode), are the same blobs in every image.
+var uploaded = &uploads{m: map[uploadKey]*upload{}}
+
+type uploadKey struct {
+	registry string
+	digest   v1.Hash
+}
+
+// upload is one push's sending of a blob: done closes when it ended, ok
+// then says whether repo holds the blob.
+type upload struct {
+	done chan struct{}
+	repo string
+	ok   bool
+}
+
+type uploads struct {
+	mu sync.Mutex
+	m  map[uploadKey]*upload
+}
+
+// claim is the upload of k another push began (first false), or this
+// push's own, which it ends with finish.
+func (u *uploads) claim(k uploadKey, repo string) (_ *upload, first bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if up, ok := u.m[k]; ok {
+		return up, false
+	}
+	up := &upload{done: make(chan struct{}), repo: repo}
+	u.m[k] = up
+	return up, true
+}
+
+// finish ends up, k's upload: a failed one is forgotten, so the next push
+// of the blob sends it itself.
+func (u *uploads) finish(k uploadKey, up *upload, ok bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	up.ok = ok
+	if !ok {
+		delete(u.m, k)
+	}
+	close(up.done)
 }
 
 // contentOf is what pushing a needs before its root: the blobs (configs,

@@ -550,3 +550,137 @@ func TestPushLayoutLeavesWhatTheTagsHoldWhenAskedToReadThem(t *testing.T) {
 	_, err = PushLayout(context.Background(), Request{Kind: "frontend", Refs: refs, Timeout: "1m", TagTimeout: "soon"}, "", dir, io.Discard)
 	assert.ErrorContains(t, err, `tagTimeout "soon": use a positive Go duration`)
 }
+
+// perRepoRegistry is ggcr's in-memory registry, which keeps blobs by digest
+// alone, holding them per repository as distribution does, with its
+// cross-repository mount (or a refusal of it); it counts uploads and mounts.
+type perRepoRegistry struct {
+	reg         http.Handler
+	refuseMount bool
+	mu          sync.Mutex
+	has         map[string]bool // repository@digest
+	uploads     map[string]int  // by digest
+	mounts      map[string]int  // by digest
+}
+
+func newPerRepoRegistry(refuseMount bool) *perRepoRegistry {
+	return &perRepoRegistry{reg: registry.New(), refuseMount: refuseMount, has: map[string]bool{}, uploads: map[string]int{}, mounts: map[string]int{}}
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusRecorder) WriteHeader(code int) { w.status = code; w.ResponseWriter.WriteHeader(code) }
+
+func (p *perRepoRegistry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	repo, rest, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/v2/"), "/blobs/")
+	if !ok {
+		p.reg.ServeHTTP(w, r)
+		return
+	}
+	q := r.URL.Query()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case (r.Method == http.MethodHead || r.Method == http.MethodGet) && !strings.HasPrefix(rest, "uploads/"):
+		if !p.has[repo+"@"+rest] {
+			http.Error(w, `{"errors":[{"code":"BLOB_UNKNOWN","message":"blob unknown"}]}`, http.StatusNotFound)
+			return
+		}
+	case r.Method == http.MethodPost && q.Get("mount") != "":
+		d := q.Get("mount")
+		if p.refuseMount {
+			http.Error(w, `{"errors":[{"code":"UNSUPPORTED","message":"no mounts here"}]}`, http.StatusMethodNotAllowed)
+			return
+		}
+		if p.has[q.Get("from")+"@"+d] {
+			p.has[repo+"@"+d] = true
+			p.mounts[d]++
+			w.Header().Set("Location", "/v2/"+repo+"/blobs/"+d)
+			w.Header().Set("Docker-Content-Digest", d)
+			w.WriteHeader(http.StatusCreated)
+			return
+		}
+	case r.Method == http.MethodPut && q.Get("digest") != "":
+		rec := &statusRecorder{ResponseWriter: w}
+		p.reg.ServeHTTP(rec, r)
+		if rec.status == http.StatusCreated {
+			p.has[repo+"@"+q.Get("digest")] = true
+			p.uploads[q.Get("digest")]++
+		}
+		return
+	}
+	p.reg.ServeHTTP(w, r)
+}
+
+// Images pushed side by side to two repositories of one registry, sharing
+// their blobs (as a deliver's frontend and backend share their base's
+// re-encoded layers), send each blob once: the other repository mounts it.
+// A registry that refuses the mount gets the blob sent again.
+func TestPushesBesideEachOtherSendASharedBlobOnce(t *testing.T) {
+	built := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	n, err := normalize(t, "frontend", build(t, built, amd64), Options{Epoch: built})
+	require.NoError(t, err)
+	whole := artOf(t, n)
+	digest := hashOf(t, whole)
+	blobs, _, err := contentOf(whole)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name        string
+		refuseMount bool
+		uploads     int // of each blob
+		mounts      int // of each blob
+		fetches     int // of each layer, over both pushes
+	}{
+		{"a registry that mounts gets each blob once", false, 1, 1, 1},
+		{"a registry that refuses the mount gets it from each push", true, 2, 0, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := newPerRepoRegistry(tc.refuseMount)
+			srv := httptest.NewServer(reg)
+			t.Cleanup(srv.Close)
+			u, err := url.Parse(srv.URL)
+			require.NoError(t, err)
+			var mu sync.Mutex
+			fetches := map[v1.Hash]int{}
+			fetch := func(_ context.Context, layer v1.Hash, path string) error {
+				mu.Lock()
+				fetches[layer]++
+				mu.Unlock()
+				data, err := os.ReadFile(blobPath(whole.dir, layer))
+				if err != nil {
+					return err
+				}
+				return os.WriteFile(path, data, 0o644)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			var wg sync.WaitGroup
+			for _, repo := range []string{"team/frontend", "team/backend"} {
+				dir, _ := partialCopy(t, whole)
+				wg.Go(func() {
+					pushed, err := PushDir(ctx, dir, Target{Refs: []string{u.Host + "/" + repo + ":1"}, Timeout: time.Minute}, fetch)
+					if assert.NoError(t, err) {
+						assert.Equal(t, digest.String(), pushed[0].Digest, repo)
+					}
+				})
+			}
+			wg.Wait()
+			for _, b := range blobs {
+				assert.Equal(t, tc.uploads, reg.uploads[b.Digest.String()], "uploads of %s", b.Digest)
+				assert.Equal(t, tc.mounts, reg.mounts[b.Digest.String()], "mounts of %s", b.Digest)
+			}
+			require.NotEmpty(t, fetches)
+			for layer, n := range fetches {
+				assert.Equal(t, tc.fetches, n, "fetches of %s", layer)
+			}
+			for _, repo := range []string{"team/frontend", "team/backend"} {
+				got, err := registrytest.Resolve(t, u.Host+"/"+repo+":1")
+				require.NoError(t, err)
+				assert.Equal(t, digest.String(), got.Digest.String(), "%s serves the image", repo)
+			}
+		})
+	}
+}
