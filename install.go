@@ -250,6 +250,18 @@ func scrubbed(ctx context.Context, source *dagger.Directory, config string) (*da
 	if config != "" && config != snapshotconfig.DefaultPath {
 		rewrites = append(rewrites, rewrite{config, snapshotconfig.ScrubCredentials})
 	}
+	// another snapshot configuration in res/ (one per environment, say) would
+	// reach the frontend image: the template's webpack copies res/ whole
+	others, err := source.Glob(ctx, snapshotconfig.OtherConfigs)
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(others)
+	for _, p := range others {
+		if !slices.ContainsFunc(rewrites, func(r rewrite) bool { return r.path == p }) {
+			rewrites = append(rewrites, rewrite{p, snapshotconfig.ScrubIfConfig})
+		}
+	}
 	// read concurrently (engine round trips), applied in that order
 	cleaned := make([]*string, len(rewrites))
 	g, gctx := errgroup.WithContext(ctx)

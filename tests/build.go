@@ -280,6 +280,40 @@ func (t *Tests) InstallLeavesOutNestedNodeModules(ctx context.Context) error {
 	return nil
 }
 
+// A token in another snapshot configuration kept in res/ (which the template's
+// webpack copies into the frontend image whole) reaches no build container;
+// an address of the app's own configuration there stays as written.
+// +check
+func (t *Tests) InstallScrubsEverySnapshotConfig(ctx context.Context) error {
+	const token = "ghp_snapshot_token_0815"
+	ctr := dag.LowcodePipeline().Install(dagger.LowcodePipelineInstallOpts{Source: t.app().
+		WithNewFile("res/snapshot-config.json", `[{"snapshooter":{"name":"dev"},"git":{"repo":"https://`+token+`@git.example.com/dev.git"}}]`).
+		WithNewFile("res/env/snapshot-config.prod.json", `[{"snapshooter":{"name":"prod"},"git":{"repo":"https://`+token+`@git.example.com/prod.git"}}]`).
+		WithNewFile("res/oConfig.json", `{"server":"https://user:pw@api.example.com/"}`)})
+	found, err := ctr.WithExec([]string{"sh", "-c", "grep -rlF " + token + " /app/res || true"}).Stdout(ctx)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(found) != "" {
+		return fmt.Errorf("the snapshot token is still in %s", strings.Join(strings.Fields(found), ", "))
+	}
+	prod, err := ctr.File("/app/res/env/snapshot-config.prod.json").Contents(ctx)
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(prod, `"https://git.example.com/prod.git"`) {
+		return fmt.Errorf("res/env/snapshot-config.prod.json became %s", prod)
+	}
+	app, err := ctr.File("/app/res/oConfig.json").Contents(ctx)
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(app, "user:pw@") {
+		return fmt.Errorf("the app's own configuration was changed: %s", app)
+	}
+	return nil
+}
+
 // The design tool's version of a project that does not depend on it itself,
 // a workspace does, comes from npm ls (an exec bounded by a step's time limit).
 // +check

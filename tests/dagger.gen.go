@@ -401,6 +401,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).InstallRunsTheProjectsPostinstall(&parent, ctx)
+		case "InstallScrubsEverySnapshotConfig":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).InstallScrubsEverySnapshotConfig(&parent, ctx)
 		case "NormalizesBesideEachOtherTakeTurns":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)

@@ -50,6 +50,17 @@ func ForCLI(entries []Entry, platformGit bool, username, token string) ([]byte, 
 	return buf.Bytes(), err
 }
 
+// ScrubIfConfig is ScrubCredentials for a file that names a snapshooter, as
+// a snapshot configuration does (valid JSON or not); any other file is
+// returned as it is: an address with user-info in the app's own
+// configuration is the app's.
+func ScrubIfConfig(data []byte) []byte {
+	if !bytes.Contains(data, []byte(`"snapshooter"`)) {
+		return data
+	}
+	return ScrubCredentials(data)
+}
+
 // credentials matches the user-info of an http(s) address in JSON text,
 // slashes escaped or not.
 // ScrubCredentials removes what is secret from every address in a

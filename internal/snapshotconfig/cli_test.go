@@ -331,3 +331,20 @@ func FuzzPushFlagsCheck(f *testing.F) {
 		assert.False(t, strings.ContainsAny(user, ": \t\r\n\x00"), "a user name Basic auth carries: %q", user)
 	})
 }
+
+func TestScrubIfConfigScrubsOnlyWhatNamesASnapshooter(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"another snapshot configuration", `[{"snapshooter":{"name":"prod"},"git":{"repo":"https://ghp_x@git.example.com/a.git"}}]`,
+			`[{"snapshooter":{"name":"prod"},"git":{"repo":"https://git.example.com/a.git"}}]`},
+		{"one that is not valid JSON", `[{"snapshooter":{}, "git":{"repo":"https://ghp_x@git.example.com/a.git"},}]`,
+			`[{"snapshooter":{}, "git":{"repo":"https://git.example.com/a.git"},}]`},
+		{"the app's own configuration keeps its addresses", `{"server":"https://user:pw@api.example.com/"}`,
+			`{"server":"https://user:pw@api.example.com/"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, string(ScrubIfConfig([]byte(tc.in))))
+		})
+	}
+}

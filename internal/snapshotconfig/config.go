@@ -25,6 +25,10 @@ import (
 // DefaultPath is where projects keep the file.
 const DefaultPath = "res/snapshot-config.json"
 
+// OtherConfigs are the files beside it a project may keep other snapshot
+// configurations in, whose tokens are scrubbed too (ScrubIfConfig).
+const OtherConfigs = "res/**/*.json"
+
 // Entry is one snapshot job.
 type Entry struct {
 	Snapshooter Snapshooter `json:"snapshooter"`
