@@ -290,26 +290,15 @@ func (t *Tests) InstallScrubsEverySnapshotConfig(ctx context.Context) error {
 		WithNewFile("res/snapshot-config.json", `[{"snapshooter":{"name":"dev"},"git":{"repo":"https://`+token+`@git.example.com/dev.git"}}]`).
 		WithNewFile("res/env/snapshot-config.prod.json", `[{"snapshooter":{"name":"prod"},"git":{"repo":"https://`+token+`@git.example.com/prod.git"}}]`).
 		WithNewFile("res/oConfig.json", `{"server":"https://user:pw@api.example.com/"}`)})
-	found, err := ctr.WithExec([]string{"sh", "-c", "grep -rlF " + token + " /app/res || true"}).Stdout(ctx)
+	// the token in no file; the other configuration's address without it; the app's own as written
+	out, err := ctr.WithExec([]string{"sh", "-c", "grep -rlF " + token + " /app/res; " +
+		"grep -qF '\"https://git.example.com/prod.git\"' /app/res/env/snapshot-config.prod.json || echo 'prod config rewritten wrongly'; " +
+		"grep -qF user:pw@ /app/res/oConfig.json || echo 'the app configuration changed'; true"}).Stdout(ctx)
 	if err != nil {
 		return err
 	}
-	if strings.TrimSpace(found) != "" {
-		return fmt.Errorf("the snapshot token is still in %s", strings.Join(strings.Fields(found), ", "))
-	}
-	prod, err := ctr.File("/app/res/env/snapshot-config.prod.json").Contents(ctx)
-	if err != nil {
-		return err
-	}
-	if !strings.Contains(prod, `"https://git.example.com/prod.git"`) {
-		return fmt.Errorf("res/env/snapshot-config.prod.json became %s", prod)
-	}
-	app, err := ctr.File("/app/res/oConfig.json").Contents(ctx)
-	if err != nil {
-		return err
-	}
-	if !strings.Contains(app, "user:pw@") {
-		return fmt.Errorf("the app's own configuration was changed: %s", app)
+	if strings.TrimSpace(out) != "" {
+		return fmt.Errorf("after the install: %s", strings.Join(strings.Fields(out), " "))
 	}
 	return nil
 }
