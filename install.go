@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path"
 	"slices"
 	"sync"
@@ -50,8 +49,10 @@ func drawVersion(ctx context.Context, in *installation, pkg string) (string, err
 	version, err := drawversion.InstalledVersion(pkg, []byte(out))
 	if err != nil {
 		// npm ls may fail for reasons of its own: say so when it was stopped
-		if code, codeErr := listed.ExitCode(ctx); codeErr == nil && code == steplimit.ExitCode {
-			return "", fmt.Errorf("npm ls %s did not finish within %s, the time limit of one step", pkg, steplimit.Format(steplimit.Tool))
+		if code, codeErr := listed.ExitCode(ctx); codeErr == nil {
+			if stopped := steplimit.Stopped(code, "npm ls "+pkg, steplimit.Tool); stopped != nil {
+				return "", stopped
+			}
 		}
 	}
 	return version, err

@@ -100,6 +100,17 @@ func Within(limit time.Duration, cmd []string) []string {
 	return append([]string{Name(limit)}, cmd...)
 }
 
+// Stopped is the error of a command run Within limit that exited with code,
+// for an exec whose exit code is read rather than failed on: the sentence
+// the script writes when the limit stopped the command (code ExitCode),
+// else nil.
+func Stopped(code int, what string, limit time.Duration) error {
+	if code != ExitCode {
+		return nil
+	}
+	return fmt.Errorf("%s did not finish within %s, the time limit of one step", what, Format(seconds(limit)))
+}
+
 // Files are the scripts of the module's limits, by command name, to install
 // in Dir of a container whose commands run Within one.
 func Files() map[string]string {

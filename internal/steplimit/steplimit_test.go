@@ -77,6 +77,18 @@ func TestWithinStopsACommandAtItsLimitAndSaysSo(t *testing.T) {
 	}
 }
 
+// Stopped says, of an exit code read, what the script says when it stops a
+// command: the same sentence.
+func TestStoppedIsWhatTheScriptSays(t *testing.T) {
+	code, stderr, _ := run(t, time.Second, "sleep", "30")
+	err := Stopped(code, "sleep 30", time.Second)
+	require.Error(t, err)
+	assert.Contains(t, stderr, "lowcode-pipeline: "+err.Error()+": stopped")
+	for _, other := range []int{0, 1, 2, 125} {
+		assert.NoError(t, Stopped(other, "sleep 30", time.Second), "exit code %d", other)
+	}
+}
+
 func TestWithinPassesACommandThatEndsInTimeThrough(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	for _, tc := range []struct {
