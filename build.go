@@ -122,7 +122,7 @@ func (b *Build) image(ctx context.Context, kind images.Kind, platform dagger.Pla
 		return nil, err
 	}
 	img := r.build(platform)
-	return img, r.checkOutput(ctx, img)
+	return img, r.built(ctx, []*dagger.Container{img})
 }
 
 // buildFlags are build's flags as given.

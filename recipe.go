@@ -3,10 +3,14 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/images"
+	"dagger/lowcode-pipeline/internal/steplimit"
 )
 
 // imagePlan is what one kind of image's Dockerfile says, whatever the
@@ -132,22 +136,35 @@ func (r *recipe) variants(platforms []string) []*dagger.Container {
 	return out
 }
 
-// checkOutput refuses an image whose copy of $SOURCES_PATH does not hold the
-// build output (images.CheckSourcesCopy): the vendor's template declares no
-// ARG SOURCES_PATH, and then copies the whole project without a word.
-func (r *recipe) checkOutput(ctx context.Context, img *dagger.Container) error {
-	if len(r.copies) == 0 {
-		return nil
-	}
+// built waits for the image of every platform asked (variants), then
+// refuses one whose copy of $SOURCES_PATH does not hold the build output
+// (images.CheckSourcesCopy): the vendor's template declares no ARG
+// SOURCES_PATH, and then copies the whole project without a word. The
+// output is built first, under its own command's time limit; the image's
+// build from its Dockerfile (its FROM's pull, its RUN steps, the project's
+// commands) then under a project command's (steplimit.Wait: no exec of the
+// module's bounds them).
+func (r *recipe) built(ctx context.Context, variants []*dagger.Container) error {
 	want, err := r.dist.Entries(ctx)
 	if err != nil {
 		return explain(err)
+	}
+	what := fmt.Sprintf("the %s image's build (%s)", r.kind, r.kind.Dockerfile())
+	err = steplimit.Wait(ctx, steplimit.Project, what, func(ctx context.Context) error {
+		g, gctx := errgroup.WithContext(ctx)
+		for _, v := range variants {
+			g.Go(func() error { _, err := v.Sync(gctx); return err })
+		}
+		return g.Wait()
+	})
+	if err != nil {
+		return err
 	}
 	for _, c := range r.copies {
 		if c.Dest == "" {
 			continue
 		}
-		got, err := img.Directory(c.Dest).Entries(ctx)
+		got, err := variants[0].Directory(c.Dest).Entries(ctx)
 		if err != nil {
 			return err
 		}

@@ -357,7 +357,7 @@ func (s *publishSpec) run(ctx context.Context, b *Build, e *early) (*Release, er
 		g.Go(func() error {
 			// the image's output is built here too, when first used
 			refs, err := inSpan(gctx, "push the "+string(target.Kind)+" image", func(ctx context.Context) ([]results.PushedImage, error) {
-				if err := recipes[i].checkOutput(ctx, variants[0]); err != nil {
+				if err := recipes[i].built(ctx, variants); err != nil {
 					return nil, err
 				}
 				return s.push(ctx, target, variants, baseTarball(recipes[i].base, s.platforms), check)

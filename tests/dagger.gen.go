@@ -261,6 +261,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).BuildRefusesOldNode(&parent, ctx)
+		case "CallDeadlineStopsTheEnginesWork":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).CallDeadlineStopsTheEnginesWork(&parent, ctx)
 		case "ChainDeploysThePublishedDigests":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)

@@ -426,6 +426,61 @@ until flock -n /c/layer.lock true; do [ $i -ge 600 ] && { echo "waiter: lock not
 	return errors.Join(<-errs, <-errs)
 }
 
+// A call the module stops waiting for at its deadline stops the engine's work with it: an exec's command, and a Dockerfile's RUN step, end when the call does. The module bounds an image's build so (steplimit.Wait, 1 h); here 3 s.
+//
+// The exec would write a file into a cache volume 8 s in; 12 s in, the
+// volume must hold a control file an exec wrote without a deadline, and not
+// that one.
+// +check
+func (t *Tests) CallDeadlineStopsTheEnginesWork(ctx context.Context) error {
+	const deadline, slack = 3 * time.Second, 30 * time.Second
+	run := time.Now().UTC().Format(time.RFC3339Nano)
+	base := dag.Container().From("alpine:3.22")
+	if _, err := base.Sync(ctx); err != nil {
+		return err
+	}
+	vol := base.WithMountedCache("/c", dag.CacheVolume("lowcode-pipeline-tests-deadline-"+run)).WithEnvVariable("RUN", run)
+	if _, err := vol.WithExec([]string{"sh", "-c", "sleep 1; touch /c/control"}).Sync(ctx); err != nil {
+		return err
+	}
+	start := time.Now()
+	stopped := func(what string, f func(context.Context) error) error {
+		dctx, cancel := context.WithTimeout(ctx, deadline)
+		defer cancel()
+		begun := time.Now()
+		err := f(dctx)
+		switch took := time.Since(begun); {
+		case err == nil:
+			return fmt.Errorf("%s ended before its call's deadline", what)
+		case took > slack:
+			return fmt.Errorf("%s: the call returned %s after its %s deadline", what, took.Round(time.Second), deadline)
+		}
+		return nil
+	}
+	errs := []error{
+		stopped("the exec (sleep 8)", func(ctx context.Context) error {
+			_, err := vol.WithExec([]string{"sh", "-c", "sleep 8; touch /c/late"}).Sync(ctx)
+			return err
+		}),
+		stopped("the Dockerfile's RUN sleep 600", func(ctx context.Context) error {
+			_, err := dag.Directory().WithNewFile("Dockerfile", "FROM alpine:3.22\nRUN sleep 600 # "+run+"\n").DockerBuild().Sync(ctx)
+			return err
+		}),
+	}
+	time.Sleep(time.Until(start.Add(12 * time.Second)))
+	held, err := vol.WithEnvVariable("AT", time.Now().String()).WithExec([]string{"ls", "/c"}).Stdout(ctx)
+	if err != nil {
+		return err
+	}
+	files := strings.Fields(held)
+	if !slices.Contains(files, "control") {
+		errs = append(errs, fmt.Errorf("the cache volume holds %q, not the control file: the probe sees nothing", files))
+	} else if slices.Contains(files, "late") {
+		errs = append(errs, errors.New("the exec went on after its call's deadline: it wrote /c/late 8 s in"))
+	}
+	return errors.Join(errs...)
+}
+
 // With sign --attest-sbom, cosign verify and verify-attestation succeed against the pushed digest, and the backend's SBOM lists its npm package.
 // +check
 func (t *Tests) PublishSignsAndDescribesImages(ctx context.Context) error {

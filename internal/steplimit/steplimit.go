@@ -18,6 +18,8 @@
 package steplimit
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -98,6 +100,22 @@ what=$(printf '%%.%ds' "$all")
 // line naming the command and the limit on stderr.
 func Within(limit time.Duration, cmd []string) []string {
 	return append([]string{Name(limit)}, cmd...)
+}
+
+// Wait is f run under a deadline of limit, for an engine call the module
+// waits on that no exec of its own bounds (a Dockerfile's RUN steps, its
+// FROM's pull): the engine stops the work when the call is cancelled
+// (tests/engine-facts.md, fact 44). When the deadline ended f, its error is
+// the sentence Stopped gives, with "stopped": the engine's own error then
+// says only that a context ended. A cancelled ctx is left as f reports it.
+func Wait(ctx context.Context, limit time.Duration, what string, f func(context.Context) error) error {
+	wctx, cancel := context.WithTimeout(ctx, seconds(limit))
+	defer cancel()
+	err := f(wctx)
+	if err != nil && ctx.Err() == nil && errors.Is(wctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%w: stopped", Stopped(ExitCode, what, limit))
+	}
+	return err
 }
 
 // Stopped is the error of a command run Within limit that exited with code,

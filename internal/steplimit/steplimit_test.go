@@ -180,3 +180,49 @@ func BenchmarkBareCommand(b *testing.B) {
 		}
 	}
 }
+
+// Wait ends a call at its limit with the sentence the script writes, and
+// leaves every other outcome as the call gave it.
+func TestWaitNamesTheLimitThatEndedACall(t *testing.T) {
+	blocked := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+	failed := errors.New("exit code: 1")
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name  string
+		ctx   context.Context
+		limit time.Duration
+		f     func(context.Context) error
+		want  string // "" no error
+		is    error
+	}{
+		{"a call past its limit: stopped, the limit named", context.Background(), time.Second, blocked,
+			"the frontend image's build (docker/frontend.Dockerfile) did not finish within 1s, the time limit of one step: stopped", nil},
+		{"a call that ends in time", context.Background(), time.Hour, func(context.Context) error { return nil }, "", nil},
+		{"a failure in time keeps its own error", context.Background(), time.Hour, func(context.Context) error { return failed }, "exit code: 1", failed},
+		{"a run cancelled before the limit is no stop of the step's", cancelled, time.Hour, blocked, "context canceled", context.Canceled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			err := Wait(tc.ctx, tc.limit, "the frontend image's build (docker/frontend.Dockerfile)", tc.f)
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.EqualError(t, err, tc.want)
+			if tc.is != nil {
+				assert.ErrorIs(t, err, tc.is)
+			}
+			assert.Less(t, time.Since(start), tc.limit+5*time.Second)
+		})
+	}
+}
+
+// A limit under a second waits a whole second, as the script's sleep does,
+// and says so: the sentence never names a limit it did not keep.
+func TestWaitKeepsTheLimitItNames(t *testing.T) {
+	start := time.Now()
+	err := Wait(context.Background(), 10*time.Millisecond, "x", func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
+	require.EqualError(t, err, "x did not finish within 1s, the time limit of one step: stopped")
+	assert.GreaterOrEqual(t, time.Since(start), time.Second)
+}
