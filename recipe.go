@@ -150,27 +150,38 @@ func (r *recipe) built(ctx context.Context, variants []*dagger.Container) error 
 		return explain(err)
 	}
 	what := fmt.Sprintf("the %s image's build (%s)", r.kind, r.kind.Dockerfile())
-	err = steplimit.Wait(ctx, steplimit.Project, what, func(ctx context.Context) error {
+	return steplimit.Wait(ctx, steplimit.Project, what, func(ctx context.Context) error {
 		g, gctx := errgroup.WithContext(ctx)
-		for _, v := range variants {
+		for _, v := range variants[1:] {
 			g.Go(func() error { _, err := v.Sync(gctx); return err })
 		}
+		// reading what the first copied builds it: no call more where
+		// nothing changed
+		g.Go(func() error { return r.checkCopies(gctx, variants[0], want) })
 		return g.Wait()
 	})
-	if err != nil {
-		return err
-	}
+}
+
+// checkCopies builds img and checks each copy of $SOURCES_PATH in it
+// against the output's entries (want).
+func (r *recipe) checkCopies(ctx context.Context, img *dagger.Container, want []string) error {
+	checked := false
 	for _, c := range r.copies {
 		if c.Dest == "" {
 			continue
 		}
-		got, err := variants[0].Directory(c.Dest).Entries(ctx)
+		checked = true
+		got, err := img.Directory(c.Dest).Entries(ctx)
 		if err != nil {
 			return err
 		}
 		if err := images.CheckSourcesCopy(r.kind.Dockerfile(), r.kind.SourcesPath(), c, got, want); err != nil {
 			return err
 		}
+	}
+	if !checked {
+		_, err := img.Sync(ctx)
+		return err
 	}
 	return nil
 }
