@@ -9,6 +9,7 @@ import (
 	"dagger/lowcode-pipeline/internal/images"
 	"dagger/lowcode-pipeline/internal/nodebuild"
 	"dagger/lowcode-pipeline/internal/results"
+	"dagger/lowcode-pipeline/internal/steplimit"
 )
 
 // Build is the project built: its three outputs, each built when first used, and the design-tool version that labels its images
@@ -182,7 +183,13 @@ func (s *buildSpec) run(ctx context.Context) (*Build, error) {
 		b.Dist = b.Dist.WithDirectory("codeAsData", b.CodeAsData)
 		doc.Outputs = append(doc.Outputs, in.inputs.Described(nodebuild.CodeAsDataDir, "buildCodeAsData", nodebuild.CodeAsDataVerb, in.tookWholeProject()))
 	}
-	if _, err := in.deps.Sync(ctx); err != nil {
+	// the install's exec keeps its own limit once it runs; the pull of its
+	// image before it has none but this one (a tool's step more)
+	err = steplimit.Wait(ctx, steplimit.Project+steplimit.Tool, "the install (the pull of "+s.nodeImage+", then the project's install)", func(ctx context.Context) error {
+		_, err := in.deps.Sync(ctx)
+		return err
+	})
+	if err != nil {
 		return nil, explain(err)
 	}
 	if s.drawPackage != "" {
