@@ -242,41 +242,26 @@ func listWorkspaces(ctx context.Context, source *dagger.Directory, m *nodebuild.
 // .npmrc keeps no setting that names an environment variable, which the
 // containers never have (nodebuild.ProjectNpmrc), so --npmrc supplies it.
 func scrubbed(ctx context.Context, source *dagger.Directory, config string) (*dagger.Directory, error) {
-	// in a fixed order: the same project gives the same directory, and cached steps stay cached
-	type rewrite struct {
-		path  string
-		clean func([]byte) []byte
-	}
-	rewrites := []rewrite{{nodebuild.ProjectConfig, nodebuild.ProjectNpmrc}, {snapshotconfig.DefaultPath, snapshotconfig.ScrubCredentials}}
-	if config != "" && config != snapshotconfig.DefaultPath {
-		rewrites = append(rewrites, rewrite{config, snapshotconfig.ScrubCredentials})
-	}
-	// another snapshot configuration in res/ (one per environment, say) would
-	// reach the frontend image: the template's webpack copies res/ whole
 	others, err := source.Glob(ctx, snapshotconfig.OtherConfigs)
 	if err != nil {
 		return nil, err
 	}
-	slices.Sort(others)
-	for _, p := range others {
-		if !slices.ContainsFunc(rewrites, func(r rewrite) bool { return r.path == p }) {
-			rewrites = append(rewrites, rewrite{p, snapshotconfig.ScrubIfConfig})
-		}
-	}
+	// in a fixed order: the same project gives the same directory, and cached steps stay cached
+	rewrites := append([]snapshotconfig.Scrub{{Path: nodebuild.ProjectConfig, Clean: nodebuild.ProjectNpmrc}}, snapshotconfig.Scrubs(config, others)...)
 	// read concurrently (engine round trips), applied in that order
 	cleaned := make([]*string, len(rewrites))
 	g, gctx := errgroup.WithContext(ctx)
 	for i, r := range rewrites {
 		g.Go(func() error {
-			ok, err := source.Exists(gctx, r.path)
+			ok, err := source.Exists(gctx, r.Path)
 			if err != nil || !ok {
 				return err
 			}
-			data, err := source.File(r.path).Contents(gctx)
+			data, err := source.File(r.Path).Contents(gctx)
 			if err != nil {
 				return err
 			}
-			if clean := string(r.clean([]byte(data))); clean != data {
+			if clean := string(r.Clean([]byte(data))); clean != data {
 				cleaned[i] = &clean
 			}
 			return nil
@@ -287,7 +272,7 @@ func scrubbed(ctx context.Context, source *dagger.Directory, config string) (*da
 	}
 	for i, r := range rewrites {
 		if cleaned[i] != nil {
-			source = source.WithNewFile(r.path, *cleaned[i])
+			source = source.WithNewFile(r.Path, *cleaned[i])
 		}
 	}
 	return source, nil

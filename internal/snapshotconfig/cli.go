@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,6 +49,33 @@ func ForCLI(entries []Entry, platformGit bool, username, token string) ([]byte, 
 	enc.SetIndent("", "  ")
 	err := enc.Encode(out)
 	return buf.Bytes(), err
+}
+
+// Scrub is a file of the project rewritten before any container sees it.
+type Scrub struct {
+	Path  string
+	Clean func([]byte) []byte
+}
+
+// Scrubs are the snapshot configurations a project's containers see
+// scrubbed, in a fixed order (the same project gives the same directory, so
+// cached steps stay cached): DefaultPath and config (when another path),
+// scrubbed whatever they hold, then each other file found under
+// OtherConfigs once, sorted, scrubbed when it names a snapshooter: the
+// template's webpack copies res/ whole into the frontend image, and a
+// configuration kept there per environment would carry its token along.
+func Scrubs(config string, found []string) []Scrub {
+	scrubs := []Scrub{{DefaultPath, ScrubCredentials}}
+	if config != "" && config != DefaultPath {
+		scrubs = append(scrubs, Scrub{config, ScrubCredentials})
+	}
+	others := slices.Sorted(slices.Values(found))
+	for i, p := range others {
+		if (i == 0 || others[i-1] != p) && !slices.ContainsFunc(scrubs, func(s Scrub) bool { return s.Path == p }) {
+			scrubs = append(scrubs, Scrub{p, ScrubIfConfig})
+		}
+	}
+	return scrubs
 }
 
 // ScrubIfConfig is ScrubCredentials for a file that names a snapshooter, as

@@ -348,3 +348,39 @@ func TestScrubIfConfigScrubsOnlyWhatNamesASnapshooter(t *testing.T) {
 		})
 	}
 }
+
+// Scrubs lists every snapshot configuration once, in an order that does not
+// depend on how the engine listed the files, and scrubs the named ones
+// whatever they hold, the others only when they name a snapshooter.
+func TestScrubsListsEachConfigurationOnceInAFixedOrder(t *testing.T) {
+	const plain = `{"api":"https://user:secret@api.example.com/v1"}` // no snapshooter: the app's own
+	for _, tc := range []struct {
+		name   string
+		config string
+		found  []string
+		paths  []string
+		always []bool // scrubbed whatever the file holds
+	}{
+		{"nothing found: the default file only", "", nil, []string{DefaultPath}, []bool{true}},
+		{"the default given as --config: listed once", DefaultPath, []string{DefaultPath}, []string{DefaultPath}, []bool{true}},
+		{"another --config comes second, scrubbed whatever it holds", "res/prod.json", []string{"res/prod.json", DefaultPath},
+			[]string{DefaultPath, "res/prod.json"}, []bool{true, true}},
+		{"other files sorted, each once, after the named ones", "", []string{"res/env/b.json", "res/a.json", DefaultPath, "res/a.json"},
+			[]string{DefaultPath, "res/a.json", "res/env/b.json"}, []bool{true, false, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			scrubs := Scrubs(tc.config, tc.found)
+			paths := make([]string, len(scrubs))
+			always := make([]bool, len(scrubs))
+			for i, s := range scrubs {
+				paths[i] = s.Path
+				always[i] = string(s.Clean([]byte(plain))) != plain
+			}
+			assert.Equal(t, tc.paths, paths)
+			assert.Equal(t, tc.always, always)
+			for _, s := range scrubs {
+				assert.NotContains(t, string(s.Clean([]byte(`{"snapshooter":{"name":"a"},"git":{"repo":"https://x:tok@git.example.com/r.git"}}`))), "tok", s.Path)
+			}
+		})
+	}
+}
