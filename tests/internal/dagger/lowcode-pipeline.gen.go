@@ -20,7 +20,7 @@ func (r *Binding) AsLowcodePipeline() *LowcodePipeline { // lowcode-pipeline (..
 }
 
 // Retrieve the binding value, as type LowcodePipelineBuild
-func (r *Binding) AsLowcodePipelineBuild() *LowcodePipelineBuild { // lowcode-pipeline (../../../build.go:15:6)
+func (r *Binding) AsLowcodePipelineBuild() *LowcodePipelineBuild { // lowcode-pipeline (../../../build.go:16:6)
 	q := r.query.Select("asLowcodePipelineBuild")
 
 	return &LowcodePipelineBuild{
@@ -146,7 +146,7 @@ func (r *Binding) AsLowcodePipelineStepTime() *LowcodePipelineStepTime { // lowc
 }
 
 // Create or update a binding of type LowcodePipelineBuild in the environment
-func (r *Env) WithLowcodePipelineBuildInput(name string, value *LowcodePipelineBuild, description string) *Env { // lowcode-pipeline (../../../build.go:15:6)
+func (r *Env) WithLowcodePipelineBuildInput(name string, value *LowcodePipelineBuild, description string) *Env { // lowcode-pipeline (../../../build.go:16:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineBuildInput")
 	q = q.Arg("name", name)
@@ -159,7 +159,7 @@ func (r *Env) WithLowcodePipelineBuildInput(name string, value *LowcodePipelineB
 }
 
 // Declare a desired LowcodePipelineBuild output to be assigned in the environment
-func (r *Env) WithLowcodePipelineBuildOutput(name string, description string) *Env { // lowcode-pipeline (../../../build.go:15:6)
+func (r *Env) WithLowcodePipelineBuildOutput(name string, description string) *Env { // lowcode-pipeline (../../../build.go:16:6)
 	q := r.query.Select("withLowcodePipelineBuildOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -1142,7 +1142,7 @@ func (r *LowcodePipeline) AsNode() Node {
 }
 
 // Build is the project built: its three outputs, each built when first used, and the design-tool version that labels its images
-type LowcodePipelineBuild struct { // lowcode-pipeline (../../../build.go:15:6)
+type LowcodePipelineBuild struct { // lowcode-pipeline (../../../build.go:16:6)
 	query *querybuilder.Selection
 
 	drawVersion   *string
@@ -1159,7 +1159,7 @@ func (r *LowcodePipelineBuild) WithGraphQLQuery(q *querybuilder.Selection) *Lowc
 }
 
 // dist/node, the backend: npm run build:node
-func (r *LowcodePipelineBuild) Backend() *Directory { // lowcode-pipeline (../../../build.go:23:2)
+func (r *LowcodePipelineBuild) Backend() *Directory { // lowcode-pipeline (../../../build.go:24:2)
 	q := r.query.Select("backend")
 
 	return &Directory{
@@ -1172,11 +1172,11 @@ type LowcodePipelineBuildBackendImageOpts struct {
 	//
 	// Platform to build for (default: the engine's)
 	//
-	Platform Platform // lowcode-pipeline (../../../build.go:57:2)
+	Platform Platform // lowcode-pipeline (../../../build.go:58:2)
 }
 
 // The backend image: docker/backend.Dockerfile over dist/node (SOURCES_PATH=dist/node), labelled draw_version
-func (r *LowcodePipelineBuild) BackendImage(opts ...LowcodePipelineBuildBackendImageOpts) *Container { // lowcode-pipeline (../../../build.go:53:1)
+func (r *LowcodePipelineBuild) BackendImage(opts ...LowcodePipelineBuildBackendImageOpts) *Container { // lowcode-pipeline (../../../build.go:54:1)
 	q := r.query.Select("backendImage")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `platform` optional argument
@@ -1191,7 +1191,7 @@ func (r *LowcodePipelineBuild) BackendImage(opts ...LowcodePipelineBuildBackendI
 }
 
 // dist/codeAsData: npx <toolkit> buildCodeAsData; empty unless built with --code-as-data
-func (r *LowcodePipelineBuild) CodeAsData() *Directory { // lowcode-pipeline (../../../build.go:25:2)
+func (r *LowcodePipelineBuild) CodeAsData() *Directory { // lowcode-pipeline (../../../build.go:26:2)
 	q := r.query.Select("codeAsData")
 
 	return &Directory{
@@ -1204,11 +1204,11 @@ type LowcodePipelineBuildCodeAsDataImageOpts struct {
 	//
 	// Platform to build for (default: the engine's)
 	//
-	Platform Platform // lowcode-pipeline (../../../build.go:68:2)
+	Platform Platform // lowcode-pipeline (../../../build.go:69:2)
 }
 
 // The code-as-data image: docker/codeasdata.Dockerfile over dist/codeAsData (SOURCES_PATH=dist/codeAsData), labelled draw_version
-func (r *LowcodePipelineBuild) CodeAsDataImage(opts ...LowcodePipelineBuildCodeAsDataImageOpts) *Container { // lowcode-pipeline (../../../build.go:64:1)
+func (r *LowcodePipelineBuild) CodeAsDataImage(opts ...LowcodePipelineBuildCodeAsDataImageOpts) *Container { // lowcode-pipeline (../../../build.go:65:1)
 	q := r.query.Select("codeAsDataImage")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `platform` optional argument
@@ -1223,7 +1223,7 @@ func (r *LowcodePipelineBuild) CodeAsDataImage(opts ...LowcodePipelineBuildCodeA
 }
 
 // The whole dist directory: web, node and, when built, codeAsData
-func (r *LowcodePipelineBuild) Dist() *Directory { // lowcode-pipeline (../../../build.go:27:2)
+func (r *LowcodePipelineBuild) Dist() *Directory { // lowcode-pipeline (../../../build.go:28:2)
 	q := r.query.Select("dist")
 
 	return &Directory{
@@ -1232,7 +1232,7 @@ func (r *LowcodePipelineBuild) Dist() *Directory { // lowcode-pipeline (../../..
 }
 
 // Installed version of the design-tool package (--draw-package): the images' draw_version label; empty without --draw-package
-func (r *LowcodePipelineBuild) DrawVersion(ctx context.Context) (string, error) { // lowcode-pipeline (../../../build.go:31:2)
+func (r *LowcodePipelineBuild) DrawVersion(ctx context.Context) (string, error) { // lowcode-pipeline (../../../build.go:32:2)
 	if r.drawVersion != nil {
 		return *r.drawVersion, nil
 	}
@@ -1245,7 +1245,7 @@ func (r *LowcodePipelineBuild) DrawVersion(ctx context.Context) (string, error) 
 }
 
 // dist/web, the frontend: npm run build:draw
-func (r *LowcodePipelineBuild) Frontend() *Directory { // lowcode-pipeline (../../../build.go:21:2)
+func (r *LowcodePipelineBuild) Frontend() *Directory { // lowcode-pipeline (../../../build.go:22:2)
 	q := r.query.Select("frontend")
 
 	return &Directory{
@@ -1258,11 +1258,11 @@ type LowcodePipelineBuildFrontendImageOpts struct {
 	//
 	// Platform to build for (default: the engine's)
 	//
-	Platform Platform // lowcode-pipeline (../../../build.go:46:2)
+	Platform Platform // lowcode-pipeline (../../../build.go:47:2)
 }
 
 // The frontend image: docker/frontend.Dockerfile over dist/web (SOURCES_PATH=dist/web), labelled draw_version
-func (r *LowcodePipelineBuild) FrontendImage(opts ...LowcodePipelineBuildFrontendImageOpts) *Container { // lowcode-pipeline (../../../build.go:42:1)
+func (r *LowcodePipelineBuild) FrontendImage(opts ...LowcodePipelineBuildFrontendImageOpts) *Container { // lowcode-pipeline (../../../build.go:43:1)
 	q := r.query.Select("frontendImage")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `platform` optional argument
@@ -1277,7 +1277,7 @@ func (r *LowcodePipelineBuild) FrontendImage(opts ...LowcodePipelineBuildFronten
 }
 
 // Whether the code as data is built (--code-as-data project or bricks)
-func (r *LowcodePipelineBuild) HasCodeAsData(ctx context.Context) (bool, error) { // lowcode-pipeline (../../../build.go:29:2)
+func (r *LowcodePipelineBuild) HasCodeAsData(ctx context.Context) (bool, error) { // lowcode-pipeline (../../../build.go:30:2)
 	if r.hasCodeAsData != nil {
 		return *r.hasCodeAsData, nil
 	}
@@ -1339,7 +1339,7 @@ func (r *LowcodePipelineBuild) UnmarshalJSON(bs []byte) error {
 }
 
 // What the build makes as JSON, for a script
-func (r *LowcodePipelineBuild) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../build.go:19:2)
+func (r *LowcodePipelineBuild) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../build.go:20:2)
 	if r.json != nil {
 		return *r.json, nil
 	}
@@ -1356,27 +1356,27 @@ type LowcodePipelineBuildPublishOpts struct {
 	//
 	// Platform of a multi-platform image (repeatable): linux/amd64, linux/arm64 (default: the engine's)
 	//
-	Platform []Platform // lowcode-pipeline (../../../build.go:89:2)
+	Platform []Platform // lowcode-pipeline (../../../build.go:90:2)
 	//
 	// Registry user name
 	//
-	RegistryUsername string // lowcode-pipeline (../../../build.go:92:2)
+	RegistryUsername string // lowcode-pipeline (../../../build.go:93:2)
 	//
 	// Registry password or token
 	//
-	RegistryPassword *Secret // lowcode-pipeline (../../../build.go:95:2)
+	RegistryPassword *Secret // lowcode-pipeline (../../../build.go:96:2)
 	//
 	// A registry running as a Dagger service (tests, demos; what a repository on localhost needs): the repository's registry is reached there, over plain http
 	//
-	RegistryService *Service // lowcode-pipeline (../../../build.go:98:2)
+	RegistryService *Service // lowcode-pipeline (../../../build.go:99:2)
 	//
 	// Creation time of the images, which every time in them is clamped to: the commit time, RFC 3339 or Unix seconds ($SOURCE_DATE_EPOCH); default the Unix epoch, never the clock
 	//
-	Created string // lowcode-pipeline (../../../build.go:101:2)
+	Created string // lowcode-pipeline (../../../build.go:102:2)
 	//
 	// Image label KEY=VALUE (repeatable), e.g. org.opencontainers.image.revision=$GIT_SHA; a URL is shown without credentials or query
 	//
-	Label []string // lowcode-pipeline (../../../build.go:104:2)
+	Label []string // lowcode-pipeline (../../../build.go:105:2)
 }
 
 // Build the images and push them, every time in them clamped to --created; the release names each by digest, as the payload carries it
@@ -1384,7 +1384,7 @@ type LowcodePipelineBuildPublishOpts struct {
 // Everything is checked before anything is built; the three images are built
 // and pushed concurrently. Same commit, same --created: same digests. An
 // image a tag already holds is not pushed again.
-func (r *LowcodePipelineBuild) Publish(repository string, tag []string, opts ...LowcodePipelineBuildPublishOpts) *LowcodePipelineRelease { // lowcode-pipeline (../../../build.go:81:1)
+func (r *LowcodePipelineBuild) Publish(repository string, tag []string, opts ...LowcodePipelineBuildPublishOpts) *LowcodePipelineRelease { // lowcode-pipeline (../../../build.go:82:1)
 	q := r.query.Select("publish")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `platform` optional argument
@@ -1421,7 +1421,7 @@ func (r *LowcodePipelineBuild) Publish(repository string, tag []string, opts ...
 }
 
 // What the build makes, for a person
-func (r *LowcodePipelineBuild) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../build.go:17:2)
+func (r *LowcodePipelineBuild) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../build.go:18:2)
 	if r.summary != nil {
 		return *r.summary, nil
 	}
