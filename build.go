@@ -184,8 +184,8 @@ func (s *buildSpec) run(ctx context.Context) (*Build, error) {
 		doc.Outputs = append(doc.Outputs, in.inputs.Described(nodebuild.CodeAsDataDir, "buildCodeAsData", nodebuild.CodeAsDataVerb, in.tookWholeProject()))
 	}
 	// the install's exec keeps its own limit once it runs; the pull of its
-	// image before it has none but this one (a tool's step more)
-	err = steplimit.Wait(ctx, steplimit.Project+steplimit.Tool, "the install (the pull of "+s.nodeImage+", then the project's install)", func(ctx context.Context) error {
+	// image before it has none but this one's (steplimit.Pull)
+	err = steplimit.Wait(ctx, steplimit.Pull+steplimit.Project, "the install (the pull of "+s.nodeImage+", then the project's install)", func(ctx context.Context) error {
 		_, err := in.deps.Sync(ctx)
 		return err
 	})

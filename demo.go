@@ -9,6 +9,7 @@ import (
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/nodebuild"
+	"dagger/lowcode-pipeline/internal/steplimit"
 	"dagger/lowcode-pipeline/internal/webhook"
 )
 
@@ -28,11 +29,10 @@ func demo(ctx context.Context) (string, error) {
 	run := hex.EncodeToString(random)
 	// The run's own registry: the engine shares identical services, and
 	// Stop stops one for all who hold it (tests/engine-facts.md).
-	registry, err := dag.Container().From(registryImage).
+	registry, err := started(ctx, "the demo's registry (the pull of "+registryImage+", then its start)", dag.Container().From(registryImage).
 		WithEnvVariable("LOWCODE_PIPELINE_DEMO", run).
 		WithExposedPort(5000).
-		AsService(dagger.ContainerAsServiceOpts{UseEntrypoint: true}).
-		Start(ctx)
+		AsService(dagger.ContainerAsServiceOpts{UseEntrypoint: true}))
 	if err != nil {
 		return "", err
 	}
@@ -43,7 +43,7 @@ func demo(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	receiver, err := service.Start(ctx)
+	receiver, err := started(ctx, "the demo's webhook receiver (the pull of "+runtimeImage+", then its start)", service)
 	if err != nil {
 		return "", err
 	}
@@ -67,6 +67,16 @@ func demo(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return d.Summary, nil
+}
+
+// started is svc started, the pull of its image and its start bounded as a
+// tool's step (the engine's own wait for its ports has no limit of ours).
+func started(ctx context.Context, what string, svc *dagger.Service) (_ *dagger.Service, err error) {
+	err = steplimit.Wait(ctx, steplimit.Sum(steplimit.Pull, steplimit.Tool), what, func(ctx context.Context) (err error) {
+		svc, err = svc.Start(ctx)
+		return err
+	})
+	return svc, err
 }
 
 // webhookReceiver is the webhook-receiver service (the module's binary).

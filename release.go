@@ -480,7 +480,17 @@ func (s *publishSpec) push(ctx context.Context, target images.Target, variants [
 		WithExec(steplimit.Within(steplimit.Tool, []string{"oci-publish", "normalize", "-request", "/run/lowcode-pipeline/prepare.json", "-out", "/out"})).
 		Directory("/out")
 	if check != nil {
-		refs, ok, read, err := pushedAlready(ctx, target.Kind, normalized, check)
+		var (
+			refs []results.PushedImage
+			ok   bool
+			read ocipublish.TagsRead
+		)
+		// the normalize's exec keeps its own limit once it runs; the pulls
+		// of its tool's and its base's images before it, this one's
+		err := steplimit.Wait(ctx, steplimit.Pull+steplimit.Tool, normalizeWhat(target.Kind), func(ctx context.Context) (err error) {
+			refs, ok, read, err = pushedAlready(ctx, target.Kind, normalized, check)
+			return err
+		})
 		if err != nil || ok {
 			return refs, err
 		}
@@ -505,10 +515,16 @@ func (s *publishSpec) push(ctx context.Context, target images.Target, variants [
 	if err != nil {
 		return nil, err
 	}
-	// publish is never cached: push anew
-	out, err := rerun(pusher.WithNewFile("/run/lowcode-pipeline/request.json", string(request))).
-		WithExec([]string{"oci-publish", "push", "-request", "/run/lowcode-pipeline/request.json", "-layout", normalizedAt}).
-		Stdout(ctx)
+	// publish is never cached: push anew. The push keeps its own limit
+	// (publishLimit, in the request); the pulls before it and the
+	// normalize, when not read above, this wait's.
+	var out string
+	err = steplimit.Wait(ctx, steplimit.Pull+steplimit.Tool+publishLimit, pushWhat(target.Kind), func(ctx context.Context) (err error) {
+		out, err = rerun(pusher.WithNewFile("/run/lowcode-pipeline/request.json", string(request))).
+			WithExec([]string{"oci-publish", "push", "-request", "/run/lowcode-pipeline/request.json", "-layout", normalizedAt}).
+			Stdout(ctx)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("publish the %s image: %w", target.Kind, explain(err))
 	}
@@ -517,6 +533,16 @@ func (s *publishSpec) push(ctx context.Context, target images.Target, variants [
 		return nil, fmt.Errorf("publish the %s image: unreadable result: %w", target.Kind, err)
 	}
 	return pushedImages(result.Pushed)
+}
+
+// normalizeWhat and pushWhat name the waits for an image's normalize and
+// push in the error of one stopped at its limit.
+func normalizeWhat(kind images.Kind) string {
+	return "the " + string(kind) + " image's normalize (the pulls of its tool's and base's images, then oci-publish normalize)"
+}
+
+func pushWhat(kind images.Kind) string {
+	return "the " + string(kind) + " image's push (the pull of its tool's image, its normalize, then oci-publish push)"
 }
 
 // pushedAlready is the image's references when the registry already holds

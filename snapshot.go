@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"dagger/lowcode-pipeline/internal/dagger"
+	"dagger/lowcode-pipeline/internal/durationflag"
 	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/nodebuild"
 	"dagger/lowcode-pipeline/internal/prefetch"
@@ -177,7 +178,20 @@ func (s *Snapshot) Push(
 	// every call pushes anew
 	done := rerun(tool.WithNewFile(batchPath, string(batchJSON))).
 		WithExec([]string{"snapshot-push", "-batch", batchPath}, dagger.ContainerWithExecOpts{Expect: dagger.ReturnTypeAny})
-	return snapshotReport(ctx, done)
+	// each entry's git work keeps --timeout (the step's own, sooner and
+	// more precise); the pull of git's image and git's install before it,
+	// this wait's
+	perEntry, err := durationflag.Parse("--timeout", timeout)
+	if err != nil {
+		return nil, err
+	}
+	var report *SnapshotReport
+	err = steplimit.Wait(ctx, steplimit.Sum(steplimit.Pull, steplimit.Tool, steplimit.Times(len(pushed), perEntry)), "the git step (the pull of "+runtimeImage+", git's install, then each entry's push)",
+		func(ctx context.Context) (err error) {
+			report, err = snapshotReport(ctx, done)
+			return err
+		})
+	return report, err
 }
 
 // snapshotReport reads the git step's report; it fails, after printing the
@@ -393,7 +407,15 @@ func (r *snapshotRun) snapshot(ctx context.Context, entries []snapshotconfig.Ent
 	}
 	// the platform's state moves: always re-run
 	collected := rerun(installed).WithExec(steplimit.Within(steplimit.Project, cmd)).WithExec(steplimit.Within(steplimit.Tool, snapshotconfig.CollectCommand(entries, snapshotsAt)))
-	out, err := collected.Stdout(ctx)
+	// each exec keeps its own limit once it runs; the pull of the Node.js
+	// image before the install, this wait's
+	var out string
+	err = steplimit.Wait(ctx, steplimit.Pull+steplimit.Project+steplimit.Project+steplimit.Tool,
+		"the snapshot (the pull of "+r.nodeImage+", the project's install, npx "+r.toolkit+" snapshot, then the copy of its folders)",
+		func(ctx context.Context) (err error) {
+			out, err = collected.Stdout(ctx)
+			return err
+		})
 	if err != nil {
 		return nil, nil, fmt.Errorf("npx %s snapshot failed: %w", r.toolkit, explain(err))
 	}

@@ -55,7 +55,16 @@ func signImage(ctx context.Context, reg registryAccess, cosign *dagger.File, ref
 	// signing is never cached: sign anew; the script is a file, so the
 	// engine's progress shows its name, not its text
 	const signScript = "/run/lowcode-pipeline/sign.sh"
-	if _, err := rerun(ctr.WithNewFile(signScript, script)).WithExec(steplimit.Within(steplimit.Tool, []string{"sh", signScript})).Sync(ctx); err != nil {
+	signed := rerun(ctr.WithNewFile(signScript, script)).WithExec(steplimit.Within(steplimit.Tool, []string{"sh", signScript}))
+	// each exec keeps its own limit once it runs: socat's install, a tool's
+	// build from source, the SBOM, the signature; the pulls before them,
+	// this wait's
+	err = steplimit.Wait(ctx, steplimit.Sum(steplimit.Pull, steplimit.Tool, steplimit.Tool, steplimit.Tool, steplimit.Tool),
+		"the signature (the pulls of its tools' images, their steps, then cosign)", func(ctx context.Context) error {
+			_, err := signed.Sync(ctx)
+			return err
+		})
+	if err != nil {
 		return fmt.Errorf("sign %s: %w", ref, explain(err))
 	}
 	return nil

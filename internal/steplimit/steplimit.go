@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -36,6 +37,10 @@ const (
 	// Tool bounds a tool's own step: a package download, a signature, an
 	// SBOM, a tool's build from source.
 	Tool = 15 * time.Minute
+	// Pull bounds the pulls of a step's images. They come before the
+	// step's first exec, and so before its limit starts: a wait for a
+	// step that pulls (Wait) takes Pull plus its commands' limits.
+	Pull = 15 * time.Minute
 )
 
 // ExitCode is what a command stopped at its limit exits with (coreutils'
@@ -147,7 +152,42 @@ func Names(files map[string]string) []string {
 
 // seconds is limit in whole seconds, at least one.
 func seconds(limit time.Duration) time.Duration {
+	if limit > Longest-time.Second {
+		return Longest / time.Second * time.Second
+	}
 	return time.Duration(max(int64((limit+time.Second-1)/time.Second), 1)) * time.Second
+}
+
+// Longest is the longest limit a wait keeps (about 292 years): a sum of
+// limits that would go past it is it.
+const Longest = time.Duration(math.MaxInt64)
+
+// Sum is the limit of a wait for steps that run one after the other, each
+// within its own: their sum, Longest when it would overflow (a per-entry
+// --timeout of a user's times its entries).
+func Sum(limits ...time.Duration) time.Duration {
+	var total time.Duration
+	for _, l := range limits {
+		if l <= 0 {
+			continue
+		}
+		if l > Longest-total {
+			return Longest
+		}
+		total += l
+	}
+	return total
+}
+
+// Times is the limit of n steps of limit each, one after the other.
+func Times(n int, limit time.Duration) time.Duration {
+	if n <= 0 || limit <= 0 {
+		return 0
+	}
+	if limit > Longest/time.Duration(n) {
+		return Longest
+	}
+	return time.Duration(n) * limit
 }
 
 // Format is d as a person writes it: 1h, 15m, 1m30s.

@@ -226,3 +226,54 @@ func TestWaitKeepsTheLimitItNames(t *testing.T) {
 	require.EqualError(t, err, "x did not finish within 1s, the time limit of one step: stopped")
 	assert.GreaterOrEqual(t, time.Since(start), time.Second)
 }
+
+// A wait for steps one after the other takes their limits' sum, and a sum
+// past what Go can keep is the longest it can: never a negative deadline,
+// which would stop the step before it starts.
+func TestSumAndTimesNeverOverflow(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		got  time.Duration
+		want time.Duration
+	}{
+		{"the pull and a tool's step", Sum(Pull, Tool), 30 * time.Minute},
+		{"nothing", Sum(), 0},
+		{"a limit of none counts nothing", Sum(Tool, 0, -time.Hour), Tool},
+		{"past what Go keeps", Sum(Pull, Longest-time.Minute), Longest},
+		{"five entries of 10m", Times(5, 10*time.Minute), 50 * time.Minute},
+		{"no entry", Times(0, time.Hour), 0},
+		{"a user's 100000h times 200 entries", Times(200, 100000*time.Hour), Longest},
+		{"its sum with the pull", Sum(Pull, Tool, Times(200, 100000*time.Hour)), Longest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.got)
+		})
+	}
+}
+
+// The longest limit still waits (a deadline in the future), and says the
+// limit it keeps.
+func TestWaitTakesTheLongestLimit(t *testing.T) {
+	err := Wait(context.Background(), Longest, "x", func(ctx context.Context) error {
+		deadline, ok := ctx.Deadline()
+		require.True(t, ok)
+		assert.Greater(t, time.Until(deadline), 100*365*24*time.Hour)
+		return nil
+	})
+	require.NoError(t, err)
+	assert.EqualError(t, Stopped(ExitCode, "x", Longest), "x did not finish within "+Format(seconds(Longest))+", the time limit of one step")
+}
+
+func FuzzSumIsNeverBelowAPart(f *testing.F) {
+	f.Add(int64(Pull), int64(Tool), 3, int64(10*time.Minute))
+	f.Add(int64(Longest), int64(1), 1<<30, int64(Longest))
+	f.Fuzz(func(t *testing.T, a, b int64, n int, each int64) {
+		got := Sum(time.Duration(a), time.Duration(b), Times(n, time.Duration(each)))
+		for _, part := range []time.Duration{time.Duration(a), time.Duration(b), Times(n, time.Duration(each))} {
+			if part > 0 {
+				assert.GreaterOrEqual(t, got, part)
+			}
+		}
+		assert.GreaterOrEqual(t, got, time.Duration(0))
+	})
+}
