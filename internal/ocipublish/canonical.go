@@ -1,12 +1,10 @@
 package ocipublish
 
 import (
-	"compress/gzip"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -15,8 +13,8 @@ import (
 )
 
 // reencode returns the layer l (diff ID diffID) as its canonical blob: its
-// tar stream as it is, compressed with the standard library's gzip at
-// BestSpeed, whose output depends on the bytes alone. The engine exports a
+// tar stream as it is, in the canonical encoding (newCanonicalWriter), whose
+// output depends on the bytes alone. The engine exports a
 // layer as whichever blob it holds for that content (the registry's gzip, a
 // zstd blob of another image with the same layer, its own gzip of that:
 // tests/engine-facts.md, fact 41), so the blob a build's image comes with is
@@ -43,15 +41,16 @@ func reencode(dir string, l v1.Descriptor, diffID v1.Hash, v Verdicts) (v1.Descr
 		return v1.Descriptor{}, fmt.Errorf("read the layer: %w", err)
 	}
 	defer f.Close()
-	zr, err := gzip.NewReader(f)
+	zr, err := newLayerReader(f)
 	if err != nil {
 		return v1.Descriptor{}, fmt.Errorf("read the layer: %w", err)
 	}
+	defer zr.Close()
 	w, err := newBlobWriter(dir)
 	if err != nil {
 		return v1.Descriptor{}, err
 	}
-	zw, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
+	zw, err := newCanonicalWriter(w)
 	if err != nil {
 		w.abort()
 		return v1.Descriptor{}, err
@@ -115,19 +114,10 @@ func nameLayersAsPushed(history []v1.History, layers []v1.Descriptor) {
 }
 
 // reencodedFile is where v keeps the canonical blob of the blob from, under
-// the Go version that compressed it: another version's gzip may give other
-// bytes, and a blob kept by an older module must not stand for this one's.
+// the encoding that made it (encoder).
 func (v Verdicts) reencodedFile(from v1.Hash) string {
-	return filepath.Join(v.Dir, "gzip-"+encoder, from.Algorithm+"-"+from.Hex)
+	return filepath.Join(v.Dir, encoder, from.Algorithm+"-"+from.Hex)
 }
-
-// encoder is the Go version, as a folder name.
-var encoder = strings.Map(func(r rune) rune {
-	if r == '.' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
-		return r
-	}
-	return '_'
-}, runtime.Version())
 
 // reencodeWait is how long a publish waits for another to re-encode a layer
 // they share before it re-encodes the layer itself.

@@ -6,16 +6,15 @@
 // Dagger v0.21.8's Container.publish stamps the build clock into the image
 // config and history and has no epoch option (tests/engine-facts.md), so the
 // module exports the image as an OCI layout, rewrites it here (the
-// layout's JSON read with go-containerregistry's types, its layers with the
-// standard library) and pushes it from a container of its own with
-// oras-go: no package of either that compresses or reaches a registry is
-// compiled into the module, which a fresh engine builds before its first
-// call (internal/devtools/freshload).
+// layout's JSON read with go-containerregistry's types, its layers with
+// archive/tar and klauspost/pgzip) and pushes it from a container of its own
+// with oras-go: no package of go-containerregistry that compresses or
+// reaches a registry is compiled into the module, which a fresh engine
+// builds before its first call (internal/devtools/freshload).
 package ocipublish
 
 import (
 	"archive/tar"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -54,7 +53,7 @@ func Epoch(created time.Time) time.Time {
 // base (see Base; nil for none), and any other with no time after epoch,
 // keep their content and are re-encoded (reencode, kept in v); a layer with
 // a later time is rewritten with every time clamped, no access or change
-// time, and gzip at BestSpeed (rewrite), so equal contents give equal bytes
+// time, in the canonical gzip (rewrite), so equal contents give equal bytes
 // whenever they were built. Whether a layer holds a later time is taken
 // from v when it knows, and recorded there when it does not.
 func normalizeImage(dir string, img image, epoch time.Time, v Verdicts, base *Base) (v1.Descriptor, error) {
@@ -147,6 +146,7 @@ func hasTimeAfter(dir string, l v1.Descriptor, epoch time.Time) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	defer r.Close()
 	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
@@ -168,24 +168,25 @@ func hasTimeAfter(dir string, l v1.Descriptor, epoch time.Time) (bool, error) {
 // never held whole. Each header is built anew from the fields that describe
 // the file (as archive/tar asks of a header read and written back), without a
 // format: the writer then rounds times to the second and writes no access or
-// change time. A gzip layer is compressed with the standard library at
-// BestSpeed, whose output depends on the bytes alone, not on how they are
-// written: equal contents give equal bytes. An uncompressed one stays a
-// plain tar.
+// change time. A gzip layer is compressed in the canonical encoding
+// (newCanonicalWriter), whose output depends on the bytes alone, not on how
+// they are written: equal contents give equal bytes. An uncompressed one
+// stays a plain tar.
 func rewrite(dir string, blob io.Reader, mt types.MediaType, epoch time.Time) (v1.Descriptor, v1.Hash, error) {
 	r, err := uncompressed(blob, mt)
 	if err != nil {
 		return v1.Descriptor{}, v1.Hash{}, err
 	}
+	defer r.Close()
 	w, err := newBlobWriter(dir)
 	if err != nil {
 		return v1.Descriptor{}, v1.Hash{}, err
 	}
 	diffID := newHashCounter()
 	var tarOut io.Writer = io.MultiWriter(&diffID, w)
-	var zw *gzip.Writer
+	var zw io.WriteCloser
 	if isGzip(mt) {
-		if zw, err = gzip.NewWriterLevel(w, gzip.BestSpeed); err != nil {
+		if zw, err = newCanonicalWriter(w); err != nil {
 			w.abort()
 			return v1.Descriptor{}, v1.Hash{}, err
 		}
@@ -201,7 +202,7 @@ func rewrite(dir string, blob io.Reader, mt types.MediaType, epoch time.Time) (v
 
 // clampTar copies tr to tw with every time clamped, and closes tw, then zw
 // when there is one.
-func clampTar(tr *tar.Reader, tw *tar.Writer, epoch time.Time, zw *gzip.Writer) error {
+func clampTar(tr *tar.Reader, tw *tar.Writer, epoch time.Time, zw io.WriteCloser) error {
 	buf := make([]byte, 256<<10)
 	for {
 		h, err := tr.Next()
@@ -235,11 +236,11 @@ func clampTar(tr *tar.Reader, tw *tar.Writer, epoch time.Time, zw *gzip.Writer) 
 func isGzip(mt types.MediaType) bool { return mt == types.OCILayer || mt == types.DockerLayer }
 
 // uncompressed is a layer blob's tar stream.
-func uncompressed(blob io.Reader, mt types.MediaType) (io.Reader, error) {
+func uncompressed(blob io.Reader, mt types.MediaType) (io.ReadCloser, error) {
 	if !isGzip(mt) {
-		return blob, nil
+		return io.NopCloser(blob), nil
 	}
-	zr, err := gzip.NewReader(blob)
+	zr, err := newLayerReader(blob)
 	if err != nil {
 		return nil, fmt.Errorf("read the layer: %w", err)
 	}

@@ -62,10 +62,23 @@ func layer(t testing.TB, mtime time.Time, files map[string]string) v1.Layer {
 		require.NoError(t, err)
 	}
 	require.NoError(t, tw.Close())
-	b := buf.Bytes()
-	l, err := tarball.LayerFromOpener(opener(b), tarball.WithMediaType(types.OCILayer))
+	// a blob in the canonical encoding, as one the module pushed: a layer
+	// the normalize keeps is then the same bytes
+	l, err := tarball.LayerFromOpener(opener(canonicalGzip(t, buf.Bytes())), tarball.WithMediaType(types.OCILayer))
 	require.NoError(t, err)
 	return l
+}
+
+// canonicalGzip is raw in the canonical encoding.
+func canonicalGzip(t testing.TB, raw []byte) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	zw, err := newCanonicalWriter(&out)
+	require.NoError(t, err)
+	_, err = zw.Write(raw)
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	return out.Bytes()
 }
 
 // build is a frontend image as a build at buildClock makes it: a base
@@ -368,11 +381,10 @@ func TestARewrittenLayerIsTheSameBytesWhateverTheBuildsCompression(t *testing.T)
 				require.NoError(t, err)
 				assert.Equal(t, h, diffID, "the diff ID is the clamped tar's")
 				if mt != types.OCIUncompressedLayer {
-					// the standard library's gzip at BestSpeed of the clamped tar,
-					// written at once: the same bytes however the tar was written
-					// in pieces
+					// the canonical encoding of the clamped tar, written at once:
+					// the same bytes however the tar was written in pieces
 					var want bytes.Buffer
-					zw, err := gzip.NewWriterLevel(&want, gzip.BestSpeed)
+					zw, err := newCanonicalWriter(&want)
 					require.NoError(t, err)
 					_, err = zw.Write(clamped)
 					require.NoError(t, err)
