@@ -383,13 +383,7 @@ func TestARewrittenLayerIsTheSameBytesWhateverTheBuildsCompression(t *testing.T)
 				if mt != types.OCIUncompressedLayer {
 					// the canonical encoding of the clamped tar, written at once:
 					// the same bytes however the tar was written in pieces
-					var want bytes.Buffer
-					zw, err := newCanonicalWriter(&want)
-					require.NoError(t, err)
-					_, err = zw.Write(clamped)
-					require.NoError(t, err)
-					require.NoError(t, zw.Close())
-					assert.Equal(t, want.Bytes(), blob)
+					assert.Equal(t, canonicalGzip(t, clamped), blob)
 				}
 				digest := got.Digest
 				digests = append(digests, digest)
