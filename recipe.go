@@ -141,16 +141,16 @@ func (r *recipe) variants(platforms []string) []*dagger.Container {
 // (images.CheckSourcesCopy): the vendor's template declares no ARG
 // SOURCES_PATH, and then copies the whole project without a word. The
 // output is built first, under its own command's time limit; the image's
-// build from its Dockerfile (its FROM's pull, its RUN steps, the project's
-// commands) then under a project command's (steplimit.Wait: no exec of the
-// module's bounds them).
+// build from its Dockerfile (its FROM's pull, then its RUN steps, the
+// project's commands) then under a pull's and a project command's
+// (steplimit.Wait: no exec of the module's bounds them).
 func (r *recipe) built(ctx context.Context, variants []*dagger.Container) error {
 	want, err := r.dist.Entries(ctx)
 	if err != nil {
 		return explain(err)
 	}
-	what := fmt.Sprintf("the %s image's build (%s)", r.kind, r.kind.Dockerfile())
-	return steplimit.Wait(ctx, steplimit.Project, what, func(ctx context.Context) error {
+	what := fmt.Sprintf("the %s image's build (%s: its FROM's pull, then its RUN steps)", r.kind, r.kind.Dockerfile())
+	return steplimit.Wait(ctx, steplimit.Sum(steplimit.Pull, steplimit.Project), what, func(ctx context.Context) error {
 		g, gctx := errgroup.WithContext(ctx)
 		for _, v := range variants[1:] {
 			g.Go(func() error { _, err := v.Sync(gctx); return err })

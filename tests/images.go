@@ -426,7 +426,7 @@ until flock -n /c/layer.lock true; do [ $i -ge 600 ] && { echo "waiter: lock not
 	return errors.Join(<-errs, <-errs)
 }
 
-// A call the module stops waiting for at its deadline stops the engine's work with it: an exec's command, and a Dockerfile's RUN step, end when the call does. The module bounds an image's build so (steplimit.Wait, 1 h); here 3 s.
+// A call the module stops waiting for at its deadline stops the engine's work with it: an exec's command, and a Dockerfile's RUN step, end when the call does. The module bounds an image's build so (steplimit.Wait, 1 h 15 min with its FROM's pull); here 3 s.
 //
 // The exec would write a file into a cache volume 8 s in; 12 s in, the
 // volume must hold a control file an exec wrote without a deadline, and not
