@@ -188,7 +188,10 @@ func (r *recipe) checkCopies(ctx context.Context, img *dagger.Container, want []
 
 // baseTarball is the image ref for each platform ("" the engine's), as
 // normalize reads what a built image has of it (ocipublish.Base); nil
-// without a ref.
+// without a ref. Its layers are in gzip, as the built image's tarball has
+// them (push): keep-base keeps what it re-encodes under the blobs that
+// tarball names, and a base layer the engine holds in zstd (the Go SDK
+// image's, engine-facts 41) is converted while the project builds.
 func baseTarball(ref string, platforms []string) *dagger.File {
 	if ref == "" {
 		return nil
@@ -200,5 +203,5 @@ func baseTarball(ref string, platforms []string) *dagger.File {
 	for i, p := range platforms {
 		ctrs[i] = dag.Container(dagger.ContainerOpts{Platform: dagger.Platform(p)}).From(ref)
 	}
-	return ctrs[0].AsTarball(dagger.ContainerAsTarballOpts{PlatformVariants: ctrs[1:]})
+	return ctrs[0].AsTarball(dagger.ContainerAsTarballOpts{PlatformVariants: ctrs[1:], ForcedCompression: dagger.ImageLayerCompressionGzip})
 }

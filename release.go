@@ -279,10 +279,11 @@ func (s *publishSpec) start(ctx context.Context, b *buildSpec) *early {
 		plans <- planned
 		close(plans)
 		var fetches []func(context.Context) error
-		var bases []string
+		var bases, kept []string
 		for _, kind := range kinds {
-			if ref := planned[kind].base; ref != "" {
-				fetches = append(fetches, func(ctx context.Context) error { _, err := baseTarball(ref, s.platforms).Sync(ctx); return err })
+			if ref := planned[kind].base; ref != "" && !slices.Contains(kept, ref) {
+				kept = append(kept, ref)
+				fetches = append(fetches, func(ctx context.Context) error { return keepBase(ctx, baseTarball(ref, s.platforms)) })
 			}
 			for _, ref := range planned[kind].bases {
 				if !slices.Contains(bases, ref) {
@@ -308,6 +309,27 @@ func (s *publishSpec) start(ctx context.Context, b *buildSpec) *early {
 		return nil
 	})
 	return e
+}
+
+// keepBase re-encodes the layers of a base image (its tarball as normalize
+// reads it) into the cache volume where normalize keeps re-encoded layers
+// (oci-publish keep-base), while the project builds: on an engine that has
+// not yet published an image on that base, re-encoding them was most of
+// the image's normalize, after the build. The exec is cached; normalize
+// waits for a layer keep-base is re-encoding (a lock in the volume), and
+// re-encodes itself what keep-base did not keep.
+func keepBase(ctx context.Context, base *dagger.File) error {
+	const baseAt = "/run/lowcode-pipeline/base.tar"
+	tool, err := publishTool()
+	if err != nil {
+		return err
+	}
+	_, err = tool.
+		WithMountedFile(baseAt, base).
+		WithMountedCache(verdictsDir, dag.CacheVolume(verdictsCache)).
+		WithExec(steplimit.Within(steplimit.Tool, []string{"oci-publish", "keep-base", "-base", baseAt, "-verdicts", verdictsDir})).
+		Sync(ctx)
+	return err
 }
 
 // readTags starts the check of each target's tags (checkTags), by kind.

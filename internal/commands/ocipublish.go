@@ -9,7 +9,12 @@
 //	REGISTRY_PASSWORD=… oci-publish push -request request.json -layout DIR
 //
 // pushes that layout under every tag, reads each back, and prints the
-// result as JSON.
+// result as JSON;
+//
+//	oci-publish keep-base -base base.tar -verdicts DIR
+//
+// re-encodes the layers of a base image (an OCI tarball) into the folder
+// normalize keeps its re-encoded layers in, while the project builds.
 
 package commands
 
@@ -27,8 +32,8 @@ import (
 // OCIPublish is the oci-publish command: a step and its flags in, the result
 // as JSON on stdout (push), 0, 1 or 2 out.
 func OCIPublish(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || (args[0] != "normalize" && args[0] != "push") {
-		fmt.Fprintln(stderr, "oci-publish: usage: oci-publish normalize -request FILE -out DIR | push -request FILE -layout DIR")
+	if len(args) == 0 || (args[0] != "normalize" && args[0] != "push" && args[0] != "keep-base") {
+		fmt.Fprintln(stderr, "oci-publish: usage: oci-publish normalize -request FILE -out DIR | push -request FILE -layout DIR | keep-base -base FILE -verdicts DIR")
 		return 2
 	}
 	step := args[0]
@@ -37,8 +42,13 @@ func OCIPublish(ctx context.Context, args []string, getenv func(string) string, 
 	requestFile := fs.String("request", "", "JSON file of the request")
 	dir := fs.String("out", "", "folder to write the OCI layout to (normalize)")
 	layoutDir := fs.String("layout", "", "folder of the OCI layout to push (push)")
+	baseFile := fs.String("base", "", "OCI tarball of the base image (keep-base)")
+	verdicts := fs.String("verdicts", "", "folder normalize keeps re-encoded layers in (keep-base)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
+	}
+	if step == "keep-base" {
+		return keepBase(*baseFile, *verdicts, stderr)
 	}
 	data, err := os.ReadFile(*requestFile)
 	if err != nil {
@@ -75,6 +85,25 @@ func OCIPublish(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	if err := json.NewEncoder(stdout).Encode(result); err != nil {
 		fmt.Fprintln(stderr, "oci-publish:", err)
+		return 1
+	}
+	return 0
+}
+
+// keepBase is oci-publish keep-base.
+func keepBase(base, verdicts string, stderr io.Writer) int {
+	if base == "" || verdicts == "" {
+		fmt.Fprintln(stderr, "oci-publish keep-base: -base and -verdicts are both needed")
+		return 2
+	}
+	work, err := os.MkdirTemp("", "oci-publish-")
+	if err != nil {
+		fmt.Fprintln(stderr, "oci-publish:", err)
+		return 1
+	}
+	defer os.RemoveAll(work)
+	if _, err := ocipublish.KeepBase(base, work, ocipublish.Verdicts{Dir: verdicts}); err != nil {
+		fmt.Fprintf(stderr, "oci-publish: the base image: %v\n", err)
 		return 1
 	}
 	return 0

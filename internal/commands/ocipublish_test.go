@@ -110,3 +110,36 @@ func prepared(t *testing.T, dir, kind string, size, layers int64) string {
 	require.NoError(t, os.WriteFile(prepareFile, prepare, 0o600))
 	return prepareFile
 }
+
+func TestKeepBaseKeepsTheBasesLayersForNormalize(t *testing.T) {
+	dir := t.TempDir()
+	prepared(t, dir, "frontend", 512, 2)
+	base := filepath.Join(dir, "image.tar")
+	verdicts := filepath.Join(dir, "verdicts")
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"no base", []string{"keep-base", "-verdicts", verdicts}, 2, "oci-publish keep-base: -base and -verdicts are both needed"},
+		{"no folder", []string{"keep-base", "-base", base}, 2, "oci-publish keep-base: -base and -verdicts are both needed"},
+		{"no tarball there", []string{"keep-base", "-base", filepath.Join(dir, "none.tar"), "-verdicts", verdicts}, 1, "oci-publish: the base image: open "},
+		{"kept", []string{"keep-base", "-base", base, "-verdicts", verdicts}, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			assert.Equal(t, tc.code, OCIPublish(context.Background(), tc.args, os.Getenv, &stdout, &stderr))
+			if tc.stderr == "" {
+				assert.Empty(t, stderr.String())
+			} else {
+				assert.True(t, strings.HasPrefix(stderr.String(), tc.stderr), stderr.String())
+			}
+			assert.Empty(t, stdout.String(), "keep-base prints nothing: its output is the folder")
+		})
+	}
+	// random.Image's two layers, each kept in the folder of the encoding
+	kept, err := filepath.Glob(filepath.Join(verdicts, "*", "sha256-*[0-9a-f]"))
+	require.NoError(t, err)
+	assert.Len(t, kept, 2, "%v", kept)
+}
