@@ -191,7 +191,8 @@ func (r *recipe) checkCopies(ctx context.Context, img *dagger.Container, want []
 // without a ref. Its layers are in gzip, as the built image's tarball has
 // them (push): keep-base keeps what it re-encodes under the blobs that
 // tarball names, and a base layer the engine holds in zstd (the Go SDK
-// image's, engine-facts 41) is converted while the project builds.
+// image's, engine-facts 41) is converted while the project builds, once
+// (engine-facts 47).
 func baseTarball(ref string, platforms []string) *dagger.File {
 	if ref == "" {
 		return nil
