@@ -61,17 +61,9 @@ func OCIPublish(ctx context.Context, args []string, getenv func(string) string, 
 			fmt.Fprintln(stderr, "oci-publish: -request:", err)
 			return 2
 		}
-		work, err := os.MkdirTemp("", "oci-publish-")
-		if err != nil {
-			fmt.Fprintln(stderr, "oci-publish:", err)
-			return 1
-		}
-		defer os.RemoveAll(work)
-		if err := ocipublish.Normalized(p, work, *dir, stderr); err != nil {
-			fmt.Fprintf(stderr, "oci-publish: the %s image: %v\n", p.Kind, err)
-			return 1
-		}
-		return 0
+		return withWork(stderr, "oci-publish: the "+p.Kind+" image", func(work string) error {
+			return ocipublish.Normalized(p, work, *dir, stderr)
+		})
 	}
 	var req ocipublish.Request
 	if err := json.Unmarshal(data, &req); err != nil {
@@ -96,14 +88,23 @@ func keepBase(base, verdicts string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "oci-publish keep-base: -base and -verdicts are both needed")
 		return 2
 	}
+	return withWork(stderr, "oci-publish: the base image", func(work string) error {
+		_, err := ocipublish.KeepBase(base, work, ocipublish.Verdicts{Dir: verdicts})
+		return err
+	})
+}
+
+// withWork runs f with a folder of its own, removed after it: 1 when f
+// fails (its error after what), else 0.
+func withWork(stderr io.Writer, what string, f func(work string) error) int {
 	work, err := os.MkdirTemp("", "oci-publish-")
 	if err != nil {
 		fmt.Fprintln(stderr, "oci-publish:", err)
 		return 1
 	}
 	defer os.RemoveAll(work)
-	if _, err := ocipublish.KeepBase(base, work, ocipublish.Verdicts{Dir: verdicts}); err != nil {
-		fmt.Fprintf(stderr, "oci-publish: the base image: %v\n", err)
+	if err := f(work); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", what, err)
 		return 1
 	}
 	return 0
