@@ -311,6 +311,10 @@ func (s *publishSpec) start(ctx context.Context, b *buildSpec) *early {
 	return e
 }
 
+// baseAt is where the publish tool's container holds the base image's
+// tarball (baseTarball), for normalize and keep-base.
+const baseAt = "/run/lowcode-pipeline/base.tar"
+
 // keepBase re-encodes the layers of a base image (its tarball as normalize
 // reads it) into the cache volume where normalize keeps re-encoded layers
 // (oci-publish keep-base), while the project builds: on an engine that has
@@ -319,7 +323,6 @@ func (s *publishSpec) start(ctx context.Context, b *buildSpec) *early {
 // waits for a layer keep-base is re-encoding (a lock in the volume), and
 // re-encodes itself what keep-base did not keep.
 func keepBase(ctx context.Context, base *dagger.File) error {
-	const baseAt = "/run/lowcode-pipeline/base.tar"
 	tool, err := publishTool()
 	if err != nil {
 		return err
@@ -480,7 +483,7 @@ func byContent(f *dagger.File) *dagger.File {
 // that container reads the tags first, and leaves them as they are when
 // they hold the image.
 func (s *publishSpec) push(ctx context.Context, target images.Target, variants []*dagger.Container, base *dagger.File, check <-chan ocipublish.TagsRead) ([]results.PushedImage, error) {
-	const tarball, baseAt, normalizedAt = "/run/lowcode-pipeline/image.tar", "/run/lowcode-pipeline/base.tar", "/run/lowcode-pipeline/normalized"
+	const tarball, normalizedAt = "/run/lowcode-pipeline/image.tar", "/run/lowcode-pipeline/normalized"
 	prep := ocipublish.Prepare{Kind: string(target.Kind), Tarball: tarball, Created: ocipublish.Epoch(s.epoch), Platforms: s.platforms, Verdicts: verdictsDir}
 	tool, err := publishTool()
 	if err != nil {
