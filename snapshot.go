@@ -13,7 +13,6 @@ import (
 	"strconv"
 
 	"dagger/lowcode-pipeline/internal/dagger"
-	"dagger/lowcode-pipeline/internal/durationflag"
 	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/nodebuild"
 	"dagger/lowcode-pipeline/internal/prefetch"
@@ -135,7 +134,7 @@ func (s *Snapshot) Push(
 	author string,
 ) (_ *SnapshotReport, err error) {
 	defer userErr(&err)
-	authorName, authorEmail, err := snapshotconfig.PushFlags{PushAttempts: pushAttempts, MaxDeleteRatio: maxDeleteRatio, Timeout: timeout, Author: author,
+	checked, err := snapshotconfig.PushFlags{PushAttempts: pushAttempts, MaxDeleteRatio: maxDeleteRatio, Timeout: timeout, Author: author,
 		GitUsername: gitUsername}.Check()
 	if err != nil {
 		return nil, err
@@ -149,7 +148,7 @@ func (s *Snapshot) Push(
 		return nil, fmt.Errorf("%s: %w", s.ConfigPath, err)
 	}
 	batch := snapshotpush.Batch{
-		AuthorName: authorName, AuthorEmail: authorEmail, MaxAttempts: pushAttempts, AllowEmpty: s.AllowEmpty,
+		AuthorName: checked.AuthorName, AuthorEmail: checked.AuthorEmail, MaxAttempts: pushAttempts, AllowEmpty: s.AllowEmpty,
 		MaxDeleteRatio: maxDeleteRatio, CreateBranch: createBranch, Timeout: timeout,
 	}
 	tool, err := withTool(gitTool(), "snapshot-push")
@@ -181,12 +180,8 @@ func (s *Snapshot) Push(
 	// each entry's git work keeps --timeout (the step's own, sooner and
 	// more precise); the pull of git's image and git's install before it,
 	// this wait's
-	perEntry, err := durationflag.Parse("--timeout", timeout)
-	if err != nil {
-		return nil, err
-	}
 	var report *SnapshotReport
-	err = steplimit.Wait(ctx, steplimit.Sum(steplimit.Pull, steplimit.Tool, steplimit.Times(len(pushed), perEntry)), "the git step (the pull of "+runtimeImage+", git's install, then each entry's push)",
+	err = steplimit.Wait(ctx, steplimit.Sum(steplimit.Pull, steplimit.Tool, steplimit.Times(len(pushed), checked.Timeout)), "the git step (the pull of "+runtimeImage+", git's install, then each entry's push)",
 		func(ctx context.Context) (err error) {
 			report, err = snapshotReport(ctx, done)
 			return err

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"dagger/lowcode-pipeline/internal/durationflag"
 	"dagger/lowcode-pipeline/internal/fielderr"
@@ -240,9 +241,17 @@ type PushFlags struct {
 // DefaultAuthor is who commits a snapshot unless --author says otherwise.
 const DefaultAuthor = "lowcode-pipeline <lowcode-pipeline@users.noreply.invalid>"
 
-// Check refuses each bad flag, naming it, all at once, and returns the
-// author's name and e-mail.
-func (f PushFlags) Check() (name, email string, err error) {
+// CheckedPush is what PushFlags.Check read from the flags.
+type CheckedPush struct {
+	AuthorName, AuthorEmail string
+	// Timeout is each entry's time limit (--timeout).
+	Timeout time.Duration
+}
+
+// Check refuses each bad flag, naming it, all at once, and returns what it
+// read: the author's name and e-mail, each entry's time limit.
+func (f PushFlags) Check() (CheckedPush, error) {
+	var c CheckedPush
 	var errs []error
 	if f.PushAttempts < 1 {
 		errs = append(errs, fmt.Errorf("--push-attempts %d: must be at least 1 (it counts the first push)", f.PushAttempts))
@@ -250,17 +259,17 @@ func (f PushFlags) Check() (name, email string, err error) {
 	if !(f.MaxDeleteRatio > 0 && f.MaxDeleteRatio <= 1) {
 		errs = append(errs, fmt.Errorf("--max-delete-ratio %g: must be above 0 and at most 1 (1 lets any deletion through)", f.MaxDeleteRatio))
 	}
-	if _, err := durationflag.Parse("--timeout", f.Timeout); err != nil {
+	var err error
+	if c.Timeout, err = durationflag.Parse("--timeout", f.Timeout); err != nil {
 		errs = append(errs, err)
 	}
-	name, email, err = ParseAuthor(f.Author)
-	if err != nil {
+	if c.AuthorName, c.AuthorEmail, err = ParseAuthor(f.Author); err != nil {
 		errs = append(errs, err)
 	}
 	if f.GitUsername != "" && (len(f.GitUsername) > 256 || !basicUser.MatchString(f.GitUsername)) {
 		errs = append(errs, fmt.Errorf("--git-username %s: a user name of up to 256 bytes without ':' (HTTP Basic auth sends user:token), spaces or control characters", fielderr.Quote(f.GitUsername)))
 	}
-	return name, email, errors.Join(errs...)
+	return c, errors.Join(errs...)
 }
 
 // basicUser is a user name HTTP Basic auth can carry before the token (its

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -130,10 +131,11 @@ func TestCollectCommandCopiesWhatTheCLIWroteAndCounts(t *testing.T) {
 
 func TestPushFlagsAreChecked(t *testing.T) {
 	good := PushFlags{PushAttempts: 5, MaxDeleteRatio: 0.5, Timeout: "10m", Author: DefaultAuthor}
-	name, email, err := good.Check()
+	checked, err := good.Check()
 	require.NoError(t, err)
-	assert.Equal(t, "lowcode-pipeline", name)
-	assert.Equal(t, "lowcode-pipeline@users.noreply.invalid", email)
+	assert.Equal(t, "lowcode-pipeline", checked.AuthorName)
+	assert.Equal(t, "lowcode-pipeline@users.noreply.invalid", checked.AuthorEmail)
+	assert.Equal(t, 10*time.Minute, checked.Timeout)
 	for _, tc := range []struct {
 		name string
 		edit func(*PushFlags)
@@ -153,7 +155,7 @@ func TestPushFlagsAreChecked(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := good
 			tc.edit(&f)
-			_, _, err := f.Check()
+			_, err := f.Check()
 			assert.ErrorContains(t, err, tc.want)
 		})
 	}
@@ -162,7 +164,7 @@ func TestPushFlagsAreChecked(t *testing.T) {
 func TestGitUsernamesHostsUseAreAccepted(t *testing.T) {
 	for _, user := range []string{"", "x-access-token", "oauth2", "x-token-auth", "ci-bot@example.com", "Ünïcode", strings.Repeat("u", 256)} {
 		f := PushFlags{PushAttempts: 1, MaxDeleteRatio: 1, Timeout: "1m", Author: DefaultAuthor, GitUsername: user}
-		_, _, err := f.Check()
+		_, err := f.Check()
 		assert.NoError(t, err, user)
 	}
 }
@@ -312,7 +314,8 @@ func FuzzPushFlagsCheck(f *testing.F) {
 	f.Add(-3, math.NaN(), "-1m", "<x@y>", "a b")
 	f.Fuzz(func(t *testing.T, attempts int, ratio float64, timeout, author, user string) {
 		flags := PushFlags{PushAttempts: attempts, MaxDeleteRatio: ratio, Timeout: timeout, Author: author, GitUsername: user}
-		name, email, err := flags.Check()
+		checked, err := flags.Check()
+		name, email := checked.AuthorName, checked.AuthorEmail
 		if err != nil {
 			assert.Less(t, len(err.Error()), 4096, "the error stays small: every value is cut")
 			for _, flag := range []string{"--push-attempts", "--max-delete-ratio", "--timeout", "--git-username"} {

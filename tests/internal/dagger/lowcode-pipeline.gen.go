@@ -101,7 +101,7 @@ func (r *Binding) AsLowcodePipelineRelease() *LowcodePipelineRelease { // lowcod
 }
 
 // Retrieve the binding value, as type LowcodePipelineSnapshot
-func (r *Binding) AsLowcodePipelineSnapshot() *LowcodePipelineSnapshot { // lowcode-pipeline (../../../snapshot.go:27:6)
+func (r *Binding) AsLowcodePipelineSnapshot() *LowcodePipelineSnapshot { // lowcode-pipeline (../../../snapshot.go:26:6)
 	q := r.query.Select("asLowcodePipelineSnapshot")
 
 	return &LowcodePipelineSnapshot{
@@ -110,7 +110,7 @@ func (r *Binding) AsLowcodePipelineSnapshot() *LowcodePipelineSnapshot { // lowc
 }
 
 // Retrieve the binding value, as type LowcodePipelineSnapshotEntry
-func (r *Binding) AsLowcodePipelineSnapshotEntry() *LowcodePipelineSnapshotEntry { // lowcode-pipeline (../../../snapshot.go:70:6)
+func (r *Binding) AsLowcodePipelineSnapshotEntry() *LowcodePipelineSnapshotEntry { // lowcode-pipeline (../../../snapshot.go:69:6)
 	q := r.query.Select("asLowcodePipelineSnapshotEntry")
 
 	return &LowcodePipelineSnapshotEntry{
@@ -119,7 +119,7 @@ func (r *Binding) AsLowcodePipelineSnapshotEntry() *LowcodePipelineSnapshotEntry
 }
 
 // Retrieve the binding value, as type LowcodePipelineSnapshotOutput
-func (r *Binding) AsLowcodePipelineSnapshotOutput() *LowcodePipelineSnapshotOutput { // lowcode-pipeline (../../../snapshot.go:48:6)
+func (r *Binding) AsLowcodePipelineSnapshotOutput() *LowcodePipelineSnapshotOutput { // lowcode-pipeline (../../../snapshot.go:47:6)
 	q := r.query.Select("asLowcodePipelineSnapshotOutput")
 
 	return &LowcodePipelineSnapshotOutput{
@@ -128,7 +128,7 @@ func (r *Binding) AsLowcodePipelineSnapshotOutput() *LowcodePipelineSnapshotOutp
 }
 
 // Retrieve the binding value, as type LowcodePipelineSnapshotReport
-func (r *Binding) AsLowcodePipelineSnapshotReport() *LowcodePipelineSnapshotReport { // lowcode-pipeline (../../../snapshot.go:60:6)
+func (r *Binding) AsLowcodePipelineSnapshotReport() *LowcodePipelineSnapshotReport { // lowcode-pipeline (../../../snapshot.go:59:6)
 	q := r.query.Select("asLowcodePipelineSnapshotReport")
 
 	return &LowcodePipelineSnapshotReport{
@@ -386,7 +386,7 @@ func (r *Env) WithLowcodePipelineReleaseOutput(name string, description string) 
 }
 
 // Create or update a binding of type LowcodePipelineSnapshotEntry in the environment
-func (r *Env) WithLowcodePipelineSnapshotEntryInput(name string, value *LowcodePipelineSnapshotEntry, description string) *Env { // lowcode-pipeline (../../../snapshot.go:70:6)
+func (r *Env) WithLowcodePipelineSnapshotEntryInput(name string, value *LowcodePipelineSnapshotEntry, description string) *Env { // lowcode-pipeline (../../../snapshot.go:69:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineSnapshotEntryInput")
 	q = q.Arg("name", name)
@@ -399,7 +399,7 @@ func (r *Env) WithLowcodePipelineSnapshotEntryInput(name string, value *LowcodeP
 }
 
 // Declare a desired LowcodePipelineSnapshotEntry output to be assigned in the environment
-func (r *Env) WithLowcodePipelineSnapshotEntryOutput(name string, description string) *Env { // lowcode-pipeline (../../../snapshot.go:70:6)
+func (r *Env) WithLowcodePipelineSnapshotEntryOutput(name string, description string) *Env { // lowcode-pipeline (../../../snapshot.go:69:6)
 	q := r.query.Select("withLowcodePipelineSnapshotEntryOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -410,7 +410,7 @@ func (r *Env) WithLowcodePipelineSnapshotEntryOutput(name string, description st
 }
 
 // Create or update a binding of type LowcodePipelineSnapshot in the environment
-func (r *Env) WithLowcodePipelineSnapshotInput(name string, value *LowcodePipelineSnapshot, description string) *Env { // lowcode-pipeline (../../../snapshot.go:27:6)
+func (r *Env) WithLowcodePipelineSnapshotInput(name string, value *LowcodePipelineSnapshot, description string) *Env { // lowcode-pipeline (../../../snapshot.go:26:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineSnapshotInput")
 	q = q.Arg("name", name)
@@ -423,7 +423,7 @@ func (r *Env) WithLowcodePipelineSnapshotInput(name string, value *LowcodePipeli
 }
 
 // Declare a desired LowcodePipelineSnapshot output to be assigned in the environment
-func (r *Env) WithLowcodePipelineSnapshotOutput(name string, description string) *Env { // lowcode-pipeline (../../../snapshot.go:27:6)
+func (r *Env) WithLowcodePipelineSnapshotOutput(name string, description string) *Env { // lowcode-pipeline (../../../snapshot.go:26:6)
 	q := r.query.Select("withLowcodePipelineSnapshotOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -434,7 +434,7 @@ func (r *Env) WithLowcodePipelineSnapshotOutput(name string, description string)
 }
 
 // Create or update a binding of type LowcodePipelineSnapshotOutput in the environment
-func (r *Env) WithLowcodePipelineSnapshotOutputInput(name string, value *LowcodePipelineSnapshotOutput, description string) *Env { // lowcode-pipeline (../../../snapshot.go:48:6)
+func (r *Env) WithLowcodePipelineSnapshotOutputInput(name string, value *LowcodePipelineSnapshotOutput, description string) *Env { // lowcode-pipeline (../../../snapshot.go:47:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineSnapshotOutputInput")
 	q = q.Arg("name", name)
@@ -447,7 +447,7 @@ func (r *Env) WithLowcodePipelineSnapshotOutputInput(name string, value *Lowcode
 }
 
 // Declare a desired LowcodePipelineSnapshotOutput output to be assigned in the environment
-func (r *Env) WithLowcodePipelineSnapshotOutputOutput(name string, description string) *Env { // lowcode-pipeline (../../../snapshot.go:48:6)
+func (r *Env) WithLowcodePipelineSnapshotOutputOutput(name string, description string) *Env { // lowcode-pipeline (../../../snapshot.go:47:6)
 	q := r.query.Select("withLowcodePipelineSnapshotOutputOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -458,7 +458,7 @@ func (r *Env) WithLowcodePipelineSnapshotOutputOutput(name string, description s
 }
 
 // Create or update a binding of type LowcodePipelineSnapshotReport in the environment
-func (r *Env) WithLowcodePipelineSnapshotReportInput(name string, value *LowcodePipelineSnapshotReport, description string) *Env { // lowcode-pipeline (../../../snapshot.go:60:6)
+func (r *Env) WithLowcodePipelineSnapshotReportInput(name string, value *LowcodePipelineSnapshotReport, description string) *Env { // lowcode-pipeline (../../../snapshot.go:59:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineSnapshotReportInput")
 	q = q.Arg("name", name)
@@ -471,7 +471,7 @@ func (r *Env) WithLowcodePipelineSnapshotReportInput(name string, value *Lowcode
 }
 
 // Declare a desired LowcodePipelineSnapshotReport output to be assigned in the environment
-func (r *Env) WithLowcodePipelineSnapshotReportOutput(name string, description string) *Env { // lowcode-pipeline (../../../snapshot.go:60:6)
+func (r *Env) WithLowcodePipelineSnapshotReportOutput(name string, description string) *Env { // lowcode-pipeline (../../../snapshot.go:59:6)
 	q := r.query.Select("withLowcodePipelineSnapshotReportOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -2969,7 +2969,7 @@ func (r *LowcodePipelineRelease) AsNode() Node {
 }
 
 // Snapshot is what the toolkit's snapshot command wrote into each outputDir
-type LowcodePipelineSnapshot struct { // lowcode-pipeline (../../../snapshot.go:27:6)
+type LowcodePipelineSnapshot struct { // lowcode-pipeline (../../../snapshot.go:26:6)
 	query *querybuilder.Selection
 
 	id      *ID
@@ -2984,7 +2984,7 @@ func (r *LowcodePipelineSnapshot) WithGraphQLQuery(q *querybuilder.Selection) *L
 }
 
 // The changes to the project's outputDirs: export --path . applies additions, changes and deletions there and touches nothing else
-func (r *LowcodePipelineSnapshot) Changes() *Changeset { // lowcode-pipeline (../../../snapshot.go:33:2)
+func (r *LowcodePipelineSnapshot) Changes() *Changeset { // lowcode-pipeline (../../../snapshot.go:32:2)
 	q := r.query.Select("changes")
 
 	return &Changeset{
@@ -2993,7 +2993,7 @@ func (r *LowcodePipelineSnapshot) Changes() *Changeset { // lowcode-pipeline (..
 }
 
 // Each entry of the configuration, in its order
-func (r *LowcodePipelineSnapshot) Entries(ctx context.Context) ([]LowcodePipelineSnapshotOutput, error) { // lowcode-pipeline (../../../snapshot.go:35:2)
+func (r *LowcodePipelineSnapshot) Entries(ctx context.Context) ([]LowcodePipelineSnapshotOutput, error) { // lowcode-pipeline (../../../snapshot.go:34:2)
 	q := r.query.Select("entries")
 
 	q = q.Select("id")
@@ -3075,7 +3075,7 @@ func (r *LowcodePipelineSnapshot) UnmarshalJSON(bs []byte) error {
 }
 
 // The same as JSON, for a script
-func (r *LowcodePipelineSnapshot) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:31:2)
+func (r *LowcodePipelineSnapshot) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:30:2)
 	if r.json != nil {
 		return *r.json, nil
 	}
@@ -3092,43 +3092,43 @@ type LowcodePipelineSnapshotPushOpts struct {
 	//
 	// Git access token (recommended: then git.repo carries none, and the token is never in the project). Without it, a token in git.repo's user-info is used
 	//
-	GitToken *Secret // lowcode-pipeline (../../../snapshot.go:110:2)
+	GitToken *Secret // lowcode-pipeline (../../../snapshot.go:109:2)
 	//
 	// User name sent with the token (default: the one in git.repo, else x-access-token; GitLab: oauth2, Bitbucket: x-token-auth)
 	//
-	GitUsername string // lowcode-pipeline (../../../snapshot.go:113:2)
+	GitUsername string // lowcode-pipeline (../../../snapshot.go:112:2)
 	//
 	// CA certificate (PEM) that signs a self-hosted git server's certificate; trusted by the git step only, instead of the system's
 	//
-	GitCaCert *File // lowcode-pipeline (../../../snapshot.go:116:2)
+	GitCaCert *File // lowcode-pipeline (../../../snapshot.go:115:2)
 	//
 	// Create git.branch when the remote has no such branch: from the default branch, or as the first commit of an empty repository
 	//
-	CreateBranch bool // lowcode-pipeline (../../../snapshot.go:119:2)
+	CreateBranch bool // lowcode-pipeline (../../../snapshot.go:118:2)
 	//
 	// Refuse a commit that deletes more than this share of the files under outputDir (1 lets any deletion through)
 	//
 	//
 	// Default: 0.5
-	MaxDeleteRatio float64 // lowcode-pipeline (../../../snapshot.go:123:2)
+	MaxDeleteRatio float64 // lowcode-pipeline (../../../snapshot.go:122:2)
 	//
 	// Pushes to try when the branch keeps moving, the first included
 	//
 	//
 	// Default: 5
-	PushAttempts int // lowcode-pipeline (../../../snapshot.go:127:2)
+	PushAttempts int // lowcode-pipeline (../../../snapshot.go:126:2)
 	//
 	// Time limit for the git work of one entry (a Go duration); git also gives up on a transfer below 1000 bytes/s for a minute
 	//
 	//
 	// Default: "10m"
-	Timeout string // lowcode-pipeline (../../../snapshot.go:131:2)
+	Timeout string // lowcode-pipeline (../../../snapshot.go:130:2)
 	//
 	// Commit author, "Name <email>"
 	//
 	//
 	// Default: "lowcode-pipeline <lowcode-pipeline@users.noreply.invalid>"
-	Author string // lowcode-pipeline (../../../snapshot.go:135:2)
+	Author string // lowcode-pipeline (../../../snapshot.go:134:2)
 }
 
 // Commit and push each entry that has a git section, only when its outputDir changed
@@ -3141,7 +3141,7 @@ type LowcodePipelineSnapshotPushOpts struct {
 // refused unless allowed. The first failing entry stops the run; the report
 // says what reached each remote, and the function fails after it when an
 // entry failed.
-func (r *LowcodePipelineSnapshot) Push(opts ...LowcodePipelineSnapshotPushOpts) *LowcodePipelineSnapshotReport { // lowcode-pipeline (../../../snapshot.go:106:1)
+func (r *LowcodePipelineSnapshot) Push(opts ...LowcodePipelineSnapshotPushOpts) *LowcodePipelineSnapshotReport { // lowcode-pipeline (../../../snapshot.go:105:1)
 	q := r.query.Select("push")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `gitToken` optional argument
@@ -3184,7 +3184,7 @@ func (r *LowcodePipelineSnapshot) Push(opts ...LowcodePipelineSnapshotPushOpts) 
 }
 
 // Each entry's outputDir and how many files it holds, for a person
-func (r *LowcodePipelineSnapshot) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:29:2)
+func (r *LowcodePipelineSnapshot) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:28:2)
 	if r.summary != nil {
 		return *r.summary, nil
 	}
@@ -3205,7 +3205,7 @@ func (r *LowcodePipelineSnapshot) AsNode() Node {
 }
 
 // SnapshotEntry is what push did for one entry
-type LowcodePipelineSnapshotEntry struct { // lowcode-pipeline (../../../snapshot.go:70:6)
+type LowcodePipelineSnapshotEntry struct { // lowcode-pipeline (../../../snapshot.go:69:6)
 	query *querybuilder.Selection
 
 	branch       *string
@@ -3225,7 +3225,7 @@ func (r *LowcodePipelineSnapshotEntry) WithGraphQLQuery(q *querybuilder.Selectio
 }
 
 // The branch pushed to (git.branch)
-func (r *LowcodePipelineSnapshotEntry) Branch(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:76:2)
+func (r *LowcodePipelineSnapshotEntry) Branch(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:75:2)
 	if r.branch != nil {
 		return *r.branch, nil
 	}
@@ -3238,7 +3238,7 @@ func (r *LowcodePipelineSnapshotEntry) Branch(ctx context.Context) (string, erro
 }
 
 // Whether a commit was pushed
-func (r *LowcodePipelineSnapshotEntry) Changed(ctx context.Context) (bool, error) { // lowcode-pipeline (../../../snapshot.go:80:2)
+func (r *LowcodePipelineSnapshotEntry) Changed(ctx context.Context) (bool, error) { // lowcode-pipeline (../../../snapshot.go:79:2)
 	if r.changed != nil {
 		return *r.changed, nil
 	}
@@ -3251,7 +3251,7 @@ func (r *LowcodePipelineSnapshotEntry) Changed(ctx context.Context) (bool, error
 }
 
 // The branch's commit after the run: the new commit, or the tip when unchanged
-func (r *LowcodePipelineSnapshotEntry) Commit(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:82:2)
+func (r *LowcodePipelineSnapshotEntry) Commit(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:81:2)
 	if r.commit != nil {
 		return *r.commit, nil
 	}
@@ -3313,7 +3313,7 @@ func (r *LowcodePipelineSnapshotEntry) UnmarshalJSON(bs []byte) error {
 }
 
 // snapshooter.name
-func (r *LowcodePipelineSnapshotEntry) Name(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:72:2)
+func (r *LowcodePipelineSnapshotEntry) Name(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:71:2)
 	if r.name != nil {
 		return *r.name, nil
 	}
@@ -3326,7 +3326,7 @@ func (r *LowcodePipelineSnapshotEntry) Name(ctx context.Context) (string, error)
 }
 
 // pushed, unchanged, failed: <reason>, not attempted (after a failure), or left to the toolkit (toolkit-snapshot)
-func (r *LowcodePipelineSnapshotEntry) Outcome(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:78:2)
+func (r *LowcodePipelineSnapshotEntry) Outcome(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:77:2)
 	if r.outcome != nil {
 		return *r.outcome, nil
 	}
@@ -3339,7 +3339,7 @@ func (r *LowcodePipelineSnapshotEntry) Outcome(ctx context.Context) (string, err
 }
 
 // snapshooter.outputDir, the folder committed
-func (r *LowcodePipelineSnapshotEntry) OutputDir(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:74:2)
+func (r *LowcodePipelineSnapshotEntry) OutputDir(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:73:2)
 	if r.outputDir != nil {
 		return *r.outputDir, nil
 	}
@@ -3352,7 +3352,7 @@ func (r *LowcodePipelineSnapshotEntry) OutputDir(ctx context.Context) (string, e
 }
 
 // How many pushes it took, the first included (a push rejected because the branch moved is re-applied and tried again)
-func (r *LowcodePipelineSnapshotEntry) PushAttempts(ctx context.Context) (int, error) { // lowcode-pipeline (../../../snapshot.go:84:2)
+func (r *LowcodePipelineSnapshotEntry) PushAttempts(ctx context.Context) (int, error) { // lowcode-pipeline (../../../snapshot.go:83:2)
 	if r.pushAttempts != nil {
 		return *r.pushAttempts, nil
 	}
@@ -3373,7 +3373,7 @@ func (r *LowcodePipelineSnapshotEntry) AsNode() Node {
 }
 
 // SnapshotOutput is one entry's outputDir as the toolkit wrote it
-type LowcodePipelineSnapshotOutput struct { // lowcode-pipeline (../../../snapshot.go:48:6)
+type LowcodePipelineSnapshotOutput struct { // lowcode-pipeline (../../../snapshot.go:47:6)
 	query *querybuilder.Selection
 
 	files     *int
@@ -3390,7 +3390,7 @@ func (r *LowcodePipelineSnapshotOutput) WithGraphQLQuery(q *querybuilder.Selecti
 }
 
 // How many files the toolkit wrote there
-func (r *LowcodePipelineSnapshotOutput) Files(ctx context.Context) (int, error) { // lowcode-pipeline (../../../snapshot.go:54:2)
+func (r *LowcodePipelineSnapshotOutput) Files(ctx context.Context) (int, error) { // lowcode-pipeline (../../../snapshot.go:53:2)
 	if r.files != nil {
 		return *r.files, nil
 	}
@@ -3452,7 +3452,7 @@ func (r *LowcodePipelineSnapshotOutput) UnmarshalJSON(bs []byte) error {
 }
 
 // snapshooter.name
-func (r *LowcodePipelineSnapshotOutput) Name(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:50:2)
+func (r *LowcodePipelineSnapshotOutput) Name(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:49:2)
 	if r.name != nil {
 		return *r.name, nil
 	}
@@ -3465,7 +3465,7 @@ func (r *LowcodePipelineSnapshotOutput) Name(ctx context.Context) (string, error
 }
 
 // snapshooter.outputDir
-func (r *LowcodePipelineSnapshotOutput) OutputDir(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:52:2)
+func (r *LowcodePipelineSnapshotOutput) OutputDir(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:51:2)
 	if r.outputDir != nil {
 		return *r.outputDir, nil
 	}
@@ -3478,7 +3478,7 @@ func (r *LowcodePipelineSnapshotOutput) OutputDir(ctx context.Context) (string, 
 }
 
 // Whether the entry has a git section, which push commits
-func (r *LowcodePipelineSnapshotOutput) Pushed(ctx context.Context) (bool, error) { // lowcode-pipeline (../../../snapshot.go:56:2)
+func (r *LowcodePipelineSnapshotOutput) Pushed(ctx context.Context) (bool, error) { // lowcode-pipeline (../../../snapshot.go:55:2)
 	if r.pushed != nil {
 		return *r.pushed, nil
 	}
@@ -3499,7 +3499,7 @@ func (r *LowcodePipelineSnapshotOutput) AsNode() Node {
 }
 
 // SnapshotReport is what push did for each entry with a git section
-type LowcodePipelineSnapshotReport struct { // lowcode-pipeline (../../../snapshot.go:60:6)
+type LowcodePipelineSnapshotReport struct { // lowcode-pipeline (../../../snapshot.go:59:6)
 	query *querybuilder.Selection
 
 	id      *ID
@@ -3514,7 +3514,7 @@ func (r *LowcodePipelineSnapshotReport) WithGraphQLQuery(q *querybuilder.Selecti
 }
 
 // One per entry with a git section, in the configuration's order
-func (r *LowcodePipelineSnapshotReport) Entries(ctx context.Context) ([]LowcodePipelineSnapshotEntry, error) { // lowcode-pipeline (../../../snapshot.go:66:2)
+func (r *LowcodePipelineSnapshotReport) Entries(ctx context.Context) ([]LowcodePipelineSnapshotEntry, error) { // lowcode-pipeline (../../../snapshot.go:65:2)
 	q := r.query.Select("entries")
 
 	q = q.Select("id")
@@ -3596,7 +3596,7 @@ func (r *LowcodePipelineSnapshotReport) UnmarshalJSON(bs []byte) error {
 }
 
 // The whole report as JSON, for a script
-func (r *LowcodePipelineSnapshotReport) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:64:2)
+func (r *LowcodePipelineSnapshotReport) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:63:2)
 	if r.json != nil {
 		return *r.json, nil
 	}
@@ -3609,7 +3609,7 @@ func (r *LowcodePipelineSnapshotReport) JSON(ctx context.Context) (string, error
 }
 
 // One line an entry: where it went and what happened, for a person
-func (r *LowcodePipelineSnapshotReport) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:62:2)
+func (r *LowcodePipelineSnapshotReport) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:61:2)
 	if r.summary != nil {
 		return *r.summary, nil
 	}
