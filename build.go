@@ -185,7 +185,7 @@ func (s *buildSpec) run(ctx context.Context) (*Build, error) {
 	}
 	// the install's exec keeps its own limit once it runs; the pull of its
 	// image before it has none but this one's (steplimit.Pull)
-	err = steplimit.Wait(ctx, steplimit.Pull+steplimit.Project, "the install (the pull of "+s.nodeImage+", then the project's install)", func(ctx context.Context) error {
+	err = steplimit.Wait(ctx, steplimit.Sum(steplimit.Pull, steplimit.Project), "the install (the pull of "+s.nodeImage+", then the project's install)", func(ctx context.Context) error {
 		_, err := in.deps.Sync(ctx)
 		return err
 	})

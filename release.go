@@ -512,7 +512,7 @@ func (s *publishSpec) push(ctx context.Context, target images.Target, variants [
 		)
 		// the normalize's exec keeps its own limit once it runs; the pulls
 		// of its tool's and its base's images before it, this one's
-		err := steplimit.Wait(ctx, steplimit.Pull+steplimit.Tool, normalizeWhat(target.Kind), func(ctx context.Context) (err error) {
+		err := steplimit.Wait(ctx, steplimit.Sum(steplimit.Pull, steplimit.Tool), normalizeWhat(target.Kind), func(ctx context.Context) (err error) {
 			refs, ok, read, err = pushedAlready(ctx, target.Kind, normalized, check)
 			return err
 		})
@@ -544,7 +544,7 @@ func (s *publishSpec) push(ctx context.Context, target images.Target, variants [
 	// (publishLimit, in the request); the pulls before it and the
 	// normalize, when not read above, this wait's.
 	var out string
-	err = steplimit.Wait(ctx, steplimit.Pull+steplimit.Tool+publishLimit, pushWhat(target.Kind), func(ctx context.Context) (err error) {
+	err = steplimit.Wait(ctx, steplimit.Sum(steplimit.Pull, steplimit.Tool, publishLimit), pushWhat(target.Kind), func(ctx context.Context) (err error) {
 		out, err = rerun(pusher.WithNewFile("/run/lowcode-pipeline/request.json", string(request))).
 			WithExec([]string{"oci-publish", "push", "-request", "/run/lowcode-pipeline/request.json", "-layout", normalizedAt}).
 			Stdout(ctx)

@@ -405,7 +405,7 @@ func (r *snapshotRun) snapshot(ctx context.Context, entries []snapshotconfig.Ent
 	// each exec keeps its own limit once it runs; the pull of the Node.js
 	// image before the install, this wait's
 	var out string
-	err = steplimit.Wait(ctx, steplimit.Pull+steplimit.Project+steplimit.Project+steplimit.Tool,
+	err = steplimit.Wait(ctx, steplimit.Sum(steplimit.Pull, steplimit.Project, steplimit.Project, steplimit.Tool),
 		"the snapshot (the pull of "+r.nodeImage+", the project's install, npx "+r.toolkit+" snapshot, then the copy of its folders)",
 		func(ctx context.Context) (err error) {
 			out, err = collected.Stdout(ctx)
