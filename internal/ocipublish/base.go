@@ -34,6 +34,9 @@ type Options struct {
 type Base struct {
 	Platform *v1.Platform
 	DiffIDs  []v1.Hash
+	// Layers are the base's layer blobs, in the tarball blobs reads.
+	Layers []v1.Descriptor
+	blobs  *baseBlobs
 }
 
 // maxBaseMetadata is the largest file ReadBases reads from a base tarball:
@@ -56,8 +59,9 @@ func ReadBases(tarball, work string) ([]Base, error) {
 		return nil, err
 	}
 	bases := make([]Base, len(imgs))
+	blobs := &baseBlobs{tarball: tarball, dir: work}
 	for i, img := range imgs {
-		bases[i] = Base{Platform: img.config.Platform(), DiffIDs: img.config.RootFS.DiffIDs}
+		bases[i] = Base{Platform: img.config.Platform(), DiffIDs: img.config.RootFS.DiffIDs, Layers: img.manifest.Layers, blobs: blobs}
 	}
 	return bases, nil
 }
