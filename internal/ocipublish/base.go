@@ -34,9 +34,6 @@ type Options struct {
 type Base struct {
 	Platform *v1.Platform
 	DiffIDs  []v1.Hash
-	// Layers are the base's layer blobs, in the tarball blobs reads.
-	Layers []v1.Descriptor
-	blobs  *baseBlobs
 }
 
 // maxBaseMetadata is the largest file ReadBases reads from a base tarball:
@@ -59,9 +56,8 @@ func ReadBases(tarball, work string) ([]Base, error) {
 		return nil, err
 	}
 	bases := make([]Base, len(imgs))
-	blobs := &baseBlobs{tarball: tarball, dir: work}
 	for i, img := range imgs {
-		bases[i] = Base{Platform: img.config.Platform(), DiffIDs: img.config.RootFS.DiffIDs, Layers: img.manifest.Layers, blobs: blobs}
+		bases[i] = Base{Platform: img.config.Platform(), DiffIDs: img.config.RootFS.DiffIDs}
 	}
 	return bases, nil
 }

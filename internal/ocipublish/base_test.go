@@ -147,16 +147,7 @@ func TestReadBasesReadsTheTarballsMetadataOnly(t *testing.T) {
 	work := t.TempDir()
 	got, err := ReadBases(tarball, work)
 	require.NoError(t, err)
-	require.Len(t, got, 1)
-	want := basesOf(t, base)[0]
-	manifest, err := base.Manifest()
-	require.NoError(t, err)
-	assert.Equal(t, want.Platform, got[0].Platform)
-	assert.Equal(t, want.DiffIDs, got[0].DiffIDs)
-	require.Len(t, got[0].Layers, len(manifest.Layers))
-	for i, l := range manifest.Layers {
-		assert.Equal(t, l.Digest, got[0].Layers[i].Digest, "the base's layer blobs, for a layer an engine made anew")
-	}
+	assert.Equal(t, basesOf(t, base), got)
 
 	layers, err := base.Layers()
 	require.NoError(t, err)
