@@ -283,7 +283,9 @@ func (s *publishSpec) start(ctx context.Context, b *buildSpec) *early {
 		for _, kind := range kinds {
 			if ref := planned[kind].base; ref != "" && !slices.Contains(kept, ref) {
 				kept = append(kept, ref)
-				fetches = append(fetches, func(ctx context.Context) error { return keepBase(ctx, baseTarball(ref, s.platforms)) })
+				fetches = append(fetches, func(ctx context.Context) error {
+					return keepBase(ctx, baseTarball(ref, s.platforms), pinnedBase(ctx, ref, s.platforms))
+				})
 			}
 			for _, ref := range planned[kind].bases {
 				if !slices.Contains(bases, ref) {
@@ -311,6 +313,28 @@ func (s *publishSpec) start(ctx context.Context, b *buildSpec) *early {
 	return e
 }
 
+// pinnedBase is the base image ref as the engine resolved it, pinned by
+// digest (Container.imageRef of its first platform's), for normalize to
+// read from its registry (ocipublish.RegistryBases); "" for none, or when
+// the engine does not say, and normalize then reads the base's tarball
+// alone. The engine pulled the base for the build already.
+func pinnedBase(ctx context.Context, ref string, platforms []string) string {
+	if ref == "" {
+		return ""
+	}
+	platform := ""
+	if len(platforms) > 0 {
+		platform = platforms[0]
+	}
+	var pinned string
+	// a failure or the limit only leaves the registry unread
+	_ = steplimit.Wait(ctx, steplimit.Pull, "resolve the base image "+ref, func(ctx context.Context) (err error) {
+		pinned, err = dag.Container(dagger.ContainerOpts{Platform: dagger.Platform(platform)}).From(ref).ImageRef(ctx)
+		return err
+	})
+	return pinned
+}
+
 // baseAt is where the publish tool's container holds the base image's
 // tarball (baseTarball), for normalize and keep-base.
 const baseAt = "/run/lowcode-pipeline/base.tar"
@@ -319,18 +343,25 @@ const baseAt = "/run/lowcode-pipeline/base.tar"
 // reads it) into the cache volume where normalize keeps re-encoded layers
 // (oci-publish keep-base), while the project builds: on an engine that has
 // not yet published an image on that base, re-encoding them was most of
-// the image's normalize, after the build. The exec is cached; normalize
-// waits for a layer keep-base is re-encoding (a lock in the volume), and
-// re-encodes itself what keep-base did not keep.
-func keepBase(ctx context.Context, base *dagger.File) error {
+// the image's normalize, after the build. It reads the base from its
+// registry too (ref, pinned; none: not), so the normalize after the build
+// finds what the registry said, or that it could not be read, kept in the
+// volume. The exec is cached; normalize waits for a layer keep-base is
+// re-encoding (a lock in the volume), and re-encodes itself what keep-base
+// did not keep.
+func keepBase(ctx context.Context, base *dagger.File, ref string) error {
 	tool, err := publishTool()
 	if err != nil {
 		return err
 	}
+	args := []string{"oci-publish", "keep-base", "-base", baseAt, "-verdicts", verdictsDir}
+	if ref != "" {
+		args = append(args, "-ref", ref)
+	}
 	_, err = tool.
 		WithMountedFile(baseAt, base).
 		WithMountedCache(verdictsDir, dag.CacheVolume(verdictsCache)).
-		WithExec(steplimit.Within(steplimit.Tool, []string{"oci-publish", "keep-base", "-base", baseAt, "-verdicts", verdictsDir})).
+		WithExec(steplimit.Within(steplimit.Tool, args)).
 		Sync(ctx)
 	return err
 }
@@ -385,7 +416,7 @@ func (s *publishSpec) run(ctx context.Context, b *Build, e *early) (*Release, er
 				if err := recipes[i].built(ctx, variants); err != nil {
 					return nil, err
 				}
-				return s.push(ctx, target, variants, baseTarball(recipes[i].base, s.platforms), check)
+				return s.push(ctx, target, variants, baseTarball(recipes[i].base, s.platforms), pinnedBase(ctx, recipes[i].base, s.platforms), check)
 			})
 			mu.Lock()
 			defer mu.Unlock()
@@ -482,7 +513,7 @@ func byContent(f *dagger.File) *dagger.File {
 // unless the registry is a service, which only the push's container reaches:
 // that container reads the tags first, and leaves them as they are when
 // they hold the image.
-func (s *publishSpec) push(ctx context.Context, target images.Target, variants []*dagger.Container, base *dagger.File, check <-chan ocipublish.TagsRead) ([]results.PushedImage, error) {
+func (s *publishSpec) push(ctx context.Context, target images.Target, variants []*dagger.Container, base *dagger.File, baseRef string, check <-chan ocipublish.TagsRead) ([]results.PushedImage, error) {
 	const tarball, normalizedAt = "/run/lowcode-pipeline/image.tar", "/run/lowcode-pipeline/normalized"
 	prep := ocipublish.Prepare{Kind: string(target.Kind), Tarball: tarball, Created: ocipublish.Epoch(s.epoch), Platforms: s.platforms, Verdicts: verdictsDir}
 	tool, err := publishTool()
@@ -491,7 +522,7 @@ func (s *publishSpec) push(ctx context.Context, target images.Target, variants [
 	}
 	normalizer := tool
 	if base != nil {
-		prep.BaseTarball, normalizer = baseAt, tool.WithMountedFile(baseAt, base)
+		prep.BaseTarball, prep.BaseRef, normalizer = baseAt, baseRef, tool.WithMountedFile(baseAt, base)
 	}
 	prepare, err := json.Marshal(prep)
 	if err != nil {

@@ -11,10 +11,12 @@
 // pushes that layout under every tag, reads each back, and prints the
 // result as JSON;
 //
-//	oci-publish keep-base -base base.tar -verdicts DIR
+//	oci-publish keep-base -base base.tar -verdicts DIR [-ref REF@DIGEST]
 //
 // re-encodes the layers of a base image (an OCI tarball) into the folder
-// normalize keeps its re-encoded layers in, while the project builds.
+// normalize keeps its re-encoded layers in, while the project builds, and
+// keeps there what the base's registry says of it (ref), or that it could
+// not be read.
 
 package commands
 
@@ -33,7 +35,7 @@ import (
 // as JSON on stdout (push), 0, 1 or 2 out.
 func OCIPublish(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || (args[0] != "normalize" && args[0] != "push" && args[0] != "keep-base") {
-		fmt.Fprintln(stderr, "oci-publish: usage: oci-publish normalize -request FILE -out DIR | push -request FILE -layout DIR | keep-base -base FILE -verdicts DIR")
+		fmt.Fprintln(stderr, "oci-publish: usage: oci-publish normalize -request FILE -out DIR | push -request FILE -layout DIR | keep-base -base FILE -verdicts DIR [-ref REF]")
 		return 2
 	}
 	step := args[0]
@@ -44,11 +46,12 @@ func OCIPublish(ctx context.Context, args []string, getenv func(string) string, 
 	layoutDir := fs.String("layout", "", "folder of the OCI layout to push (push)")
 	baseFile := fs.String("base", "", "OCI tarball of the base image (keep-base)")
 	verdicts := fs.String("verdicts", "", "folder normalize keeps re-encoded layers in (keep-base)")
+	baseRef := fs.String("ref", "", "the base image's reference, pinned by digest, to read from its registry (keep-base)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
 	if step == "keep-base" {
-		return keepBase(*baseFile, *verdicts, stderr)
+		return keepBase(ctx, *baseFile, *baseRef, *verdicts, stderr)
 	}
 	data, err := os.ReadFile(*requestFile)
 	if err != nil {
@@ -62,7 +65,7 @@ func OCIPublish(ctx context.Context, args []string, getenv func(string) string, 
 			return 2
 		}
 		return withWork(stderr, "oci-publish: the "+p.Kind+" image", func(work string) error {
-			return ocipublish.Normalized(p, work, *dir, stderr)
+			return ocipublish.Normalized(ctx, p, work, *dir, stderr)
 		})
 	}
 	var req ocipublish.Request
@@ -82,11 +85,17 @@ func OCIPublish(ctx context.Context, args []string, getenv func(string) string, 
 	return 0
 }
 
-// keepBase is oci-publish keep-base.
-func keepBase(base, verdicts string, stderr io.Writer) int {
+// keepBase is oci-publish keep-base. A base its registry cannot give is
+// said, not failed on: normalize reads the base's tarball then.
+func keepBase(ctx context.Context, base, ref, verdicts string, stderr io.Writer) int {
 	if base == "" || verdicts == "" {
 		fmt.Fprintln(stderr, "oci-publish keep-base: -base and -verdicts are both needed")
 		return 2
+	}
+	if ref != "" {
+		if _, err := ocipublish.RegistryBases(ctx, ref, ocipublish.Verdicts{Dir: verdicts}); err != nil {
+			fmt.Fprintln(stderr, "oci-publish: the base image:", err)
+		}
 	}
 	return withWork(stderr, "oci-publish: the base image", func(work string) error {
 		_, err := ocipublish.KeepBase(base, work, ocipublish.Verdicts{Dir: verdicts})

@@ -6,11 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -111,6 +113,13 @@ func prepared(t *testing.T, dir, kind string, size, layers int64) string {
 	return prepareFile
 }
 
+// closedRegistry is an address on 127.0.0.1 nothing listens at any more.
+var closedRegistry = sync.OnceValue(func() string {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	srv.Close()
+	return strings.TrimPrefix(srv.URL, "http://")
+})
+
 func TestKeepBaseKeepsTheBasesLayersForNormalize(t *testing.T) {
 	dir := t.TempDir()
 	prepared(t, dir, "frontend", 512, 2)
@@ -126,6 +135,9 @@ func TestKeepBaseKeepsTheBasesLayersForNormalize(t *testing.T) {
 		{"no folder", []string{"keep-base", "-base", base}, 2, "oci-publish keep-base: -base and -verdicts are both needed"},
 		{"no tarball there", []string{"keep-base", "-base", filepath.Join(dir, "none.tar"), "-verdicts", verdicts}, 1, "oci-publish: the base image: open "},
 		{"kept", []string{"keep-base", "-base", base, "-verdicts", verdicts}, 0, ""},
+		// a registry out of reach is said, and the layers kept all the same
+		{"its registry out of reach", []string{"keep-base", "-base", base, "-verdicts", verdicts, "-ref", closedRegistry() + "/library/base@sha256:" + strings.Repeat("ab", 32)},
+			0, "oci-publish: the base image: read " + closedRegistry() + "/library/base from its registry: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -139,7 +151,11 @@ func TestKeepBaseKeepsTheBasesLayersForNormalize(t *testing.T) {
 		})
 	}
 	// random.Image's two layers, each kept in the folder of the encoding
-	kept, err := filepath.Glob(filepath.Join(verdicts, "*", "sha256-*[0-9a-f]"))
+	kept, err := filepath.Glob(filepath.Join(verdicts, "pgzip-*", "sha256-*[0-9a-f]"))
 	require.NoError(t, err)
 	assert.Len(t, kept, 2, "%v", kept)
+	// and why the registry could not be read, for normalize to take
+	failed, err := filepath.Glob(filepath.Join(verdicts, "bases", "sha256-*.failed"))
+	require.NoError(t, err)
+	assert.Len(t, failed, 1, "%v", failed)
 }

@@ -34,6 +34,17 @@ type Options struct {
 type Base struct {
 	Platform *v1.Platform
 	DiffIDs  []v1.Hash
+	// Layers are the base's layers as its registry holds them, and blobs
+	// fetches them (RegistryBases); a base read from the engine's tarball
+	// (ReadBases) has neither, and nothing is rebased on it.
+	Layers []v1.Descriptor
+	blobs  *registryBlobs
+	// paths are the files of the base's layers fetchRebaseLayers brought
+	// (Normalized, before normalizing, one image after the other).
+	paths map[v1.Hash]string
+	// tookPlace is how many layers of the base took the place of the
+	// engine's in an image normalized on it.
+	tookPlace int
 }
 
 // maxBaseMetadata is the largest file ReadBases reads from a base tarball:

@@ -95,8 +95,11 @@ const (
 
 // nameLayersAsPushed points each history entry the engine's exporter wrote
 // for a layer of a base without history at the layer as it is pushed, when
-// the history's layer entries match the layers one for one.
-func nameLayersAsPushed(history []v1.History, layers []v1.Descriptor) {
+// the history's layer entries match the layers one for one. For the first
+// base layers (the base's, kept or rebased), any entry the exporter wrote
+// is one: an engine restarted on its state describes such a layer as its
+// snapshot, "rehydrated persisted snapshot" (tests/engine-facts.md, fact 48).
+func nameLayersAsPushed(history []v1.History, layers []v1.Descriptor, base int) {
 	var withLayer []int
 	for i, h := range history {
 		if !h.EmptyLayer {
@@ -107,7 +110,7 @@ func nameLayersAsPushed(history []v1.History, layers []v1.Descriptor) {
 		return
 	}
 	for n, i := range withLayer {
-		if history[i].Comment == exporterComment && strings.HasPrefix(history[i].CreatedBy, exporterImport) {
+		if history[i].Comment == exporterComment && (n < base || strings.HasPrefix(history[i].CreatedBy, exporterImport)) {
 			history[i].CreatedBy = exporterImport + layers[n].Digest.String()
 		}
 	}

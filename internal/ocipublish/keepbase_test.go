@@ -2,6 +2,7 @@ package ocipublish
 
 import (
 	"compress/gzip"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -55,7 +56,7 @@ func TestAKeptBaseGivesTheImageTheDigestNormalizeAloneGives(t *testing.T) {
 	baseTar := layoutTarball(t, base)
 
 	alone := filepath.Join(t.TempDir(), "out")
-	require.NoError(t, Normalized(Prepare{Kind: "backend", Tarball: built, Created: commit, BaseTarball: baseTar, Verdicts: t.TempDir()}, t.TempDir(), alone, io.Discard))
+	require.NoError(t, Normalized(context.Background(), Prepare{Kind: "backend", Tarball: built, Created: commit, BaseTarball: baseTar, Verdicts: t.TempDir()}, t.TempDir(), alone, io.Discard))
 
 	v := Verdicts{Dir: t.TempDir()}
 	n, err := KeepBase(baseTar, t.TempDir(), v)
@@ -66,7 +67,7 @@ func TestAKeptBaseGivesTheImageTheDigestNormalizeAloneGives(t *testing.T) {
 	assert.Equal(t, canonicalGzip(t, raw), kept, "in the canonical gzip")
 
 	afterKeep := filepath.Join(t.TempDir(), "out")
-	require.NoError(t, Normalized(Prepare{Kind: "backend", Tarball: built, Created: commit, BaseTarball: baseTar, Verdicts: v.Dir}, t.TempDir(), afterKeep, io.Discard))
+	require.NoError(t, Normalized(context.Background(), Prepare{Kind: "backend", Tarball: built, Created: commit, BaseTarball: baseTar, Verdicts: v.Dir}, t.TempDir(), afterKeep, io.Discard))
 	a, err := loadBack(t, alone)
 	require.NoError(t, err)
 	b, err := loadBack(t, afterKeep)

@@ -60,6 +60,18 @@ func normalizeImage(dir string, img image, epoch time.Time, v Verdicts, base *Ba
 	epoch = epoch.UTC().Truncate(time.Second)
 	cfg := img.config.DeepCopy()
 	keptLayers := keptOf(cfg, base)
+	rebasedLayers, err := base.rebased(dir, img, keptLayers)
+	if err != nil {
+		return v1.Descriptor{}, err
+	}
+	for i := keptLayers; i < rebasedLayers; i++ {
+		img.manifest.Layers[i] = base.Layers[i]
+		cfg.RootFS.DiffIDs[i] = base.DiffIDs[i]
+	}
+	if rebasedLayers > keptLayers {
+		base.tookPlace = max(base.tookPlace, rebasedLayers-keptLayers)
+	}
+	keptLayers = rebasedLayers
 	layers := make([]v1.Descriptor, len(img.manifest.Layers))
 	// each layer is read and compressed on a core of its own: a base
 	// image's two largest layers take about as long as the larger
@@ -84,7 +96,7 @@ func normalizeImage(dir string, img image, epoch time.Time, v Verdicts, base *Ba
 			return v1.Descriptor{}, fmt.Errorf("layer %d: %w", i, err)
 		}
 	}
-	nameLayersAsPushed(cfg.History, layers)
+	nameLayersAsPushed(cfg.History, layers, keptLayers)
 	// Every history time, the base's entries' too: a base without history
 	// gets one from the engine's exporter, stamped with the build's clock and
 	// equal in the base's export, so "the base's" is no proof of a fixed time

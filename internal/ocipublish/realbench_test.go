@@ -140,12 +140,12 @@ func BenchmarkNormalizedOnARealBase(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			p := Prepare{Kind: "backend", Tarball: bc.built, Created: commit, BaseTarball: bc.base, Verdicts: bc.verdicts}
 			if bc.verdicts != "" {
-				require.NoError(b, Normalized(p, b.TempDir(), filepath.Join(b.TempDir(), "out"), io.Discard))
+				require.NoError(b, Normalized(context.Background(), p, b.TempDir(), filepath.Join(b.TempDir(), "out"), io.Discard))
 			}
 			b.SetBytes(int64(bc.size))
 			for b.Loop() {
 				work, out := b.TempDir(), filepath.Join(b.TempDir(), "out")
-				if err := Normalized(p, work, out, io.Discard); err != nil {
+				if err := Normalized(context.Background(), p, work, out, io.Discard); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -242,7 +242,7 @@ func BenchmarkNormalizedALateBuildLayer(b *testing.B) {
 	b.SetBytes(size)
 	for b.Loop() {
 		work, out := b.TempDir(), filepath.Join(b.TempDir(), "out")
-		if err := Normalized(Prepare{Kind: "backend", Tarball: builtTar, Created: commit}, work, out, io.Discard); err != nil {
+		if err := Normalized(context.Background(), Prepare{Kind: "backend", Tarball: builtTar, Created: commit}, work, out, io.Discard); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -37,6 +37,11 @@ type Prepare struct {
 	// stage starts from, for the same platforms (see Base); none: no layer is
 	// known to be the base image's.
 	BaseTarball string `json:"baseTarball,omitempty"`
+	// BaseRef is that image's reference pinned by digest, as the engine
+	// resolved it: read from its registry (RegistryBases), it names the
+	// base's layers as they are on every engine, which BaseTarball does not
+	// on an engine restarted on its state. None: BaseTarball alone.
+	BaseRef string `json:"baseRef,omitempty"`
 }
 
 // Request is the second step, run on every publish unless a tag already
@@ -67,10 +72,12 @@ type Result struct {
 // writes it as an OCI layout into out; work holds the base's metadata. The
 // tarball is unpacked into out itself, so each blob normalizing keeps (every
 // base layer, every layer with no later time) is written once, not copied
-// again, and what it replaced is removed after. A base image that cannot be
-// read is said on warn and left out: the publish stays right, every layer is
-// then checked for later times.
-func Normalized(p Prepare, work, out string, warn io.Writer) error {
+// again, and what it replaced is removed after. The base is read from its
+// registry (BaseRef), else from its tarball; a base that cannot be read
+// there is said on warn and read from the tarball, one read nowhere is
+// left out: the publish stays right, every layer is then checked for later
+// times.
+func Normalized(ctx context.Context, p Prepare, work, out string, warn io.Writer) error {
 	if err := Unpack(p.Tarball, out); err != nil {
 		return err
 	}
@@ -79,14 +86,28 @@ func Normalized(p Prepare, work, out string, warn io.Writer) error {
 		return err
 	}
 	o := Options{Epoch: p.Created, Platforms: p.Platforms, Verdicts: Verdicts{Dir: p.Verdicts}}
-	if p.BaseTarball != "" {
+	if p.BaseRef != "" {
+		if o.Bases, err = RegistryBases(ctx, p.BaseRef, o.Verdicts); err != nil {
+			fmt.Fprintf(warn, "oci-publish: the %s image's base: %v; its tarball from the engine is read instead, so an engine restarted on its state may give the image another digest than a fresh one (tests/engine-facts.md, fact 48)\n", p.Kind, err)
+		}
+	}
+	if o.Bases == nil && p.BaseTarball != "" {
 		if o.Bases, err = ReadBases(p.BaseTarball, filepath.Join(work, "base")); err != nil {
 			fmt.Fprintf(warn, "oci-publish: the %s image's base could not be read, so none of its layers is known to be the base's: %v\n", p.Kind, err)
 		}
 	}
+	if err := fetchRebaseLayers(ctx, loaded, o.Bases); err != nil {
+		fmt.Fprintf(warn, "oci-publish: the %s image: %v; its base layers are pushed as the engine made them, so its digest may differ from a fresh engine's (tests/engine-facts.md, fact 48)\n", p.Kind, err)
+	}
 	n, err := Normalize(p.Kind, loaded, o)
 	if err != nil {
 		return err
+	}
+	for _, b := range o.Bases {
+		if b.tookPlace > 0 {
+			fmt.Fprintf(warn, "oci-publish: the %s image: %d of its base's layers are the registry's, in place of the engine's copies made anew from the same files (tests/engine-facts.md, fact 48)\n", p.Kind, b.tookPlace)
+			break
+		}
 	}
 	// normalizing wrote what it made beside the unpacked blobs: out's
 	// index.json becomes n's alone
@@ -94,6 +115,29 @@ func Normalized(p Prepare, work, out string, warn io.Writer) error {
 		return err
 	}
 	return keepOnly(out, n)
+}
+
+// fetchRebaseLayers fetches, for each image of a, the layers of its base
+// it may have to take the place of (Base.fetchRebaseLayers). On an error
+// no base takes any place.
+func fetchRebaseLayers(ctx context.Context, a Artifact, bases []Base) error {
+	imgs, descs, err := imagesOf(a)
+	if err != nil {
+		return nil // Normalize says it
+	}
+	for i, img := range imgs {
+		platform := img.config.Platform()
+		if descs != nil {
+			platform = descs[i].Platform
+		}
+		if err := baseFor(bases, platform).fetchRebaseLayers(ctx, a.dir, img); err != nil {
+			for i := range bases {
+				bases[i].paths = nil
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // keepOnly removes from the layout in dir every file that is not the

@@ -159,7 +159,7 @@ func TestTaggedLogsInAsPushDoesAndNeverSaysThePassword(t *testing.T) {
 func TestLayoutDigestIsTheDigestOfWhatPushPushes(t *testing.T) {
 	built := build(t, commit.Add(time.Hour), amd64)
 	out := filepath.Join(t.TempDir(), "out")
-	require.NoError(t, Normalized(Prepare{Kind: "frontend", Tarball: layoutTarball(t, built), Created: commit}, t.TempDir(), out, io.Discard))
+	require.NoError(t, Normalized(context.Background(), Prepare{Kind: "frontend", Tarball: layoutTarball(t, built), Created: commit}, t.TempDir(), out, io.Discard))
 	index, err := os.ReadFile(filepath.Join(out, "index.json"))
 	require.NoError(t, err)
 	got, err := LayoutDigest(index)

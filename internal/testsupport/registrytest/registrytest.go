@@ -69,6 +69,24 @@ func Write(t testing.TB, ref string, img v1.Image) {
 	require.NoError(t, repo.PushReference(ctx, content.NewDescriptorFromBytes(string(mt), raw), bytes.NewReader(raw), tag))
 }
 
+// WriteIndex pushes each image of idx, then idx under ref.
+func WriteIndex(t testing.TB, ref string, idx v1.ImageIndex) {
+	t.Helper()
+	im, err := idx.IndexManifest()
+	require.NoError(t, err)
+	repo, tag := repository(t, ref)
+	for _, d := range im.Manifests {
+		img, err := idx.Image(d.Digest)
+		require.NoError(t, err)
+		Write(t, ref, img)
+	}
+	raw, err := idx.RawManifest()
+	require.NoError(t, err)
+	mt, err := idx.MediaType()
+	require.NoError(t, err)
+	require.NoError(t, repo.PushReference(withTimeout(t), content.NewDescriptorFromBytes(string(mt), raw), bytes.NewReader(raw), tag))
+}
+
 // Resolve is the descriptor of what the registry serves under ref.
 func Resolve(t testing.TB, ref string) (ocispec.Descriptor, error) {
 	t.Helper()

@@ -1,0 +1,323 @@
+package ocipublish
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/registry"
+	"oras.land/oras-go/v2/registry/remote"
+
+	"dagger/lowcode-pipeline/internal/fielderr"
+)
+
+// A base image read from its registry is the base as it was pulled, which
+// an engine restarted on its state no longer hands out: it makes the
+// base's layers anew from its unpacked files (tests/engine-facts.md, fact
+// 48), so the registry's diff IDs are the only ones that name the base's
+// layers on every engine, and its blobs the only source of their content.
+
+// baseReadLimit bounds reading a base image's manifests and configs from
+// its registry; baseLayersLimit the download of its layers, which only an
+// image an engine remade the base's layers of needs. Variables for the
+// tests only.
+var (
+	baseReadLimit   = 10 * time.Second
+	baseLayersLimit = 5 * time.Minute
+)
+
+// baseRetryAfter is how long a registry that could not be read is not
+// asked again for that base, on one engine: keep-base reads it while the
+// project builds, and each normalize after takes its answer, a failure too,
+// so a registry out of reach (an engine that pulls through a mirror) costs
+// no publish a wait.
+const baseRetryAfter = time.Hour
+
+// registryImage is what a base's registry says of one platform's image, as
+// kept in the verdicts folder: a digest names it for good.
+type registryImage struct {
+	Platform *v1.Platform    `json:"platform,omitempty"`
+	DiffIDs  []v1.Hash       `json:"diffIDs"`
+	Layers   []v1.Descriptor `json:"layers"`
+}
+
+// RegistryBases reads the base image ref (pinned by digest, as the engine
+// resolved it: Container.imageRef) from its registry, anonymously: each
+// platform's diff IDs and layers, with a way to fetch those layers. What
+// it read is kept in v's folder by the digest, so an engine reads a base's
+// registry once.
+func RegistryBases(ctx context.Context, ref string, v Verdicts) ([]Base, error) {
+	d, err := name.NewDigest(ref)
+	if err != nil {
+		return nil, fmt.Errorf("base image %s: %w", fielderr.Quote(ref), err)
+	}
+	h, err := v1.NewHash(d.DigestStr())
+	if err != nil {
+		return nil, fmt.Errorf("base image %s: %w", fielderr.Quote(ref), err)
+	}
+	c := Target{}.client()
+	repo := &remote.Repository{
+		Client:    c.http,
+		Reference: registry.Reference{Registry: registryHost(d.Registry), Repository: d.RepositoryStr()},
+		PlainHTTP: c.plainHTTP(ctx, d.Registry),
+	}
+	blobs := &registryBlobs{repo: repo, v: v}
+	read, kept := v.registryBases(h)
+	if !kept {
+		what := "read " + d.Context().Name() + " from its registry"
+		if failed, ago, ok := v.registryFailure(h); ok {
+			return nil, fmt.Errorf("%s: %s (%s ago, tried again after %s)", what, failed, ago.Round(time.Second), baseRetryAfter)
+		}
+		rctx, cancel := context.WithTimeoutCause(ctx, baseReadLimit, fmt.Errorf("its registry did not answer within %s", baseReadLimit))
+		read, err = readRegistryBases(rctx, repo, h)
+		cancel()
+		if err != nil {
+			err = limitErr(rctx, registryErr(err))
+			v.keepRegistryFailure(h, err)
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		v.keepRegistryBases(h, read)
+	}
+	bases := make([]Base, len(read))
+	for i, r := range read {
+		bases[i] = Base{Platform: r.Platform, DiffIDs: r.DiffIDs, Layers: r.Layers, blobs: blobs}
+	}
+	return bases, nil
+}
+
+// registryHost is the host a registry is reached at: Docker Hub's API is at
+// registry-1.docker.io, not at the index.docker.io its names resolve to.
+func registryHost(r name.Registry) string {
+	if r.RegistryStr() == name.DefaultRegistry {
+		return "registry-1.docker.io"
+	}
+	return r.RegistryStr()
+}
+
+// limitErr is err, or the cause ctx ended with when it did.
+func limitErr(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
+		return cause
+	}
+	return err
+}
+
+// readRegistryBases reads the manifest (or index) at h and each image's
+// config: one registryImage per image, attestations left out.
+func readRegistryBases(ctx context.Context, repo *remote.Repository, h v1.Hash) ([]registryImage, error) {
+	mt, data, err := fetchVerified(ctx, repo.Manifests(), h)
+	if err != nil {
+		return nil, err
+	}
+	if !types.MediaType(mt).IsIndex() {
+		b, err := readRegistryImage(ctx, repo, data)
+		if err != nil {
+			return nil, err
+		}
+		return []registryImage{b}, nil
+	}
+	im, err := v1.ParseIndexManifest(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("read the image index: %w", err)
+	}
+	var out []registryImage
+	for _, m := range im.Manifests {
+		if !m.MediaType.IsImage() || m.Annotations["vnd.docker.reference.type"] == "attestation-manifest" {
+			continue
+		}
+		_, data, err := fetchVerified(ctx, repo.Manifests(), m.Digest)
+		if err != nil {
+			return nil, err
+		}
+		b, err := readRegistryImage(ctx, repo, data)
+		if err != nil {
+			return nil, err
+		}
+		if m.Platform != nil {
+			b.Platform = m.Platform
+		}
+		out = append(out, b)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("the image index holds no image")
+	}
+	return out, nil
+}
+
+// readRegistryImage reads an image manifest's config from the registry.
+func readRegistryImage(ctx context.Context, repo *remote.Repository, manifest []byte) (registryImage, error) {
+	m, err := v1.ParseManifest(bytes.NewReader(manifest))
+	if err != nil {
+		return registryImage{}, fmt.Errorf("read the image manifest: %w", err)
+	}
+	_, data, err := fetchVerified(ctx, repo.Blobs(), m.Config.Digest)
+	if err != nil {
+		return registryImage{}, err
+	}
+	cfg, err := v1.ParseConfigFile(bytes.NewReader(data))
+	if err != nil {
+		return registryImage{}, fmt.Errorf("read the image config: %w", err)
+	}
+	if len(cfg.RootFS.DiffIDs) != len(m.Layers) {
+		return registryImage{}, fmt.Errorf("the image config lists %d layers (rootfs.diff_ids), its manifest %d", len(cfg.RootFS.DiffIDs), len(m.Layers))
+	}
+	return registryImage{Platform: cfg.Platform(), DiffIDs: cfg.RootFS.DiffIDs, Layers: m.Layers}, nil
+}
+
+// fetcher is oras-go's manifest or blob store, fetched from by digest.
+type fetcher interface {
+	FetchReference(ctx context.Context, reference string) (ocispec.Descriptor, io.ReadCloser, error)
+}
+
+// fetchVerified is the metadata the store holds at h, checked against h.
+func fetchVerified(ctx context.Context, s fetcher, h v1.Hash) (string, []byte, error) {
+	desc, rc, err := s.FetchReference(ctx, h.String())
+	if err != nil {
+		return "", nil, err
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, MaxMetadata+1))
+	if err != nil {
+		return "", nil, err
+	}
+	if len(data) > MaxMetadata {
+		return "", nil, fmt.Errorf("%s is larger than %d bytes", short(h), MaxMetadata)
+	}
+	if got := sha256Of(data); got != h {
+		return "", nil, fmt.Errorf("the registry sent %s for %s", short(got), short(h))
+	}
+	return desc.MediaType, data, nil
+}
+
+// registryBasesFile is where v keeps what a base's registry said of it.
+func (v Verdicts) registryBasesFile(h v1.Hash) string {
+	return filepath.Join(v.Dir, "bases", h.Algorithm+"-"+h.Hex+".json")
+}
+
+func (v Verdicts) registryBases(h v1.Hash) ([]registryImage, bool) {
+	if v.Dir == "" {
+		return nil, false
+	}
+	data, err := os.ReadFile(v.registryBasesFile(h))
+	if err != nil {
+		return nil, false
+	}
+	var read []registryImage
+	if json.Unmarshal(data, &read) != nil || len(read) == 0 {
+		return nil, false
+	}
+	return read, true
+}
+
+func (v Verdicts) keepRegistryBases(h v1.Hash, read []registryImage) {
+	if v.Dir == "" {
+		return
+	}
+	data, err := json.Marshal(read)
+	if err != nil {
+		return
+	}
+	v.keep(v.registryBasesFile(h), bytes.NewReader(data))
+}
+
+// registryFailureFile is where v keeps why a base's registry could not be
+// read, and when (the file's time).
+func (v Verdicts) registryFailureFile(h v1.Hash) string {
+	return filepath.Join(v.Dir, "bases", h.Algorithm+"-"+h.Hex+".failed")
+}
+
+// registryFailure is why the base's registry could not be read, and how
+// long ago, when that is less than baseRetryAfter.
+func (v Verdicts) registryFailure(h v1.Hash) (string, time.Duration, bool) {
+	if v.Dir == "" {
+		return "", 0, false
+	}
+	f := v.registryFailureFile(h)
+	info, err := os.Stat(f)
+	if err != nil {
+		return "", 0, false
+	}
+	ago := time.Since(info.ModTime())
+	if ago > baseRetryAfter || ago < 0 {
+		return "", 0, false
+	}
+	data, err := os.ReadFile(f)
+	if err != nil {
+		return "", 0, false
+	}
+	return string(data), ago, true
+}
+
+// keepRegistryFailure keeps why the base's registry could not be read: an
+// anonymous read's error, no secret in it.
+func (v Verdicts) keepRegistryFailure(h v1.Hash, err error) {
+	if v.Dir == "" {
+		return
+	}
+	v.keep(v.registryFailureFile(h), strings.NewReader(fielderr.Cut(err.Error(), 300)))
+}
+
+// registryBlobs fetches a base's layers from its registry.
+type registryBlobs struct {
+	repo *remote.Repository
+	v    Verdicts
+}
+
+// fetch brings the base's layer d into the layout in dir, checked against
+// its digest, unless it is there or v keeps its canonical blob (reencode
+// then takes that, and it holds the same tar).
+func (b *registryBlobs) fetch(ctx context.Context, dir string, d v1.Descriptor) error {
+	if _, err := os.Stat(blobPath(dir, d.Digest)); err == nil {
+		return nil
+	}
+	rc, err := b.repo.Blobs().Fetch(ctx, ociDescriptor(d))
+	if err != nil {
+		return registryErr(err)
+	}
+	defer rc.Close()
+	w, err := newBlobWriter(dir)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, io.LimitReader(rc, d.Size+1)); err != nil {
+		w.abort()
+		return err
+	}
+	got, err := w.commit(d.MediaType)
+	if err != nil {
+		return err
+	}
+	if got.Digest != d.Digest {
+		os.Remove(blobPath(dir, got.Digest))
+		return fmt.Errorf("the registry sent %s for %s", short(got.Digest), short(d.Digest))
+	}
+	return nil
+}
+
+// path is a file holding the tar of the base's layer d, in its own blob
+// (fetched) or in the canonical blob v keeps of it.
+func (b *registryBlobs) path(ctx context.Context, dir string, d v1.Descriptor) (string, error) {
+	if kept := b.v.reencodedFile(d.Digest); b.v.Dir != "" && fileExists(kept) {
+		return kept, nil
+	}
+	if err := b.fetch(ctx, dir, d); err != nil {
+		return "", err
+	}
+	return blobPath(dir, d.Digest), nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
