@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -313,14 +314,20 @@ func (s *publishSpec) start(ctx context.Context, b *buildSpec) *early {
 	return e
 }
 
-// pinnedBase is the base image ref as the engine resolved it, pinned by
-// digest (Container.imageRef of its first platform's), for normalize to
-// read from its registry (ocipublish.RegistryBases); "" for none, or when
-// the engine does not say, and normalize then reads the base's tarball
-// alone. The engine pulled the base for the build already.
+// pinnedBase is the base image ref, pinned by the digest the engine
+// resolved it to (Container.imageRef of its first platform's), for
+// normalize to read from its registry (ocipublish.RegistryBases); "" for
+// none, or when the engine does not say, and normalize then reads the
+// base's tarball alone. The engine pulled the base for the build already.
+// The ref keeps the registry the Dockerfile names: imageRef names the
+// address the engine first pulled that digest from, which may be another
+// (tests/engine-facts.md, fact 50).
 func pinnedBase(ctx context.Context, ref string, platforms []string) string {
 	if ref == "" {
 		return ""
+	}
+	if strings.Contains(ref, "@") {
+		return ref
 	}
 	platform := ""
 	if len(platforms) > 0 {
@@ -332,7 +339,16 @@ func pinnedBase(ctx context.Context, ref string, platforms []string) string {
 		pinned, err = dag.Container(dagger.ContainerOpts{Platform: dagger.Platform(platform)}).From(ref).ImageRef(ctx)
 		return err
 	})
-	return pinned
+	return pinAt(ref, pinned)
+}
+
+// pinAt is ref pinned by the digest imageRef names; "" when it names none.
+func pinAt(ref, imageRef string) string {
+	_, digest, ok := strings.Cut(imageRef, "@")
+	if !ok || digest == "" {
+		return ""
+	}
+	return ref + "@" + digest
 }
 
 // baseAt is where the publish tool's container holds the base image's
