@@ -157,20 +157,12 @@ func readRegistryBases(ctx context.Context, repo *remote.Repository, h v1.Hash) 
 
 // readRegistryImage reads an image manifest's config from the registry.
 func readRegistryImage(ctx context.Context, repo *remote.Repository, manifest []byte) (registryImage, error) {
-	m, err := v1.ParseManifest(bytes.NewReader(manifest))
-	if err != nil {
-		return registryImage{}, fmt.Errorf("read the image manifest: %w", err)
-	}
-	_, data, err := fetchVerified(ctx, repo.Blobs(), m.Config.Digest)
+	m, cfg, err := parseImage(manifest, func(c v1.Descriptor) ([]byte, error) {
+		_, data, err := fetchVerified(ctx, repo.Blobs(), c.Digest)
+		return data, err
+	})
 	if err != nil {
 		return registryImage{}, err
-	}
-	cfg, err := v1.ParseConfigFile(bytes.NewReader(data))
-	if err != nil {
-		return registryImage{}, fmt.Errorf("read the image config: %w", err)
-	}
-	if len(cfg.RootFS.DiffIDs) != len(m.Layers) {
-		return registryImage{}, fmt.Errorf("the image config lists %d layers (rootfs.diff_ids), its manifest %d", len(cfg.RootFS.DiffIDs), len(m.Layers))
 	}
 	return registryImage{Platform: cfg.Platform(), DiffIDs: cfg.RootFS.DiffIDs, Layers: m.Layers}, nil
 }

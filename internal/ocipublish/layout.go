@@ -184,22 +184,32 @@ func readImage(dir string, d v1.Descriptor) (image, error) {
 	if err != nil {
 		return image{}, err
 	}
-	m, err := v1.ParseManifest(bytes.NewReader(data))
-	if err != nil {
-		return image{}, fmt.Errorf("read the image manifest: %w", err)
-	}
-	cfgData, err := readBlob(dir, m.Config)
+	m, cfg, err := parseImage(data, func(c v1.Descriptor) ([]byte, error) { return readBlob(dir, c) })
 	if err != nil {
 		return image{}, err
 	}
+	return image{desc: d, manifest: m, config: cfg}, nil
+}
+
+// parseImage parses an image manifest and the config configOf gives for
+// it, which must list as many layers.
+func parseImage(manifest []byte, configOf func(v1.Descriptor) ([]byte, error)) (*v1.Manifest, *v1.ConfigFile, error) {
+	m, err := v1.ParseManifest(bytes.NewReader(manifest))
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the image manifest: %w", err)
+	}
+	cfgData, err := configOf(m.Config)
+	if err != nil {
+		return nil, nil, err
+	}
 	cfg, err := v1.ParseConfigFile(bytes.NewReader(cfgData))
 	if err != nil {
-		return image{}, fmt.Errorf("read the image config: %w", err)
+		return nil, nil, fmt.Errorf("read the image config: %w", err)
 	}
 	if len(cfg.RootFS.DiffIDs) != len(m.Layers) {
-		return image{}, fmt.Errorf("the image config lists %d layers (rootfs.diff_ids), its manifest %d", len(cfg.RootFS.DiffIDs), len(m.Layers))
+		return nil, nil, fmt.Errorf("the image config lists %d layers (rootfs.diff_ids), its manifest %d", len(cfg.RootFS.DiffIDs), len(m.Layers))
 	}
-	return image{desc: d, manifest: m, config: cfg}, nil
+	return m, cfg, nil
 }
 
 func readIndex(dir string, d v1.Descriptor) (*v1.IndexManifest, error) {

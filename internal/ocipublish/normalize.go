@@ -149,17 +149,11 @@ func clampLayer(dir string, l v1.Descriptor, diffID v1.Hash, epoch time.Time, v 
 
 // hasTimeAfter reads the layer's headers for a time after epoch.
 func hasTimeAfter(dir string, l v1.Descriptor, epoch time.Time) (bool, error) {
-	f, err := os.Open(blobPath(dir, l.Digest))
+	tr, done, err := openTar(blobPath(dir, l.Digest), l.MediaType)
 	if err != nil {
 		return false, fmt.Errorf("read the layer: %w", err)
 	}
-	defer f.Close()
-	r, err := uncompressed(f, l.MediaType)
-	if err != nil {
-		return false, err
-	}
-	defer r.Close()
-	tr := tar.NewReader(r)
+	defer done()
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -243,6 +237,21 @@ func clampTar(tr *tar.Reader, tw *tar.Writer, epoch time.Time, zw io.WriteCloser
 		return zw.Close()
 	}
 	return nil
+}
+
+// openTar opens the layer blob at p (media type mt) as a tar stream; done
+// closes it.
+func openTar(p string, mt types.MediaType) (_ *tar.Reader, done func(), _ error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := uncompressed(f, mt)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return tar.NewReader(r), func() { r.Close(); f.Close() }, nil
 }
 
 func isGzip(mt types.MediaType) bool { return mt == types.OCILayer || mt == types.DockerLayer }

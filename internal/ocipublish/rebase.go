@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -133,17 +132,11 @@ type entry struct {
 }
 
 func entriesOf(p string, d v1.Descriptor) (map[string]entry, error) {
-	f, err := os.Open(p)
+	tr, done, err := openTar(p, d.MediaType)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	r, err := uncompressed(f, d.MediaType)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	tr := tar.NewReader(r)
+	defer done()
 	out := map[string]entry{}
 	links := map[string][]string{} // a linked file's name → every name it has
 	linkOf := map[string]string{}  // a link's name → the file's
