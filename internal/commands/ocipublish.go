@@ -92,15 +92,24 @@ func keepBase(ctx context.Context, base, ref, verdicts string, stderr io.Writer)
 		fmt.Fprintln(stderr, "oci-publish keep-base: -base and -verdicts are both needed")
 		return 2
 	}
-	if ref != "" {
-		if _, err := ocipublish.RegistryBases(ctx, ref, ocipublish.Verdicts{Dir: verdicts}); err != nil {
-			fmt.Fprintln(stderr, "oci-publish: the base image:", err)
+	// the registry is read beside the re-encoding, which a registry slow
+	// to answer would otherwise hold back
+	read := make(chan error, 1)
+	go func() {
+		var err error
+		if ref != "" {
+			_, err = ocipublish.RegistryBases(ctx, ref, ocipublish.Verdicts{Dir: verdicts})
 		}
-	}
-	return withWork(stderr, "oci-publish: the base image", func(work string) error {
+		read <- err
+	}()
+	code := withWork(stderr, "oci-publish: the base image", func(work string) error {
 		_, err := ocipublish.KeepBase(base, work, ocipublish.Verdicts{Dir: verdicts})
 		return err
 	})
+	if err := <-read; err != nil {
+		fmt.Fprintln(stderr, "oci-publish: the base image:", err)
+	}
+	return code
 }
 
 // withWork runs f with a folder of its own, removed after it: 1 when f
