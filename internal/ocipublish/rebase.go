@@ -17,14 +17,19 @@ import (
 )
 
 // fetchRebaseLayers brings into the layout in dir, from the base's
-// registry, each layer of the base the image img does not have by diff ID
-// (keptOf): an engine restarted on its state makes a base's layers anew
+// registry, each layer of the base the image img (of platform) does not
+// have by diff ID (keptOf): an engine restarted on its state makes a base's layers anew
 // from its unpacked files (tests/engine-facts.md, fact 48), and rebased
 // then compares their files with the base's own. Only such an image
 // fetches anything; a base read from no registry fetches nothing.
-func (b *Base) fetchRebaseLayers(ctx context.Context, dir string, img image) error {
+func (b *Base) fetchRebaseLayers(ctx context.Context, dir string, img image, platform *v1.Platform) error {
 	kept := keptOf(img.config, b)
 	if b == nil || b.blobs == nil || kept >= len(b.Layers) || len(b.Layers) != len(b.DiffIDs) || len(img.manifest.Layers) < len(b.Layers) {
+		return nil
+	}
+	if b.Platform != nil && platform != nil && platformOf(b.Platform) != platformOf(platform) {
+		// the one base the registry gave is another platform's: its
+		// layers are not this image's, whatever they hold
 		return nil
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, baseLayersLimit, fmt.Errorf("its layers did not come within %s", baseLayersLimit))

@@ -422,3 +422,33 @@ func TestAFailedRegistryReadIsRetriedAfterItsTime(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []v1.Hash{id}, bases[0].DiffIDs)
 }
+
+// A base the registry holds for one platform only is no other platform's:
+// an image of that other platform fetches none of its layers (a publish of
+// two platforms would download the first's base for nothing).
+func TestABaseOfAnotherPlatformIsNotFetched(t *testing.T) {
+	arm64 := v1.Platform{OS: "linux", Architecture: "arm64"}
+	pulled, _ := remadeBase(t)
+	base := imageOf(t, pulled) // amd64
+	d, err := base.Digest()
+	require.NoError(t, err)
+	reg := loopbackRegistryServer(t)
+	registrytest.Write(t, reg.addr+"/library/base:stable", base)
+	ref := reg.addr + "/library/base:stable@" + d.String()
+	v := Verdicts{Dir: t.TempDir()}
+	_, err = RegistryBases(context.Background(), ref, v) // the metadata kept
+	require.NoError(t, err)
+	reg.srv.Close() // a fetch would fail, and say so
+
+	armBuilt := imageOf(t, layer(t, commit.Add(-time.Hour), map[string]string{"etc/os-release": "ID=arm\n"}))
+	cfg, err := armBuilt.ConfigFile()
+	require.NoError(t, err)
+	cfg = cfg.DeepCopy()
+	cfg.Architecture = arm64.Architecture
+	armBuilt, err = mutate.ConfigFile(armBuilt, cfg)
+	require.NoError(t, err)
+	out := filepath.Join(t.TempDir(), "out")
+	var said strings.Builder
+	require.NoError(t, Normalized(context.Background(), Prepare{Kind: "backend", Tarball: layoutTarball(t, armBuilt), Created: commit, BaseRef: ref, Verdicts: v.Dir}, t.TempDir(), out, &said))
+	assert.Empty(t, said.String())
+}

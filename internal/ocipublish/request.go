@@ -130,7 +130,7 @@ func fetchRebaseLayers(ctx context.Context, a Artifact, bases []Base) error {
 		if descs != nil {
 			platform = descs[i].Platform
 		}
-		if err := baseFor(bases, platform).fetchRebaseLayers(ctx, a.dir, img); err != nil {
+		if err := baseFor(bases, platform).fetchRebaseLayers(ctx, a.dir, img, platform); err != nil {
 			for i := range bases {
 				bases[i].paths = nil
 			}
