@@ -300,19 +300,11 @@ func resolve(ctx context.Context, r repository) (v1.Hash, error) {
 // fetchManifest is the manifest r's repository holds at digest, as a
 // layout-free artifact's root: its descriptor and bytes.
 func fetchManifest(ctx context.Context, r repository, h v1.Hash) (v1.Descriptor, []byte, error) {
-	desc, rc, err := r.repo.Manifests().FetchReference(ctx, h.String())
+	mt, data, err := fetchVerified(ctx, r.repo.Manifests(), h)
 	if err != nil {
 		return v1.Descriptor{}, nil, err
 	}
-	defer rc.Close()
-	data, err := io.ReadAll(io.LimitReader(rc, MaxMetadata+1))
-	if err != nil {
-		return v1.Descriptor{}, nil, err
-	}
-	if got := sha256Of(data); got != h {
-		return v1.Descriptor{}, nil, fmt.Errorf("the registry sent %s for %s", got, h)
-	}
-	return v1.Descriptor{MediaType: types.MediaType(desc.MediaType), Size: int64(len(data)), Digest: h}, data, nil
+	return v1.Descriptor{MediaType: types.MediaType(mt), Size: int64(len(data)), Digest: h}, data, nil
 }
 
 // pushManifest writes a manifest's bytes under r's tag.
