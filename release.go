@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"dagger/lowcode-pipeline/internal/dagger"
+	"dagger/lowcode-pipeline/internal/imageref"
 	"dagger/lowcode-pipeline/internal/images"
 	"dagger/lowcode-pipeline/internal/ocipublish"
 	"dagger/lowcode-pipeline/internal/payload"
@@ -339,16 +340,7 @@ func pinnedBase(ctx context.Context, ref string, platforms []string) string {
 		pinned, err = dag.Container(dagger.ContainerOpts{Platform: dagger.Platform(platform)}).From(ref).ImageRef(ctx)
 		return err
 	})
-	return pinAt(ref, pinned)
-}
-
-// pinAt is ref pinned by the digest imageRef names; "" when it names none.
-func pinAt(ref, imageRef string) string {
-	_, digest, ok := strings.Cut(imageRef, "@")
-	if !ok || digest == "" {
-		return ""
-	}
-	return ref + "@" + digest
+	return imageref.PinnedAs(ref, pinned)
 }
 
 // baseAt is where the publish tool's container holds the base image's

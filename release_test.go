@@ -102,18 +102,3 @@ func TestDeliverReadsTheTagsOfEveryImageItWillPush(t *testing.T) {
 		})
 	}
 }
-
-// The base is read at the registry its Dockerfile names, by the digest the
-// engine resolved: the engine's imageRef may name another address it pulled
-// that digest from first (engine-facts 50).
-func TestABaseIsPinnedWhereItsDockerfileNamesIt(t *testing.T) {
-	const digest = "sha256:1358e5e67e61db70aecd605a53c7fafbd8e0b51f85ec533dad31398d7e396282"
-	for _, tc := range []struct{ ref, imageRef, want string }{
-		{"nginx:stable", "docker.io/library/nginx:stable@" + digest, "nginx:stable@" + digest},
-		{"10.87.0.1:5002/library/busybox:stable", "docker.io/library/busybox:stable@" + digest, "10.87.0.1:5002/library/busybox:stable@" + digest},
-		{"nginx:stable", "docker.io/library/nginx:stable", ""},
-		{"nginx:stable", "", ""},
-	} {
-		assert.Equal(t, tc.want, pinAt(tc.ref, tc.imageRef), "%s as %q", tc.ref, tc.imageRef)
-	}
-}

@@ -5,6 +5,7 @@ package imageref
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/distribution/reference"
 )
@@ -25,4 +26,16 @@ func ValidateDeployable(ref string) error {
 		return errors.New("the reference has neither a tag nor a digest: add :tag and/or @sha256:<digest> so the deployment names one image version")
 	}
 	return nil
+}
+
+// PinnedAs is ref pinned by the digest imageRef names (Container.imageRef
+// of ref); "" when it names none. The ref keeps the registry it names: an
+// engine's imageRef names the address it first pulled that digest from,
+// which may be another (tests/engine-facts.md, fact 50).
+func PinnedAs(ref, imageRef string) string {
+	_, digest, ok := strings.Cut(imageRef, "@")
+	if !ok || digest == "" {
+		return ""
+	}
+	return ref + "@" + digest
 }

@@ -34,3 +34,18 @@ func TestValidateDeployable(t *testing.T) {
 		})
 	}
 }
+
+// A base is read at the registry its Dockerfile names, by the digest the
+// engine resolved: the engine's imageRef may name another address it pulled
+// that digest from first (engine-facts 50).
+func TestPinnedAsKeepsTheNamedRegistry(t *testing.T) {
+	const pulled = "sha256:1358e5e67e61db70aecd605a53c7fafbd8e0b51f85ec533dad31398d7e396282"
+	for _, tc := range []struct{ ref, imageRef, want string }{
+		{"nginx:stable", "docker.io/library/nginx:stable@" + pulled, "nginx:stable@" + pulled},
+		{"10.87.0.1:5002/library/busybox:stable", "docker.io/library/busybox:stable@" + pulled, "10.87.0.1:5002/library/busybox:stable@" + pulled},
+		{"nginx:stable", "docker.io/library/nginx:stable", ""},
+		{"nginx:stable", "", ""},
+	} {
+		assert.Equal(t, tc.want, PinnedAs(tc.ref, tc.imageRef), "%s as %q", tc.ref, tc.imageRef)
+	}
+}
