@@ -74,7 +74,7 @@ func (r *Binding) AsLowcodePipelinePlanImage() *LowcodePipelinePlanImage { // lo
 }
 
 // Retrieve the binding value, as type LowcodePipelinePushedImage
-func (r *Binding) AsLowcodePipelinePushedImage() *LowcodePipelinePushedImage { // lowcode-pipeline (../../../release.go:57:6)
+func (r *Binding) AsLowcodePipelinePushedImage() *LowcodePipelinePushedImage { // lowcode-pipeline (../../../release.go:58:6)
 	q := r.query.Select("asLowcodePipelinePushedImage")
 
 	return &LowcodePipelinePushedImage{
@@ -92,7 +92,7 @@ func (r *Binding) AsLowcodePipelineReceipt() *LowcodePipelineReceipt { // lowcod
 }
 
 // Retrieve the binding value, as type LowcodePipelineRelease
-func (r *Binding) AsLowcodePipelineRelease() *LowcodePipelineRelease { // lowcode-pipeline (../../../release.go:29:6)
+func (r *Binding) AsLowcodePipelineRelease() *LowcodePipelineRelease { // lowcode-pipeline (../../../release.go:30:6)
 	q := r.query.Select("asLowcodePipelineRelease")
 
 	return &LowcodePipelineRelease{
@@ -314,7 +314,7 @@ func (r *Env) WithLowcodePipelinePlanOutput(name string, description string) *En
 }
 
 // Create or update a binding of type LowcodePipelinePushedImage in the environment
-func (r *Env) WithLowcodePipelinePushedImageInput(name string, value *LowcodePipelinePushedImage, description string) *Env { // lowcode-pipeline (../../../release.go:57:6)
+func (r *Env) WithLowcodePipelinePushedImageInput(name string, value *LowcodePipelinePushedImage, description string) *Env { // lowcode-pipeline (../../../release.go:58:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelinePushedImageInput")
 	q = q.Arg("name", name)
@@ -327,7 +327,7 @@ func (r *Env) WithLowcodePipelinePushedImageInput(name string, value *LowcodePip
 }
 
 // Declare a desired LowcodePipelinePushedImage output to be assigned in the environment
-func (r *Env) WithLowcodePipelinePushedImageOutput(name string, description string) *Env { // lowcode-pipeline (../../../release.go:57:6)
+func (r *Env) WithLowcodePipelinePushedImageOutput(name string, description string) *Env { // lowcode-pipeline (../../../release.go:58:6)
 	q := r.query.Select("withLowcodePipelinePushedImageOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -362,7 +362,7 @@ func (r *Env) WithLowcodePipelineReceiptOutput(name string, description string) 
 }
 
 // Create or update a binding of type LowcodePipelineRelease in the environment
-func (r *Env) WithLowcodePipelineReleaseInput(name string, value *LowcodePipelineRelease, description string) *Env { // lowcode-pipeline (../../../release.go:29:6)
+func (r *Env) WithLowcodePipelineReleaseInput(name string, value *LowcodePipelineRelease, description string) *Env { // lowcode-pipeline (../../../release.go:30:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineReleaseInput")
 	q = q.Arg("name", name)
@@ -375,7 +375,7 @@ func (r *Env) WithLowcodePipelineReleaseInput(name string, value *LowcodePipelin
 }
 
 // Declare a desired LowcodePipelineRelease output to be assigned in the environment
-func (r *Env) WithLowcodePipelineReleaseOutput(name string, description string) *Env { // lowcode-pipeline (../../../release.go:29:6)
+func (r *Env) WithLowcodePipelineReleaseOutput(name string, description string) *Env { // lowcode-pipeline (../../../release.go:30:6)
 	q := r.query.Select("withLowcodePipelineReleaseOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -2276,7 +2276,7 @@ func (r *LowcodePipelinePlanImage) AsNode() Node {
 }
 
 // PushedImage is one image pushed under one tag
-type LowcodePipelinePushedImage struct { // lowcode-pipeline (../../../release.go:57:6)
+type LowcodePipelinePushedImage struct { // lowcode-pipeline (../../../release.go:58:6)
 	query *querybuilder.Selection
 
 	digest     *string
@@ -2294,7 +2294,7 @@ func (r *LowcodePipelinePushedImage) WithGraphQLQuery(q *querybuilder.Selection)
 }
 
 // The image's digest, sha256:…
-func (r *LowcodePipelinePushedImage) Digest(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:65:2)
+func (r *LowcodePipelinePushedImage) Digest(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:66:2)
 	if r.digest != nil {
 		return *r.digest, nil
 	}
@@ -2356,7 +2356,7 @@ func (r *LowcodePipelinePushedImage) UnmarshalJSON(bs []byte) error {
 }
 
 // How this run left the tag: pushed, tagged (pointed at the image, which the registry held already under another tag) or unchanged (it held the image already)
-func (r *LowcodePipelinePushedImage) Outcome(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:67:2)
+func (r *LowcodePipelinePushedImage) Outcome(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:68:2)
 	if r.outcome != nil {
 		return *r.outcome, nil
 	}
@@ -2369,7 +2369,7 @@ func (r *LowcodePipelinePushedImage) Outcome(ctx context.Context) (string, error
 }
 
 // registry/repository:tag@sha256:…, the reference a payload carries
-func (r *LowcodePipelinePushedImage) Ref(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:59:2)
+func (r *LowcodePipelinePushedImage) Ref(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:60:2)
 	if r.ref != nil {
 		return *r.ref, nil
 	}
@@ -2382,7 +2382,7 @@ func (r *LowcodePipelinePushedImage) Ref(ctx context.Context) (string, error) { 
 }
 
 // registry/repository
-func (r *LowcodePipelinePushedImage) Repository(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:61:2)
+func (r *LowcodePipelinePushedImage) Repository(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:62:2)
 	if r.repository != nil {
 		return *r.repository, nil
 	}
@@ -2395,7 +2395,7 @@ func (r *LowcodePipelinePushedImage) Repository(ctx context.Context) (string, er
 }
 
 // The tag it was pushed under
-func (r *LowcodePipelinePushedImage) Tag(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:63:2)
+func (r *LowcodePipelinePushedImage) Tag(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:64:2)
 	if r.tag != nil {
 		return *r.tag, nil
 	}
@@ -2632,7 +2632,7 @@ func (r *LowcodePipelineReceipt) AsNode() Node {
 }
 
 // Release is the images pushed to a registry, each named by digest
-type LowcodePipelineRelease struct { // lowcode-pipeline (../../../release.go:29:6)
+type LowcodePipelineRelease struct { // lowcode-pipeline (../../../release.go:30:6)
 	query *querybuilder.Selection
 
 	id      *ID
@@ -2656,7 +2656,7 @@ func (r *LowcodePipelineRelease) WithGraphQLQuery(q *querybuilder.Selection) *Lo
 }
 
 // The backend image, one reference per tag
-func (r *LowcodePipelineRelease) Backend(ctx context.Context) ([]LowcodePipelinePushedImage, error) { // lowcode-pipeline (../../../release.go:37:2)
+func (r *LowcodePipelineRelease) Backend(ctx context.Context) ([]LowcodePipelinePushedImage, error) { // lowcode-pipeline (../../../release.go:38:2)
 	q := r.query.Select("backend")
 
 	q = q.Select("id")
@@ -2689,7 +2689,7 @@ func (r *LowcodePipelineRelease) Backend(ctx context.Context) ([]LowcodePipeline
 }
 
 // The code-as-data image, one reference per tag; empty when the build has no code as data
-func (r *LowcodePipelineRelease) CodeAsData(ctx context.Context) ([]LowcodePipelinePushedImage, error) { // lowcode-pipeline (../../../release.go:39:2)
+func (r *LowcodePipelineRelease) CodeAsData(ctx context.Context) ([]LowcodePipelinePushedImage, error) { // lowcode-pipeline (../../../release.go:40:2)
 	q := r.query.Select("codeAsData")
 
 	q = q.Select("id")
@@ -2722,7 +2722,7 @@ func (r *LowcodePipelineRelease) CodeAsData(ctx context.Context) ([]LowcodePipel
 }
 
 // The frontend image, one reference per tag
-func (r *LowcodePipelineRelease) Frontend(ctx context.Context) ([]LowcodePipelinePushedImage, error) { // lowcode-pipeline (../../../release.go:35:2)
+func (r *LowcodePipelineRelease) Frontend(ctx context.Context) ([]LowcodePipelinePushedImage, error) { // lowcode-pipeline (../../../release.go:36:2)
 	q := r.query.Select("frontend")
 
 	q = q.Select("id")
@@ -2804,7 +2804,7 @@ func (r *LowcodePipelineRelease) UnmarshalJSON(bs []byte) error {
 }
 
 // The whole release as JSON, for a script
-func (r *LowcodePipelineRelease) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:33:2)
+func (r *LowcodePipelineRelease) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:34:2)
 	if r.json != nil {
 		return *r.json, nil
 	}
@@ -2821,14 +2821,14 @@ type LowcodePipelineReleasePayloadOpts struct {
 	//
 	// Payload JSON file to start from instead of the reference default; it names no image: the run's are the only ones sent
 	//
-	From *File // lowcode-pipeline (../../../release.go:103:2)
+	From *File // lowcode-pipeline (../../../release.go:104:2)
 }
 
 // The deployment payload of this release: the reference default, or one you give, with the release's images
 //
 // Each image is the first tag's reference pinned by digest. A --from that
 // names an image of its own is refused.
-func (r *LowcodePipelineRelease) Payload(opts ...LowcodePipelineReleasePayloadOpts) *LowcodePipelinePayload { // lowcode-pipeline (../../../release.go:99:1)
+func (r *LowcodePipelineRelease) Payload(opts ...LowcodePipelineReleasePayloadOpts) *LowcodePipelinePayload { // lowcode-pipeline (../../../release.go:100:1)
 	q := r.query.Select("payload")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `from` optional argument
@@ -2849,15 +2849,15 @@ type LowcodePipelineReleaseSbomsOpts struct {
 	//
 	//
 	// Default: "docker.io/anchore/syft:v1.51.0@sha256:678bfa565b60f747aac0f8e964fe5588a24445b8d0a480e91f6efd70020dfbb0"
-	SyftImage string // lowcode-pipeline (../../../release.go:114:2)
+	SyftImage string // lowcode-pipeline (../../../release.go:115:2)
 	//
 	// Build syft from its Go module at the same version instead (slow on an empty engine cache)
 	//
-	ToolsFromSource bool // lowcode-pipeline (../../../release.go:117:2)
+	ToolsFromSource bool // lowcode-pipeline (../../../release.go:118:2)
 }
 
 // The SPDX JSON SBOM of each pushed image (frontend.spdx.json, backend.spdx.json, codeasdata.spdx.json), by syft
-func (r *LowcodePipelineRelease) Sboms(opts ...LowcodePipelineReleaseSbomsOpts) *Directory { // lowcode-pipeline (../../../release.go:110:1)
+func (r *LowcodePipelineRelease) Sboms(opts ...LowcodePipelineReleaseSbomsOpts) *Directory { // lowcode-pipeline (../../../release.go:111:1)
 	q := r.query.Select("sboms")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `syftImage` optional argument
@@ -2880,29 +2880,29 @@ type LowcodePipelineReleaseSignOpts struct {
 	//
 	// Password of --cosign-key
 	//
-	CosignPassword *Secret // lowcode-pipeline (../../../release.go:142:2)
+	CosignPassword *Secret // lowcode-pipeline (../../../release.go:143:2)
 	//
 	// Attest each image's SPDX SBOM (syft) on its digest too
 	//
-	AttestSbom bool // lowcode-pipeline (../../../release.go:145:2)
+	AttestSbom bool // lowcode-pipeline (../../../release.go:146:2)
 	//
 	// cosign's published image, whose /ko-app/cosign is used (pin it by digest: name:tag@sha256:…)
 	//
 	//
 	// Default: "gcr.io/projectsigstore/cosign:v2.6.5@sha256:ad281047f85c5e1fc6ffbc30c2b55be3b07b4032bef715a12122ce5829619aca"
-	CosignImage string // lowcode-pipeline (../../../release.go:149:2)
+	CosignImage string // lowcode-pipeline (../../../release.go:150:2)
 	//
 	// syft's published image, for --attest-sbom (default: docker.io/anchore/syft:v1.51.0@sha256:678bfa565b60f747aac0f8e964fe5588a24445b8d0a480e91f6efd70020dfbb0)
 	//
-	SyftImage string // lowcode-pipeline (../../../release.go:152:2)
+	SyftImage string // lowcode-pipeline (../../../release.go:153:2)
 	//
 	// Build cosign (and syft) from their Go modules at the same versions instead (slow on an empty engine cache)
 	//
-	ToolsFromSource bool // lowcode-pipeline (../../../release.go:155:2)
+	ToolsFromSource bool // lowcode-pipeline (../../../release.go:156:2)
 }
 
 // Sign each pushed digest with cosign, and attest its SBOM with --attest-sbom; verify with cosign verify --key cosign.pub
-func (r *LowcodePipelineRelease) Sign(cosignKey *Secret, opts ...LowcodePipelineReleaseSignOpts) *LowcodePipelineRelease { // lowcode-pipeline (../../../release.go:136:1)
+func (r *LowcodePipelineRelease) Sign(cosignKey *Secret, opts ...LowcodePipelineReleaseSignOpts) *LowcodePipelineRelease { // lowcode-pipeline (../../../release.go:137:1)
 	assertNotNil("cosignKey", cosignKey)
 	q := r.query.Select("sign")
 	for i := len(opts) - 1; i >= 0; i-- {
@@ -2935,7 +2935,7 @@ func (r *LowcodePipelineRelease) Sign(cosignKey *Secret, opts ...LowcodePipeline
 }
 
 // Whether each pushed digest was signed with cosign (sign)
-func (r *LowcodePipelineRelease) Signed(ctx context.Context) (bool, error) { // lowcode-pipeline (../../../release.go:41:2)
+func (r *LowcodePipelineRelease) Signed(ctx context.Context) (bool, error) { // lowcode-pipeline (../../../release.go:42:2)
 	if r.signed != nil {
 		return *r.signed, nil
 	}
@@ -2948,7 +2948,7 @@ func (r *LowcodePipelineRelease) Signed(ctx context.Context) (bool, error) { // 
 }
 
 // Each image's references, one a line, for a person
-func (r *LowcodePipelineRelease) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:31:2)
+func (r *LowcodePipelineRelease) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:32:2)
 	if r.summary != nil {
 		return *r.summary, nil
 	}
