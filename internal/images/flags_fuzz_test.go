@@ -71,6 +71,7 @@ func FuzzPublishTargets(f *testing.F) {
 	f.Add("registry.example.com/team/app-{kind}", "1.4.0", "latest", "linux/arm64", "ci", true, true)
 	f.Add("localhost:5000/{kind}", "v1", "v1", "", "", false, false)
 	f.Add("Registry/{kind}:tag", "-x", ".y", "linux/s390x", "", true, false)
+	f.Add("r_1.example.com/{kind}", "1", "1", "", "", false, true)
 	f.Fuzz(func(t *testing.T, repository, tag1, tag2, platform, username string, hasPassword, codeAsData bool) {
 		req := PublishRequest{Repository: repository, HasCodeAsData: codeAsData, Tags: []string{tag1, tag2},
 			Username: username, HasPassword: hasPassword}

@@ -235,6 +235,12 @@ func (r PublishRequest) Targets() ([]Target, error) {
 					fielderr.Quote(r.Repository), fielderr.Quote(full), referenceProblem(err))
 			case !reference.IsNameOnly(named):
 				problem = fmt.Errorf("--repository %s: give the name only; tags go in --tag", fielderr.Quote(r.Repository))
+			case reference.Domain(named) == "":
+				// "a_b.c/x" parses as a path whose first part only looks like
+				// a host: a push would have no registry to go to.
+				host, _, _ := strings.Cut(full, "/")
+				problem = fmt.Errorf("--repository %s: %s is not a registry host: a host name (letters, digits, '-' and '.') or IP address, with an optional :port, e.g. registry.example.com/team/app-{kind}",
+					fielderr.Quote(r.Repository), fielderr.Quote(host))
 			case !r.HasService && loopback.Host(reference.Domain(named)):
 				problem = fmt.Errorf("--repository %s: %s names this machine, but the push runs in a container of the engine, whose loopback has no registry: "+
 					"run the registry as a Dagger service and pass it with --registry-service (as demo does), or name it by a host or IP address the engine reaches",

@@ -111,6 +111,8 @@ func TestPublishRefusesBadNamesBeforeBuilding(t *testing.T) {
 			[]string{`"team/app-frontend" is not a repository name with its registry`}},
 		{"no {kind}", PublishRequest{Repository: "r.example.com/team/app", Tags: []string{"1"}},
 			[]string{`--repository "r.example.com/team/app": put {kind} where frontend, backend and codeasdata go`}},
+		{"a first part that only looks like a host", PublishRequest{Repository: "r_1.example.com/team/{kind}", Tags: []string{"1"}},
+			[]string{`--repository "r_1.example.com/team/{kind}": "r_1.example.com" is not a registry host`}},
 		{"a tag in the repository", PublishRequest{Repository: "r.example.com/team/{kind}:1", Tags: []string{"1"}},
 			[]string{`give the name only; tags go in --tag`}},
 		{"bad tags", PublishRequest{Repository: "r.example.com/{kind}", Tags: []string{"-x", "a b", strings.Repeat("a", 129)}},
