@@ -96,7 +96,7 @@ func (t *Tests) BackendAndCodeAsDataImages(ctx context.Context) error {
 	return nil
 }
 
-// publish refuses an invalid tag and a repository without {kind} before building anything.
+// publish refuses an invalid tag, a repository without {kind} and one without a registry host before building anything.
 // +check
 func (t *Tests) PublishRefusesBadNames(ctx context.Context) error {
 	_, err := build(t.app(), dagger.LowcodePipelineBuildOpts{}).Publish("registry.example.com/team/{kind}", []string{"bad tag"}).Summary(ctx)
@@ -104,7 +104,12 @@ func (t *Tests) PublishRefusesBadNames(ctx context.Context) error {
 		return err
 	}
 	_, err = build(t.app(), dagger.LowcodePipelineBuildOpts{}).Publish("registry.example.com/team/app", []string{"1"}).Summary(ctx)
-	return fails("no {kind}", err, "put {kind} where frontend, backend and codeasdata go")
+	if err := fails("no {kind}", err, "put {kind} where frontend, backend and codeasdata go"); err != nil {
+		return err
+	}
+	// the name parses, but as a path: its first part is no registry host
+	_, err = build(t.app(), dagger.LowcodePipelineBuildOpts{}).Publish("r_1.example.com/team/{kind}", []string{"1"}).Summary(ctx)
+	return fails("no registry host", err, `"r_1.example.com" is not a registry host`)
 }
 
 // The source URL the published images are labelled with: its credentials must not reach the label.
