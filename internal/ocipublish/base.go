@@ -34,16 +34,22 @@ type Options struct {
 type Base struct {
 	Platform *v1.Platform
 	DiffIDs  []v1.Hash
-	// Layers are the base's layers as its registry holds them, and blobs
-	// fetches them (RegistryBases); a base read from the engine's tarball
-	// (ReadBases) has neither, and nothing is rebased on it.
-	Layers []v1.Descriptor
-	blobs  *registryBlobs
-	// paths are the files of the base's layers fetchRebaseLayers brought
+	// registry is the base as its registry holds it (RegistryBases); nil
+	// for one read from the engine's tarball (ReadBases): nothing is
+	// rebased on that one.
+	registry *registryLayers
+}
+
+// registryLayers is a base's layers as its registry holds them, what
+// rebasing on them brought and what it did.
+type registryLayers struct {
+	layers []v1.Descriptor
+	blobs  *registryBlobs // fetches layers
+	// paths are the files of the layers fetchRebaseLayers brought
 	// (Normalized, before normalizing, one image after the other).
 	paths map[v1.Hash]string
-	// tookPlace is how many layers of the base took the place of the
-	// engine's in an image normalized on it.
+	// tookPlace is how many of the layers took the place of the engine's
+	// in an image normalized on the base.
 	tookPlace int
 }
 

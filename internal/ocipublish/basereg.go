@@ -91,7 +91,7 @@ func RegistryBases(ctx context.Context, ref string, v Verdicts) ([]Base, error) 
 	}
 	bases := make([]Base, len(read))
 	for i, r := range read {
-		bases[i] = Base{Platform: r.Platform, DiffIDs: r.DiffIDs, Layers: r.Layers, blobs: blobs}
+		bases[i] = Base{Platform: r.Platform, DiffIDs: r.DiffIDs, registry: &registryLayers{layers: r.Layers, blobs: blobs}}
 	}
 	return bases, nil
 }

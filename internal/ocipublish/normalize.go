@@ -65,11 +65,11 @@ func normalizeImage(dir string, img image, epoch time.Time, v Verdicts, base *Ba
 		return v1.Descriptor{}, err
 	}
 	for i := keptLayers; i < rebasedLayers; i++ {
-		img.manifest.Layers[i] = base.Layers[i]
+		img.manifest.Layers[i] = base.registry.layers[i]
 		cfg.RootFS.DiffIDs[i] = base.DiffIDs[i]
 	}
 	if rebasedLayers > keptLayers {
-		base.tookPlace = max(base.tookPlace, rebasedLayers-keptLayers)
+		base.registry.tookPlace = max(base.registry.tookPlace, rebasedLayers-keptLayers)
 	}
 	keptLayers = rebasedLayers
 	layers := make([]v1.Descriptor, len(img.manifest.Layers))

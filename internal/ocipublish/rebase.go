@@ -24,9 +24,10 @@ import (
 // fetches anything; a base read from no registry fetches nothing.
 func (b *Base) fetchRebaseLayers(ctx context.Context, dir string, img image, platform *v1.Platform) error {
 	kept := keptOf(img.config, b)
-	if b == nil || b.blobs == nil || kept >= len(b.Layers) || len(b.Layers) != len(b.DiffIDs) || len(img.manifest.Layers) < len(b.Layers) {
+	if !b.rebasable(img, kept) {
 		return nil
 	}
+	r := b.registry
 	if b.Platform != nil && platform != nil && platformOf(b.Platform) != platformOf(platform) {
 		// the one base the registry gave is another platform's: its
 		// layers are not this image's, whatever they hold
@@ -34,12 +35,12 @@ func (b *Base) fetchRebaseLayers(ctx context.Context, dir string, img image, pla
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, baseLayersLimit, fmt.Errorf("its layers did not come within %s", baseLayersLimit))
 	defer cancel()
-	paths := make([]string, len(b.Layers))
+	paths := make([]string, len(r.layers))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
-	for n := kept; n < len(b.Layers); n++ {
+	for n := kept; n < len(r.layers); n++ {
 		g.Go(func() (err error) {
-			paths[n], err = b.blobs.path(gctx, dir, b.Layers[n])
+			paths[n], err = r.blobs.path(gctx, dir, r.layers[n])
 			if err != nil {
 				return fmt.Errorf("the base's layer %d: %w", n, limitErr(gctx, err))
 			}
@@ -49,13 +50,22 @@ func (b *Base) fetchRebaseLayers(ctx context.Context, dir string, img image, pla
 	if err := g.Wait(); err != nil {
 		return limitErr(ctx, err)
 	}
-	if b.paths == nil {
-		b.paths = map[v1.Hash]string{}
+	if r.paths == nil {
+		r.paths = map[v1.Hash]string{}
 	}
-	for n := kept; n < len(b.Layers); n++ {
-		b.paths[b.Layers[n].Digest] = paths[n]
+	for n := kept; n < len(r.layers); n++ {
+		r.paths[r.layers[n].Digest] = paths[n]
 	}
 	return nil
+}
+
+// rebasable reports whether img, of whose leading layers kept are b's by
+// diff ID, may have more of b's registry's layers past those: b is read
+// from its registry, its layers there are as many as its diff IDs, and img
+// has at least as many layers.
+func (b *Base) rebasable(img image, kept int) bool {
+	return b != nil && b.registry != nil && kept < len(b.registry.layers) &&
+		len(b.registry.layers) == len(b.DiffIDs) && len(img.manifest.Layers) >= len(b.registry.layers)
 }
 
 // rebased is how many leading layers of img are its base's, counting, past
@@ -66,11 +76,12 @@ func (b *Base) fetchRebaseLayers(ctx context.Context, dir string, img image, pla
 // gives it. A layer that differs in any file, mode, owner, link or time is
 // the build's, and so is every layer after it.
 func (b *Base) rebased(dir string, img image, kept int) (int, error) {
-	if b == nil || kept >= len(b.Layers) || len(b.Layers) != len(b.DiffIDs) || len(img.manifest.Layers) < len(b.Layers) {
+	if !b.rebasable(img, kept) {
 		return kept, nil
 	}
+	r := b.registry
 	lower := map[string]entry{} // the files of the base's layers below, the upper one's over the lower's
-	for n := range b.Layers {
+	for n := range r.layers {
 		var base map[string]entry
 		if n < kept {
 			// the image's own layer is the base's: the same diff ID
@@ -80,12 +91,12 @@ func (b *Base) rebased(dir string, img image, kept int) (int, error) {
 				return kept, fmt.Errorf("layer %d: %w", n, err)
 			}
 		} else {
-			basePath, ok := b.paths[b.Layers[n].Digest]
+			basePath, ok := r.paths[r.layers[n].Digest]
 			if !ok {
 				return n, nil
 			}
 			var err error
-			if base, err = entriesOf(basePath, b.Layers[n]); err != nil {
+			if base, err = entriesOf(basePath, r.layers[n]); err != nil {
 				return kept, fmt.Errorf("the base's layer %d: %w", n, err)
 			}
 			built, err := entriesOf(blobPath(dir, img.manifest.Layers[n].Digest), img.manifest.Layers[n])
@@ -98,7 +109,7 @@ func (b *Base) rebased(dir string, img image, kept int) (int, error) {
 		}
 		maps.Copy(lower, base)
 	}
-	return len(b.Layers), nil
+	return len(r.layers), nil
 }
 
 // sameOver reports whether a layer built holds what the base's layer does,

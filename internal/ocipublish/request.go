@@ -104,8 +104,8 @@ func Normalized(ctx context.Context, p Prepare, work, out string, warn io.Writer
 		return err
 	}
 	for _, b := range o.Bases {
-		if b.tookPlace > 0 {
-			fmt.Fprintf(warn, "oci-publish: the %s image: %d of its base's layers are the registry's, in place of the engine's copies made anew from the same files (tests/engine-facts.md, fact 48)\n", p.Kind, b.tookPlace)
+		if b.registry != nil && b.registry.tookPlace > 0 {
+			fmt.Fprintf(warn, "oci-publish: the %s image: %d of its base's layers are the registry's, in place of the engine's copies made anew from the same files (tests/engine-facts.md, fact 48)\n", p.Kind, b.registry.tookPlace)
 			break
 		}
 	}
@@ -131,8 +131,10 @@ func fetchRebaseLayers(ctx context.Context, a Artifact, bases []Base) error {
 			platform = descs[i].Platform
 		}
 		if err := baseFor(bases, platform).fetchRebaseLayers(ctx, a.dir, img, platform); err != nil {
-			for i := range bases {
-				bases[i].paths = nil
+			for _, b := range bases {
+				if b.registry != nil {
+					b.registry.paths = nil
+				}
 			}
 			return err
 		}
