@@ -3,6 +3,8 @@ package ocipublish
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,7 +78,7 @@ func RegistryBases(ctx context.Context, ref string, v Verdicts) ([]Base, error) 
 	read, kept := v.registryBases(h)
 	if !kept {
 		what := "read " + d.Context().Name() + " from its registry"
-		if failed, ago, ok := v.registryFailure(h); ok {
+		if failed, ago, ok := v.registryFailure(h, d.Context().Name()); ok {
 			return nil, fmt.Errorf("%s: %s (%s ago, tried again after %s)", what, failed, ago.Round(time.Second), baseRetryAfter)
 		}
 		rctx, cancel := context.WithTimeoutCause(ctx, baseReadLimit, fmt.Errorf("its registry did not answer within %s", baseReadLimit))
@@ -84,7 +86,7 @@ func RegistryBases(ctx context.Context, ref string, v Verdicts) ([]Base, error) 
 		cancel()
 		if err != nil {
 			err = limitErr(rctx, registryErr(err))
-			v.keepRegistryFailure(h, err)
+			v.keepRegistryFailure(h, d.Context().Name(), err)
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		v.keepRegistryBases(h, read)
@@ -223,19 +225,23 @@ func (v Verdicts) keepRegistryBases(h v1.Hash, read []registryImage) {
 	v.keep(v.registryBasesFile(h), bytes.NewReader(data))
 }
 
-// registryFailureFile is where v keeps why a base's registry could not be
-// read, and when (the file's time).
-func (v Verdicts) registryFailureFile(h v1.Hash) string {
-	return filepath.Join(v.Dir, "bases", h.Algorithm+"-"+h.Hex+".failed")
+// registryFailureFile is where v keeps why the base h could not be read
+// from the repository repo (registry/path), and when (the file's time).
+// What a registry said of a digest holds wherever it is read; that one
+// could not be read says nothing of another holding the same image (a
+// mirror of Docker Hub's, say).
+func (v Verdicts) registryFailureFile(h v1.Hash, repo string) string {
+	at := sha256.Sum256([]byte(repo))
+	return filepath.Join(v.Dir, "bases", h.Algorithm+"-"+h.Hex+"-"+hex.EncodeToString(at[:8])+".failed")
 }
 
 // registryFailure is why the base's registry could not be read, and how
 // long ago, when that is less than baseRetryAfter.
-func (v Verdicts) registryFailure(h v1.Hash) (string, time.Duration, bool) {
+func (v Verdicts) registryFailure(h v1.Hash, repo string) (string, time.Duration, bool) {
 	if v.Dir == "" {
 		return "", 0, false
 	}
-	f := v.registryFailureFile(h)
+	f := v.registryFailureFile(h, repo)
 	info, err := os.Stat(f)
 	if err != nil {
 		return "", 0, false
@@ -253,11 +259,11 @@ func (v Verdicts) registryFailure(h v1.Hash) (string, time.Duration, bool) {
 
 // keepRegistryFailure keeps why the base's registry could not be read: an
 // anonymous read's error, no secret in it.
-func (v Verdicts) keepRegistryFailure(h v1.Hash, err error) {
+func (v Verdicts) keepRegistryFailure(h v1.Hash, repo string, err error) {
 	if v.Dir == "" {
 		return
 	}
-	v.keep(v.registryFailureFile(h), strings.NewReader(fielderr.Cut(err.Error(), 300)))
+	v.keep(v.registryFailureFile(h, repo), strings.NewReader(fielderr.Cut(err.Error(), 300)))
 }
 
 // registryBlobs fetches a base's layers from its registry.

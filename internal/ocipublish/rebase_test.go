@@ -408,19 +408,41 @@ func TestAFailedRegistryReadIsRetriedAfterItsTime(t *testing.T) {
 	require.NoError(t, err)
 	reg := loopbackRegistryServer(t)
 	registrytest.Write(t, reg.addr+"/library/base:stable", base)
+	repo := reg.addr + "/library/base"
 	v := Verdicts{Dir: t.TempDir()}
-	v.keepRegistryFailure(h, errors.New("dial tcp: connection refused"))
-	_, err = RegistryBases(context.Background(), reg.addr+"/library/base@"+d.String(), v)
+	v.keepRegistryFailure(h, repo, errors.New("dial tcp: connection refused"))
+	_, err = RegistryBases(context.Background(), repo+"@"+d.String(), v)
 	require.ErrorContains(t, err, "connection refused")
 
 	old := time.Now().Add(-baseRetryAfter - time.Minute)
-	require.NoError(t, os.Chtimes(v.registryFailureFile(h), old, old))
-	bases, err := RegistryBases(context.Background(), reg.addr+"/library/base@"+d.String(), v)
+	require.NoError(t, os.Chtimes(v.registryFailureFile(h, repo), old, old))
+	bases, err := RegistryBases(context.Background(), repo+"@"+d.String(), v)
 	require.NoError(t, err)
 	require.Len(t, bases, 1)
 	id, err := pulled.DiffID()
 	require.NoError(t, err)
 	assert.Equal(t, []v1.Hash{id}, bases[0].DiffIDs)
+}
+
+// That one registry could not be read says nothing of another holding the
+// same image: a Dockerfile moved from Docker Hub to a mirror of it reads
+// the mirror at once, not an hour later.
+func TestAFailedReadStaysWithItsRegistry(t *testing.T) {
+	pulled, _ := remadeBase(t)
+	base := imageOf(t, pulled)
+	d, err := base.Digest()
+	require.NoError(t, err)
+	h, err := v1.NewHash(d.String())
+	require.NoError(t, err)
+	reg := loopbackRegistryServer(t)
+	registrytest.Write(t, reg.addr+"/library/base:stable", base)
+	v := Verdicts{Dir: t.TempDir()}
+	v.keepRegistryFailure(h, "index.docker.io/library/base", errors.New("dial tcp: i/o timeout"))
+	_, err = RegistryBases(context.Background(), "index.docker.io/library/base@"+d.String(), v)
+	require.ErrorContains(t, err, "i/o timeout", "the failed registry is not asked again")
+	bases, err := RegistryBases(context.Background(), reg.addr+"/library/base@"+d.String(), v)
+	require.NoError(t, err)
+	require.Len(t, bases, 1)
 }
 
 // A base the registry holds for one platform only is no other platform's:
