@@ -400,23 +400,15 @@ func TestDockerHubIsReachedAtItsAPIHost(t *testing.T) {
 // A registry that could not be read is asked again once baseRetryAfter
 // has passed; what it said is kept.
 func TestAFailedRegistryReadIsRetriedAfterItsTime(t *testing.T) {
-	pulled, _ := remadeBase(t)
-	base := imageOf(t, pulled)
-	d, err := base.Digest()
-	require.NoError(t, err)
-	h, err := v1.NewHash(d.String())
-	require.NoError(t, err)
-	reg := loopbackRegistryServer(t)
-	registrytest.Write(t, reg.addr+"/library/base:stable", base)
-	repo := reg.addr + "/library/base"
+	pulled, h, repo := servedBase(t)
 	v := Verdicts{Dir: t.TempDir()}
 	v.keepRegistryFailure(h, repo, errors.New("dial tcp: connection refused"))
-	_, err = RegistryBases(context.Background(), repo+"@"+d.String(), v)
+	_, err := RegistryBases(context.Background(), repo+"@"+h.String(), v)
 	require.ErrorContains(t, err, "connection refused")
 
 	old := time.Now().Add(-baseRetryAfter - time.Minute)
 	require.NoError(t, os.Chtimes(v.registryFailureFile(h, repo), old, old))
-	bases, err := RegistryBases(context.Background(), repo+"@"+d.String(), v)
+	bases, err := RegistryBases(context.Background(), repo+"@"+h.String(), v)
 	require.NoError(t, err)
 	require.Len(t, bases, 1)
 	id, err := pulled.DiffID()
@@ -428,21 +420,28 @@ func TestAFailedRegistryReadIsRetriedAfterItsTime(t *testing.T) {
 // same image: a Dockerfile moved from Docker Hub to a mirror of it reads
 // the mirror at once, not an hour later.
 func TestAFailedReadStaysWithItsRegistry(t *testing.T) {
-	pulled, _ := remadeBase(t)
-	base := imageOf(t, pulled)
-	d, err := base.Digest()
-	require.NoError(t, err)
-	h, err := v1.NewHash(d.String())
-	require.NoError(t, err)
-	reg := loopbackRegistryServer(t)
-	registrytest.Write(t, reg.addr+"/library/base:stable", base)
+	_, h, repo := servedBase(t)
 	v := Verdicts{Dir: t.TempDir()}
 	v.keepRegistryFailure(h, "index.docker.io/library/base", errors.New("dial tcp: i/o timeout"))
-	_, err = RegistryBases(context.Background(), "index.docker.io/library/base@"+d.String(), v)
+	_, err := RegistryBases(context.Background(), "index.docker.io/library/base@"+h.String(), v)
 	require.ErrorContains(t, err, "i/o timeout", "the failed registry is not asked again")
-	bases, err := RegistryBases(context.Background(), reg.addr+"/library/base@"+d.String(), v)
+	bases, err := RegistryBases(context.Background(), repo+"@"+h.String(), v)
 	require.NoError(t, err)
 	require.Len(t, bases, 1)
+}
+
+// servedBase is a base image of one layer (pulled) that a registry on
+// loopback holds: the layer, the image's digest and its repository there.
+func servedBase(t *testing.T) (pulled v1.Layer, h v1.Hash, repo string) {
+	t.Helper()
+	pulled, _ = remadeBase(t)
+	base := imageOf(t, pulled)
+	h, err := base.Digest()
+	require.NoError(t, err)
+	reg := loopbackRegistryServer(t)
+	repo = reg.addr + "/library/base"
+	registrytest.Write(t, repo+":stable", base)
+	return pulled, h, repo
 }
 
 // A base the registry holds for one platform only is no other platform's:
