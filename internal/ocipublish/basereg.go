@@ -68,13 +68,7 @@ func RegistryBases(ctx context.Context, ref string, v Verdicts) ([]Base, error) 
 	if err != nil {
 		return nil, fmt.Errorf("base image %s: %w", fielderr.Quote(ref), err)
 	}
-	c := Target{}.client()
-	repo := &remote.Repository{
-		Client:    c.http,
-		Reference: registry.Reference{Registry: registryHost(d.Registry), Repository: d.RepositoryStr()},
-		PlainHTTP: c.plainHTTP(ctx, d.Registry),
-	}
-	blobs := &registryBlobs{repo: repo, v: v}
+	blobs := &registryBlobs{c: Target{}.client(), repo: d.Repository, v: v}
 	read, kept := v.registryBases(h)
 	if !kept {
 		what := "read " + d.Context().Name() + " from its registry"
@@ -82,7 +76,7 @@ func RegistryBases(ctx context.Context, ref string, v Verdicts) ([]Base, error) 
 			return nil, fmt.Errorf("%s: %s (%s ago, tried again after %s)", what, failed, ago.Round(time.Second), baseRetryAfter)
 		}
 		rctx, cancel := context.WithTimeoutCause(ctx, baseReadLimit, fmt.Errorf("its registry did not answer within %s", baseReadLimit))
-		read, err = readRegistryBases(rctx, repo, h)
+		read, err = readRegistryBases(rctx, blobs.repository(rctx), h)
 		cancel()
 		if err != nil {
 			err = limitErr(rctx, registryErr(err))
@@ -268,8 +262,20 @@ func (v Verdicts) keepRegistryFailure(h v1.Hash, repo string, err error) {
 
 // registryBlobs fetches a base's layers from its registry.
 type registryBlobs struct {
-	repo *remote.Repository
+	c    *client
+	repo name.Repository
 	v    Verdicts
+}
+
+// repository is the base's repository at its registry. Whether that speaks
+// plain http is asked the first time it is reached (client.plainHTTP), and
+// within ctx's limit: a kept answer asks the registry nothing.
+func (b *registryBlobs) repository(ctx context.Context) *remote.Repository {
+	return &remote.Repository{
+		Client:    b.c.http,
+		Reference: registry.Reference{Registry: registryHost(b.repo.Registry), Repository: b.repo.RepositoryStr()},
+		PlainHTTP: b.c.plainHTTP(ctx, b.repo.Registry),
+	}
 }
 
 // fetch brings the base's layer d into the layout in dir, checked against
@@ -279,7 +285,7 @@ func (b *registryBlobs) fetch(ctx context.Context, dir string, d v1.Descriptor) 
 	if _, err := os.Stat(blobPath(dir, d.Digest)); err == nil {
 		return nil
 	}
-	rc, err := b.repo.Blobs().Fetch(ctx, ociDescriptor(d))
+	rc, err := b.repository(ctx).Blobs().Fetch(ctx, ociDescriptor(d))
 	if err != nil {
 		return registryErr(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -428,6 +429,26 @@ func TestAFailedReadStaysWithItsRegistry(t *testing.T) {
 	bases, err := RegistryBases(context.Background(), repo+"@"+h.String(), v)
 	require.NoError(t, err)
 	require.Len(t, bases, 1)
+}
+
+// A base whose answer is kept asks its registry nothing, not even whether
+// it speaks https: one that takes connections and never answers (a firewall
+// that drops them, say) would hold the publish until the handshake's own
+// time limit, outside the read's.
+func TestAKeptBaseAsksItsRegistryNothing(t *testing.T) {
+	_, h, repo := servedBase(t)
+	v := Verdicts{Dir: t.TempDir()}
+	_, err := RegistryBases(context.Background(), repo+"@"+h.String(), v)
+	require.NoError(t, err)
+
+	silent, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never answers
+	require.NoError(t, err)
+	t.Cleanup(func() { silent.Close() })
+	start := time.Now()
+	bases, err := RegistryBases(context.Background(), silent.Addr().String()+"/library/base@"+h.String(), v)
+	require.NoError(t, err)
+	require.Len(t, bases, 1)
+	assert.Less(t, time.Since(start), time.Second)
 }
 
 // servedBase is a base image of one layer (pulled) that a registry on
