@@ -44,7 +44,7 @@ type Base struct {
 // rebasing on them brought and what it did.
 type registryLayers struct {
 	layers []v1.Descriptor
-	blobs  *registryBlobs // fetches layers
+	blobs  *baseRegistry // fetches layers
 	// paths are the files of the layers fetchRebaseLayers brought
 	// (Normalized, before normalizing, one image after the other).
 	paths map[v1.Hash]string

@@ -68,7 +68,7 @@ func RegistryBases(ctx context.Context, ref string, v Verdicts) ([]Base, error) 
 	if err != nil {
 		return nil, fmt.Errorf("base image %s: %w", fielderr.Quote(ref), err)
 	}
-	blobs := &registryBlobs{c: Target{}.client(), repo: d.Repository, v: v}
+	at := &baseRegistry{c: Target{}.client(), repo: d.Repository, v: v}
 	read, kept := v.registryBases(h)
 	if !kept {
 		what := "read " + d.Context().Name() + " from its registry"
@@ -76,7 +76,7 @@ func RegistryBases(ctx context.Context, ref string, v Verdicts) ([]Base, error) 
 			return nil, fmt.Errorf("%s: %s (%s ago, tried again after %s)", what, failed, ago.Round(time.Second), baseRetryAfter)
 		}
 		rctx, cancel := context.WithTimeoutCause(ctx, baseReadLimit, fmt.Errorf("its registry did not answer within %s", baseReadLimit))
-		read, err = readRegistryBases(rctx, blobs.repository(rctx), h)
+		read, err = readRegistryBases(rctx, at.repository(rctx), h)
 		cancel()
 		if err != nil {
 			err = limitErr(rctx, registryErr(err))
@@ -87,7 +87,7 @@ func RegistryBases(ctx context.Context, ref string, v Verdicts) ([]Base, error) 
 	}
 	bases := make([]Base, len(read))
 	for i, r := range read {
-		bases[i] = Base{Platform: r.Platform, DiffIDs: r.DiffIDs, registry: &registryLayers{layers: r.Layers, blobs: blobs}}
+		bases[i] = Base{Platform: r.Platform, DiffIDs: r.DiffIDs, registry: &registryLayers{layers: r.Layers, blobs: at}}
 	}
 	return bases, nil
 }
@@ -260,8 +260,9 @@ func (v Verdicts) keepRegistryFailure(h v1.Hash, repo string, err error) {
 	v.keep(v.registryFailureFile(h, repo), strings.NewReader(fielderr.Cut(err.Error(), 300)))
 }
 
-// registryBlobs fetches a base's layers from its registry.
-type registryBlobs struct {
+// baseRegistry is where a base image is read from: its metadata
+// (RegistryBases) and its layers (fetch, path).
+type baseRegistry struct {
 	c    *client
 	repo name.Repository
 	v    Verdicts
@@ -270,7 +271,7 @@ type registryBlobs struct {
 // repository is the base's repository at its registry. Whether that speaks
 // plain http is asked the first time it is reached (client.plainHTTP), and
 // within ctx's limit: a kept answer asks the registry nothing.
-func (b *registryBlobs) repository(ctx context.Context) *remote.Repository {
+func (b *baseRegistry) repository(ctx context.Context) *remote.Repository {
 	return &remote.Repository{
 		Client:    b.c.http,
 		Reference: registry.Reference{Registry: registryHost(b.repo.Registry), Repository: b.repo.RepositoryStr()},
@@ -281,7 +282,7 @@ func (b *registryBlobs) repository(ctx context.Context) *remote.Repository {
 // fetch brings the base's layer d into the layout in dir, checked against
 // its digest, unless it is there or v keeps its canonical blob (reencode
 // then takes that, and it holds the same tar).
-func (b *registryBlobs) fetch(ctx context.Context, dir string, d v1.Descriptor) error {
+func (b *baseRegistry) fetch(ctx context.Context, dir string, d v1.Descriptor) error {
 	if _, err := os.Stat(blobPath(dir, d.Digest)); err == nil {
 		return nil
 	}
@@ -311,7 +312,7 @@ func (b *registryBlobs) fetch(ctx context.Context, dir string, d v1.Descriptor) 
 
 // path is a file holding the tar of the base's layer d, in its own blob
 // (fetched) or in the canonical blob v keeps of it.
-func (b *registryBlobs) path(ctx context.Context, dir string, d v1.Descriptor) (string, error) {
+func (b *baseRegistry) path(ctx context.Context, dir string, d v1.Descriptor) (string, error) {
 	if kept := b.v.reencodedFile(d.Digest); b.v.Dir != "" && fileExists(kept) {
 		return kept, nil
 	}
