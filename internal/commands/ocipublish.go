@@ -86,7 +86,8 @@ func OCIPublish(ctx context.Context, args []string, getenv func(string) string, 
 }
 
 // keepBase is oci-publish keep-base. A base its registry cannot give is
-// said, not failed on: normalize reads the base's tarball then.
+// said, not failed on: normalize then takes the base as the engine's first
+// export of it held it, which keep-base keeps (ocipublish.KeepBase).
 func keepBase(ctx context.Context, base, ref, verdicts string, stderr io.Writer) int {
 	if base == "" || verdicts == "" {
 		fmt.Fprintln(stderr, "oci-publish keep-base: -base and -verdicts are both needed")
@@ -98,16 +99,16 @@ func keepBase(ctx context.Context, base, ref, verdicts string, stderr io.Writer)
 	go func() {
 		var err error
 		if ref != "" {
-			_, err = ocipublish.RegistryBases(ctx, ref, ocipublish.Verdicts{Dir: verdicts})
+			err = ocipublish.ReadRegistryBase(ctx, ref, ocipublish.Verdicts{Dir: verdicts})
 		}
 		read <- err
 	}()
 	code := withWork(stderr, "oci-publish: the base image", func(work string) error {
-		_, err := ocipublish.KeepBase(base, work, ocipublish.Verdicts{Dir: verdicts})
+		_, err := ocipublish.KeepBase(base, work, ref, ocipublish.Verdicts{Dir: verdicts})
 		return err
 	})
 	if err := <-read; err != nil {
-		fmt.Fprintln(stderr, "oci-publish: the base image:", err)
+		fmt.Fprintf(stderr, "oci-publish: the base image: %v; its layers as the engine first exported them stand in for the registry's\n", err)
 	}
 	return code
 }

@@ -51,6 +51,8 @@ type registryLayers struct {
 	// tookPlace is how many of the layers took the place of the engine's
 	// in an image normalized on the base.
 	tookPlace int
+	// from says where the layers are from (fromRegistry, fromFirstExport).
+	from string
 }
 
 // maxBaseMetadata is the largest file ReadBases reads from a base tarball:
@@ -113,9 +115,22 @@ func keptOf(cfg *v1.ConfigFile, base *Base) (layers int) {
 // normalize off the publish. A layer already kept is left as it is; one of
 // another compression is left to normalize. work is a folder to unpack
 // into. It returns the layers kept.
-func KeepBase(tarball, work string, v Verdicts) (int, error) {
+//
+// pinned is the base's reference pinned by digest, as the engine resolved
+// it ("": none). The first time it is given, the base's layers and diff IDs
+// as the tarball holds them are kept by that digest: what normalize takes
+// where the base's registry cannot be read, to rebase an image on an
+// engine restarted since (fact 48) on the layers it pulled before.
+func KeepBase(tarball, work, pinned string, v Verdicts) (int, error) {
 	if v.Dir == "" {
 		return 0, errors.New("no folder to keep the layers in")
+	}
+	var h v1.Hash
+	if pinned != "" {
+		var err error
+		if _, h, err = pinnedDigest(pinned); err != nil {
+			return 0, err
+		}
 	}
 	if err := Unpack(tarball, work); err != nil {
 		return 0, err
@@ -134,10 +149,12 @@ func KeepBase(tarball, work string, v Verdicts) (int, error) {
 	}
 	var layers []baseLayer
 	seen := map[v1.Hash]bool{}
-	for _, img := range imgs {
+	found := make([]registryImage, len(imgs))
+	for i, img := range imgs {
 		if len(img.manifest.Layers) != len(img.config.RootFS.DiffIDs) {
 			return 0, fmt.Errorf("the base image has %d layers and %d diff IDs", len(img.manifest.Layers), len(img.config.RootFS.DiffIDs))
 		}
+		found[i] = registryImage{Platform: img.config.Platform(), DiffIDs: img.config.RootFS.DiffIDs, Layers: img.manifest.Layers}
 		for i, l := range img.manifest.Layers {
 			if (l.MediaType == types.OCILayer || l.MediaType == types.DockerLayer) && !seen[l.Digest] {
 				seen[l.Digest] = true
@@ -160,6 +177,9 @@ func KeepBase(tarball, work string, v Verdicts) (int, error) {
 	}
 	if err := g.Wait(); err != nil {
 		return 0, err
+	}
+	if pinned != "" {
+		v.keepExported(h, found)
 	}
 	return len(layers), nil
 }

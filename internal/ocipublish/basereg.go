@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,39 +59,131 @@ type registryImage struct {
 // resolved it: Container.imageRef) from its registry, anonymously: each
 // platform's diff IDs and layers, with a way to fetch those layers. What
 // it read is kept in v's folder by the digest, so an engine reads a base's
-// registry once.
+// registry once. A base its registry cannot give is taken as keep-base
+// kept it from the engine's first export of it, if it did (KeepBase).
 func RegistryBases(ctx context.Context, ref string, v Verdicts) ([]Base, error) {
-	d, err := name.NewDigest(ref)
+	h, at, err := baseAt(ref, v)
 	if err != nil {
-		return nil, fmt.Errorf("base image %s: %w", fielderr.Quote(ref), err)
+		return nil, err
 	}
-	h, err := v1.NewHash(d.DigestStr())
-	if err != nil {
-		return nil, fmt.Errorf("base image %s: %w", fielderr.Quote(ref), err)
-	}
-	at := &baseRegistry{c: Target{}.client(), repo: d.Repository, v: v}
-	read, kept := v.registryBases(h)
+	read, kept := v.basesIn(v.registryBasesFile(h))
+	from := fromRegistry
 	if !kept {
-		what := "read " + d.Context().Name() + " from its registry"
-		if failed, ago, ok := v.registryFailure(h, d.Context().Name()); ok {
-			return nil, fmt.Errorf("%s: %s (%s ago, tried again after %s)", what, failed, ago.Round(time.Second), baseRetryAfter)
+		if read, err = readRegistry(ctx, at, h); err != nil {
+			// a registry the publish cannot read (a private one, a mirror
+			// out of its reach)
+			exported, ok := v.basesIn(v.exportedBasesFile(h))
+			if !ok {
+				return nil, err
+			}
+			read, from = exported, fromFirstExport
 		}
-		rctx, cancel := context.WithTimeoutCause(ctx, baseReadLimit, fmt.Errorf("its registry did not answer within %s", baseReadLimit))
-		read, err = readRegistryBases(rctx, at.repository(rctx), h)
-		cancel()
-		if err != nil {
-			err = limitErr(rctx, registryErr(err))
-			v.keepRegistryFailure(h, d.Context().Name(), err)
-			return nil, fmt.Errorf("%s: %w", what, err)
-		}
-		v.keepRegistryBases(h, read)
 	}
 	bases := make([]Base, len(read))
 	for i, r := range read {
-		bases[i] = Base{Platform: r.Platform, DiffIDs: r.DiffIDs, registry: &registryLayers{layers: r.Layers, blobs: at}}
+		bases[i] = Base{Platform: r.Platform, DiffIDs: r.DiffIDs, registry: &registryLayers{layers: r.Layers, blobs: at, from: from}}
 	}
 	return bases, nil
 }
+
+// ReadRegistryBase reads the base image ref (as RegistryBases) from its
+// registry into v's folder, unless the folder holds what it said, or why
+// it could not be read less than baseRetryAfter ago: that error then.
+func ReadRegistryBase(ctx context.Context, ref string, v Verdicts) error {
+	h, at, err := baseAt(ref, v)
+	if err != nil {
+		return err
+	}
+	if _, kept := v.basesIn(v.registryBasesFile(h)); kept {
+		return nil
+	}
+	_, err = readRegistry(ctx, at, h)
+	return err
+}
+
+// baseAt is the digest of the base image ref, pinned, and its registry.
+func baseAt(ref string, v Verdicts) (v1.Hash, *baseRegistry, error) {
+	d, h, err := pinnedDigest(ref)
+	if err != nil {
+		return v1.Hash{}, nil, err
+	}
+	return h, &baseRegistry{c: Target{}.client(), repo: d.Repository, v: v}, nil
+}
+
+// pinnedDigest is the base image ref, pinned by digest, and that digest.
+func pinnedDigest(ref string) (name.Digest, v1.Hash, error) {
+	d, err := name.NewDigest(ref)
+	if err != nil {
+		return name.Digest{}, v1.Hash{}, fmt.Errorf("base image %s: %w", fielderr.Quote(ref), err)
+	}
+	h, err := v1.NewHash(d.DigestStr())
+	if err != nil {
+		return name.Digest{}, v1.Hash{}, fmt.Errorf("base image %s: %w", fielderr.Quote(ref), err)
+	}
+	return d, h, nil
+}
+
+// keepExported keeps found, the base h as the engine exported it, unless
+// one export of it is kept: the first is, since one the engine makes after
+// a restart holds other tars (fact 48).
+func (v Verdicts) keepExported(h v1.Hash, found []registryImage) {
+	if v.Dir == "" || len(found) == 0 || fileExists(v.exportedBasesFile(h)) {
+		return
+	}
+	v.keepBases(v.exportedBasesFile(h), found)
+}
+
+// exportedIn is the base each image of a holds whole (every layer of its
+// base's, by diff ID: bases read from the engine's export of it), named by
+// the image's own blobs, whose canonical blobs normalize keeps (reencode):
+// the base as the engine exported it, for keepExported.
+func exportedIn(a Artifact, bases []Base) []registryImage {
+	imgs, descs, err := imagesOf(a)
+	if err != nil {
+		return nil
+	}
+	var found []registryImage
+	for i, img := range imgs {
+		platform := img.config.Platform()
+		if descs != nil {
+			platform = descs[i].Platform
+		}
+		b := baseFor(bases, platform)
+		if b == nil || len(b.DiffIDs) == 0 || keptOf(img.config, b) != len(b.DiffIDs) || len(img.manifest.Layers) < len(b.DiffIDs) {
+			continue
+		}
+		found = append(found, registryImage{Platform: b.Platform, DiffIDs: b.DiffIDs, Layers: slices.Clone(img.manifest.Layers[:len(b.DiffIDs)])})
+	}
+	return found
+}
+
+// readRegistry reads the base h from its registry, within baseReadLimit,
+// unless a failure to read it there is kept; what it read, or why it could
+// not, is kept in at's folder.
+func readRegistry(ctx context.Context, at *baseRegistry, h v1.Hash) ([]registryImage, error) {
+	repo := at.repo.Name()
+	what := "read " + repo + " from its registry"
+	if failed, ago, ok := at.v.registryFailure(h, repo); ok {
+		return nil, fmt.Errorf("%s: %s (%s ago, tried again after %s)", what, failed, ago.Round(time.Second), baseRetryAfter)
+	}
+	rctx, cancel := context.WithTimeoutCause(ctx, baseReadLimit, fmt.Errorf("its registry did not answer within %s", baseReadLimit))
+	defer cancel()
+	read, err := readRegistryBases(rctx, at.repository(rctx), h)
+	if err != nil {
+		err = limitErr(rctx, registryErr(err))
+		at.v.keepRegistryFailure(h, repo, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	at.v.keepBases(at.v.registryBasesFile(h), read)
+	return read, nil
+}
+
+// Where a base's layers that take the place of the engine's come from, as
+// the publish's log says it.
+const (
+	fromRegistry    = "the registry's"
+	fromFirstExport = "the ones the engine first pulled (its registry could not be read; kept in the publish's cache volume)"
+)
 
 // registryHost is the host a registry is reached at: Docker Hub's API is at
 // registry-1.docker.io, not at the index.docker.io its names resolve to.
@@ -193,11 +286,20 @@ func (v Verdicts) registryBasesFile(h v1.Hash) string {
 	return filepath.Join(v.Dir, "bases", h.Algorithm+"-"+h.Hex+".json")
 }
 
-func (v Verdicts) registryBases(h v1.Hash) ([]registryImage, bool) {
+// exportedBasesFile is where v keeps the base h as keep-base found it in
+// the engine's export of it, the first time one was kept (KeepBase): on an
+// engine that pulled the base since it last started, its export holds the
+// registry's layers, tar for tar (tests/engine-facts.md, fact 52).
+func (v Verdicts) exportedBasesFile(h v1.Hash) string {
+	return filepath.Join(v.Dir, "bases", h.Algorithm+"-"+h.Hex+".exported.json")
+}
+
+// basesIn is the base kept in file (registryBasesFile, exportedBasesFile).
+func (v Verdicts) basesIn(file string) ([]registryImage, bool) {
 	if v.Dir == "" {
 		return nil, false
 	}
-	data, err := os.ReadFile(v.registryBasesFile(h))
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, false
 	}
@@ -208,7 +310,8 @@ func (v Verdicts) registryBases(h v1.Hash) ([]registryImage, bool) {
 	return read, true
 }
 
-func (v Verdicts) keepRegistryBases(h v1.Hash, read []registryImage) {
+// keepBases keeps a base in file (registryBasesFile, exportedBasesFile).
+func (v Verdicts) keepBases(file string, read []registryImage) {
 	if v.Dir == "" {
 		return
 	}
@@ -216,7 +319,7 @@ func (v Verdicts) keepRegistryBases(h v1.Hash, read []registryImage) {
 	if err != nil {
 		return
 	}
-	v.keep(v.registryBasesFile(h), bytes.NewReader(data))
+	v.keep(file, bytes.NewReader(data))
 }
 
 // registryFailureFile is where v keeps why the base h could not be read

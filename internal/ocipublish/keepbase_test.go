@@ -59,7 +59,7 @@ func TestAKeptBaseGivesTheImageTheDigestNormalizeAloneGives(t *testing.T) {
 	require.NoError(t, Normalized(context.Background(), Prepare{Kind: "backend", Tarball: built, Created: commit, BaseTarball: baseTar, Verdicts: t.TempDir()}, t.TempDir(), alone, io.Discard))
 
 	v := Verdicts{Dir: t.TempDir()}
-	n, err := KeepBase(baseTar, t.TempDir(), v)
+	n, err := KeepBase(baseTar, t.TempDir(), "", v)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
 	kept, err := os.ReadFile(v.reencodedFile(firstLayerDigest(t, base)))
@@ -87,7 +87,7 @@ func TestKeepBaseKeepsEachPlatformsLayersOnce(t *testing.T) {
 	baseTar := layoutTarball(t, idx)
 	v := Verdicts{Dir: t.TempDir()}
 
-	n, err := KeepBase(baseTar, t.TempDir(), v)
+	n, err := KeepBase(baseTar, t.TempDir(), "", v)
 	require.NoError(t, err)
 	assert.Equal(t, 2, n, "one layer of each platform")
 	for _, b := range bases {
@@ -97,7 +97,7 @@ func TestKeepBaseKeepsEachPlatformsLayersOnce(t *testing.T) {
 	// a blob another publish kept stays as it is
 	other := []byte("kept by another publish")
 	require.NoError(t, os.WriteFile(v.reencodedFile(firstLayerDigest(t, bases[0])), other, 0o644))
-	n, err = KeepBase(baseTar, t.TempDir(), v)
+	n, err = KeepBase(baseTar, t.TempDir(), "", v)
 	require.NoError(t, err)
 	assert.Equal(t, 2, n)
 	got, err := os.ReadFile(v.reencodedFile(firstLayerDigest(t, bases[0])))
@@ -140,7 +140,7 @@ func TestKeepBaseKeepsOnlyWhatNormalizeWouldReencode(t *testing.T) {
 			if tc.noDir {
 				v.Dir = ""
 			}
-			n, err := KeepBase(tc.base(t), t.TempDir(), v)
+			n, err := KeepBase(tc.base(t), t.TempDir(), "", v)
 			if tc.wantErr != "" {
 				require.ErrorContains(t, err, tc.wantErr)
 				assert.LessOrEqual(t, len(err.Error()), 200, "a short error: %s", err)

@@ -86,15 +86,21 @@ func Normalized(ctx context.Context, p Prepare, work, out string, warn io.Writer
 		return err
 	}
 	o := Options{Epoch: p.Created, Platforms: p.Platforms, Verdicts: Verdicts{Dir: p.Verdicts}}
+	unread := false // the base's registry could not be read, nor anything kept of it
 	if p.BaseRef != "" {
 		if o.Bases, err = RegistryBases(ctx, p.BaseRef, o.Verdicts); err != nil {
-			fmt.Fprintf(warn, "oci-publish: the %s image's base: %v; its tarball from the engine is read instead, so an engine restarted on its state may give the image another digest than a fresh one (tests/engine-facts.md, fact 48)\n", p.Kind, err)
+			unread = true
+			fmt.Fprintf(warn, "oci-publish: the %s image's base: %v; its export from the engine is read instead, and kept: an image on it built after the engine restarts is given its layers (tests/engine-facts.md, fact 48)\n", p.Kind, err)
 		}
 	}
 	if o.Bases == nil && p.BaseTarball != "" {
 		if o.Bases, err = ReadBases(p.BaseTarball, filepath.Join(work, "base")); err != nil {
 			fmt.Fprintf(warn, "oci-publish: the %s image's base could not be read, so none of its layers is known to be the base's: %v\n", p.Kind, err)
 		}
+	}
+	var exported []registryImage
+	if unread && o.Bases != nil {
+		exported = exportedIn(loaded, o.Bases)
 	}
 	if err := fetchRebaseLayers(ctx, loaded, o.Bases); err != nil {
 		fmt.Fprintf(warn, "oci-publish: the %s image: %v; its base layers are pushed as the engine made them, so its digest may differ from a fresh engine's (tests/engine-facts.md, fact 48)\n", p.Kind, err)
@@ -103,9 +109,14 @@ func Normalized(ctx context.Context, p Prepare, work, out string, warn io.Writer
 	if err != nil {
 		return err
 	}
+	if len(exported) > 0 {
+		// after Normalize: it kept the canonical blobs of the layers named
+		_, h, _ := pinnedDigest(p.BaseRef)
+		o.Verdicts.keepExported(h, exported)
+	}
 	for _, b := range o.Bases {
 		if b.registry != nil && b.registry.tookPlace > 0 {
-			fmt.Fprintf(warn, "oci-publish: the %s image: %d of its base's layers are the registry's, in place of the engine's copies made anew from the same files (tests/engine-facts.md, fact 48)\n", p.Kind, b.registry.tookPlace)
+			fmt.Fprintf(warn, "oci-publish: the %s image: %d of its base's layers are %s, in place of the engine's copies made anew from the same files (tests/engine-facts.md, fact 48)\n", p.Kind, b.registry.tookPlace, b.registry.from)
 			break
 		}
 	}

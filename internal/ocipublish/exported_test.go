@@ -1,0 +1,150 @@
+package ocipublish
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"dagger/lowcode-pipeline/internal/testsupport/registrytest"
+)
+
+// privateRegistry is a registry holding base that asks every anonymous
+// request for a login, as a private one does: the base's reference there,
+// pinned by digest.
+func privateRegistry(t *testing.T, base v1.Image) string {
+	t.Helper()
+	reg := httptest.NewServer(registry.New())
+	t.Cleanup(reg.Close)
+	host := strings.TrimPrefix(reg.URL, "http://")
+	registrytest.Write(t, host+"/team/base:stable", base)
+	private := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Basic realm="private"`)
+		http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
+	}))
+	t.Cleanup(private.Close)
+	d, err := base.Digest()
+	require.NoError(t, err)
+	return strings.TrimPrefix(private.URL, "http://") + "/team/base:stable@" + d.String()
+}
+
+// A base the publish cannot read from its registry (a private one) is
+// taken as the engine first exported it, kept by keep-base or by the first
+// publish's normalize: an image an engine restarted on its state builds
+// again on it (its base layers made anew, fact 48) gets the digest a fresh
+// engine gives it, with no registry read. The first export kept stays: the
+// one after a restart is remade.
+func TestAPrivateBaseIsRebasedOnTheLayersTheEngineFirstPulled(t *testing.T) {
+	pulled, anew := remadeBase(t)
+	base := imageOf(t, pulled)
+	ref := privateRegistry(t, base)
+	remadeExport := imageOf(t, anew) // the base as a restarted engine exports it
+	web := layer(t, commit.Add(3600e9), map[string]string{"usr/share/nginx/html/index.html": "<p>1</p>"})
+	changed := layer(t, commit.Add(3600e9), map[string]string{"usr/share/nginx/html/index.html": "<p>2</p>"})
+	freshDigest := digestOf(t, publishedOn(t, imageOf(t, pulled, changed), base, ref, Verdicts{Dir: t.TempDir()}, nil))
+
+	for _, tc := range []struct {
+		name string
+		// keep-base's exports of the base before the restart, and whether
+		// the engine published an image on it then
+		keptBefore []v1.Image
+		published  bool
+		rebased    bool
+	}{
+		{"keep-base and a publish on a fresh engine", []v1.Image{base}, true, true},
+		{"keep-base on a fresh engine, again after the restart", []v1.Image{base, remadeExport}, false, true},
+		{"a publish alone on a fresh engine (build, then publish)", nil, true, true},
+		{"keep-base first run after a restart", []v1.Image{remadeExport}, false, false},
+		{"nothing before the restart", nil, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := Verdicts{Dir: t.TempDir()}
+			for _, export := range tc.keptBefore {
+				_, err := KeepBase(layoutTarball(t, export), t.TempDir(), ref, v)
+				require.NoError(t, err)
+			}
+			if tc.published {
+				var said strings.Builder
+				publishedOn(t, imageOf(t, pulled, web), base, ref, v, &said)
+				if len(tc.keptBefore) == 0 {
+					assert.Contains(t, said.String(), "from its registry: 401 Unauthorized: the registry asks for a login", "why, not how the read ended")
+					assert.Contains(t, said.String(), "its export from the engine is read instead, and kept")
+				} else {
+					assert.Empty(t, said.String(), "keep-base kept the base: nothing to say")
+				}
+			}
+			var said strings.Builder
+			restarted := publishedOn(t, imageOf(t, anew, changed), remadeExport, ref, v, &said)
+			assert.Equal(t, tc.rebased, freshDigest == digestOf(t, restarted), "the fresh engine's digest: %s", said.String())
+			assert.Equal(t, tc.rebased, strings.Contains(said.String(), "1 of its base's layers are the ones the engine first pulled"), said.String())
+		})
+	}
+}
+
+// publishedOn is built normalized as a publish does it on an engine that
+// exports its base as export and resolved it to ref: the image.
+func publishedOn(t *testing.T, built, export v1.Image, ref string, v Verdicts, said io.Writer) v1.Image {
+	t.Helper()
+	if said == nil {
+		said = io.Discard
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	require.NoError(t, Normalized(context.Background(), Prepare{Kind: "frontend", Tarball: layoutTarball(t, built), Created: commit,
+		BaseTarball: layoutTarball(t, export), BaseRef: ref, Verdicts: v.Dir}, t.TempDir(), out, said))
+	a, err := loadBack(t, out)
+	require.NoError(t, err)
+	return a.(v1.Image)
+}
+
+// A registry that can be read comes first: what it says is the base, whatever
+// keep-base kept from an export made after a restart.
+func TestTheRegistryComesBeforeTheKeptExport(t *testing.T) {
+	pulled, anew := remadeBase(t)
+	base := imageOf(t, pulled)
+	ref := inRegistry(t, base)
+	v := Verdicts{Dir: t.TempDir()}
+	_, err := KeepBase(layoutTarball(t, imageOf(t, anew)), t.TempDir(), ref, v)
+	require.NoError(t, err)
+	own := layer(t, commit.Add(3600e9), map[string]string{"app/server.mjs": "listen()"})
+	fresh, _ := normalizedOn(t, imageOf(t, pulled, own), ref, Verdicts{})
+	restarted, said := normalizedOn(t, imageOf(t, anew, own), ref, v)
+	assert.Contains(t, said, "1 of its base's layers are the registry's")
+	assert.Equal(t, digestOf(t, fresh), digestOf(t, restarted))
+}
+
+// keep-base keeps the export by the digest the engine resolved; no ref,
+// no record; a ref not pinned is refused before anything is unpacked.
+func TestKeepBaseKeepsTheExportByTheBasesDigest(t *testing.T) {
+	pulled, _ := remadeBase(t)
+	base := imageOf(t, pulled)
+	d, err := base.Digest()
+	require.NoError(t, err)
+	tarball := layoutTarball(t, base)
+
+	v := Verdicts{Dir: t.TempDir()}
+	_, err = KeepBase(tarball, t.TempDir(), "", v)
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(v.Dir, "bases"))
+	assert.True(t, os.IsNotExist(err), "nothing kept without the base's digest")
+
+	_, err = KeepBase(tarball, t.TempDir(), "registry.example.com/team/base:stable@"+d.String(), v)
+	require.NoError(t, err)
+	read, ok := v.basesIn(v.exportedBasesFile(d))
+	require.True(t, ok)
+	id, err := pulled.DiffID()
+	require.NoError(t, err)
+	require.Len(t, read, 1)
+	assert.Equal(t, []v1.Hash{id}, read[0].DiffIDs)
+
+	_, err = KeepBase(tarball, t.TempDir(), "registry.example.com/team/base:stable", Verdicts{Dir: t.TempDir()})
+	assert.ErrorContains(t, err, `base image "registry.example.com/team/base:stable"`)
+}
