@@ -99,6 +99,12 @@ const (
 // base layers (the base's, kept or rebased), any entry the exporter wrote
 // is one: an engine restarted on its state describes such a layer as its
 // snapshot, "rehydrated persisted snapshot" (tests/engine-facts.md, fact 48).
+// The exporter's entry for a layer of the build describes the engine's
+// snapshot of it too: the call that made it ("Directory.withDirectory…"),
+// or "rehydrated persisted snapshot" where an engine restarted since reuses
+// the snapshot for an output equal to one it made before (engine run: a
+// source change that left the web build's output as it was). That says
+// nothing of the layer and depends on the engine's past, so it is left out.
 func nameLayersAsPushed(history []v1.History, layers []v1.Descriptor, base int) {
 	var withLayer []int
 	for i, h := range history {
@@ -110,8 +116,12 @@ func nameLayersAsPushed(history []v1.History, layers []v1.Descriptor, base int) 
 		return
 	}
 	for n, i := range withLayer {
-		if history[i].Comment == exporterComment && (n < base || strings.HasPrefix(history[i].CreatedBy, exporterImport)) {
+		switch {
+		case history[i].Comment != exporterComment:
+		case n < base || strings.HasPrefix(history[i].CreatedBy, exporterImport):
 			history[i].CreatedBy = exporterImport + layers[n].Digest.String()
+		default:
+			history[i].CreatedBy = ""
 		}
 	}
 }

@@ -12,6 +12,9 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -147,4 +150,32 @@ func TestKeepBaseKeepsTheExportByTheBasesDigest(t *testing.T) {
 
 	_, err = KeepBase(tarball, t.TempDir(), "registry.example.com/team/base:stable", Verdicts{Dir: t.TempDir()})
 	assert.ErrorContains(t, err, `base image "registry.example.com/team/base:stable"`)
+}
+
+// An image an engine restarted on its state builds again, whose build
+// output equals one the engine made before the restart, holds the same
+// layers as a fresh engine's, but the exporter describes that layer as the
+// snapshot it reused ("rehydrated persisted snapshot", engine run) where a
+// fresh engine names the call that made it: the publish gives both the
+// fresh engine's digest.
+func TestAReusedSnapshotGivesTheImageItsFreshDigest(t *testing.T) {
+	pulled, _ := remadeBase(t)
+	pulledDigest, err := pulled.Digest()
+	require.NoError(t, err)
+	web := layer(t, commit.Add(3600e9), map[string]string{"usr/share/nginx/html/index.html": "<p>1</p>"})
+	built := func(describedAs string) v1.Image {
+		img, err := mutate.Append(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON),
+			mutate.Addendum{Layer: pulled, History: v1.History{CreatedBy: exporterImport + pulledDigest.String(), Comment: exporterComment}},
+			mutate.Addendum{Layer: web, History: v1.History{CreatedBy: describedAs, Comment: exporterComment}})
+		require.NoError(t, err)
+		return img
+	}
+	base := imageOf(t, pulled)
+	fresh := publishedOn(t, built("Directory.withDirectoryDockerfileCompat"), base, "", Verdicts{Dir: t.TempDir()}, nil)
+	restarted := publishedOn(t, built("rehydrated persisted snapshot"), base, "", Verdicts{Dir: t.TempDir()}, nil)
+	assert.Equal(t, digestOf(t, fresh), digestOf(t, restarted))
+	cfg, err := restarted.ConfigFile()
+	require.NoError(t, err)
+	require.Len(t, cfg.History, 2)
+	assert.Empty(t, cfg.History[1].CreatedBy, "nothing of the engine's snapshot")
 }

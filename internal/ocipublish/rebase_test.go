@@ -212,7 +212,9 @@ func TestAFolderTheEngineLeftOutIsTheLayersBelow(t *testing.T) {
 }
 
 // The exporter's entry for a base layer names the layer as pushed, whatever
-// the engine called its snapshot; the build's own entries stay as written.
+// the engine called its snapshot; its entry for a layer of the build says
+// nothing of the engine's snapshot, which a restarted engine describes
+// otherwise; entries the exporter did not write stay as written.
 func TestTheExportersEntriesForTheBaseNameTheLayerAsPushed(t *testing.T) {
 	pushed := []v1.Descriptor{{Digest: v1.Hash{Algorithm: "sha256", Hex: "0a"}}, {Digest: v1.Hash{Algorithm: "sha256", Hex: "0b"}}}
 	for _, tc := range []struct {
@@ -223,7 +225,9 @@ func TestTheExportersEntriesForTheBaseNameTheLayerAsPushed(t *testing.T) {
 		{"a fresh engine's import", "import image layer sha256:ff", exporterComment, 0, "import image layer sha256:0a"},
 		{"a restarted engine's snapshot", "rehydrated persisted snapshot", exporterComment, 0, "import image layer sha256:0a"},
 		{"the base's own entry", "ADD rootfs.tar /", "", 0, "ADD rootfs.tar /"},
-		{"the build's step", "rehydrated persisted snapshot", exporterComment, 1, "rehydrated persisted snapshot"},
+		{"the build's step on a restarted engine", "rehydrated persisted snapshot", exporterComment, 1, ""},
+		{"the build's step on a fresh engine", "Directory.withDirectoryDockerfileCompat", exporterComment, 1, ""},
+		{"the build's own entry", "COPY dist/web /usr/share/nginx/html # buildkit", "buildkit.dockerfile.v0", 1, "COPY dist/web /usr/share/nginx/html # buildkit"},
 		{"the build's import", "import image layer sha256:ff", exporterComment, 1, "import image layer sha256:0b"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
