@@ -9,34 +9,26 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"dagger/lowcode-pipeline/internal/testsupport/registrytest"
 )
 
-// privateRegistry is a registry holding base that asks every anonymous
-// request for a login, as a private one does: the base's reference there,
-// pinned by digest.
-func privateRegistry(t *testing.T, base v1.Image) string {
+// privateRegistry is the reference, pinned by digest d, of a base at a
+// registry that asks every anonymous request for a login, as a private one
+// does.
+func privateRegistry(t *testing.T, d v1.Hash) string {
 	t.Helper()
-	reg := httptest.NewServer(registry.New())
-	t.Cleanup(reg.Close)
-	host := strings.TrimPrefix(reg.URL, "http://")
-	registrytest.Write(t, host+"/team/base:stable", base)
 	private := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", `Basic realm="private"`)
 		http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
 	}))
 	t.Cleanup(private.Close)
-	d, err := base.Digest()
-	require.NoError(t, err)
 	return strings.TrimPrefix(private.URL, "http://") + "/team/base:stable@" + d.String()
 }
 
@@ -49,7 +41,9 @@ func privateRegistry(t *testing.T, base v1.Image) string {
 func TestAPrivateBaseIsRebasedOnTheLayersTheEngineFirstPulled(t *testing.T) {
 	pulled, anew := remadeBase(t)
 	base := imageOf(t, pulled)
-	ref := privateRegistry(t, base)
+	d, err := base.Digest()
+	require.NoError(t, err)
+	ref := privateRegistry(t, d)
 	remadeExport := imageOf(t, anew) // the base as a restarted engine exports it
 	web := layer(t, commit.Add(3600e9), map[string]string{"usr/share/nginx/html/index.html": "<p>1</p>"})
 	changed := layer(t, commit.Add(3600e9), map[string]string{"usr/share/nginx/html/index.html": "<p>2</p>"})
@@ -178,4 +172,52 @@ func TestAReusedSnapshotGivesTheImageItsFreshDigest(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, cfg.History, 2)
 	assert.Empty(t, cfg.History[1].CreatedBy, "nothing of the engine's snapshot")
+}
+
+// A base of two platforms the publish cannot read from its registry is kept
+// as the engine exported it, each platform's own: after a restart each
+// image of a two-platform publish gets its fresh digest.
+func TestAPrivateBaseOfTwoPlatformsGivesEachImageItsFreshDigest(t *testing.T) {
+	arm64 := v1.Platform{OS: "linux", Architecture: "arm64"}
+	old := commit.Add(-30 * 24 * time.Hour)
+	pulledOf := func(arch string) (pulled, anew v1.Layer) {
+		pulled = rawLayer(t, file{name: "./", dir: true, mtime: old}, file{name: "./arch", body: arch, mtime: old})
+		anew = rawLayer(t, file{name: "arch", body: arch, mtime: old})
+		return pulled, anew
+	}
+	on := func(p v1.Platform, layers ...v1.Layer) v1.Image {
+		img := imageOf(t, layers...)
+		cfg, err := img.ConfigFile()
+		require.NoError(t, err)
+		cfg = cfg.DeepCopy()
+		cfg.Architecture = p.Architecture
+		img, err = mutate.ConfigFile(img, cfg)
+		require.NoError(t, err)
+		return img
+	}
+	index := func(amd, arm v1.Image) v1.ImageIndex {
+		return mutate.AppendManifests(empty.Index,
+			mutate.IndexAddendum{Add: amd, Descriptor: v1.Descriptor{Platform: &amd64}},
+			mutate.IndexAddendum{Add: arm, Descriptor: v1.Descriptor{Platform: &arm64}})
+	}
+	amdPulled, amdAnew := pulledOf("amd64")
+	armPulled, armAnew := pulledOf("arm64")
+	base := index(on(amd64, amdPulled), on(arm64, armPulled))
+	d, err := base.Digest()
+	require.NoError(t, err)
+	ref := privateRegistry(t, d)
+	app := layer(t, commit.Add(3600e9), map[string]string{"usr/share/nginx/html/index.html": "<p>1</p>"})
+
+	published := func(built, export v1.ImageIndex, v Verdicts) v1.ImageIndex {
+		out := filepath.Join(t.TempDir(), "out")
+		require.NoError(t, Normalized(context.Background(), Prepare{Kind: "frontend", Tarball: layoutTarball(t, built), Created: commit,
+			Platforms: []string{"linux/amd64", "linux/arm64"}, BaseTarball: layoutTarball(t, export), BaseRef: ref, Verdicts: v.Dir}, t.TempDir(), out, io.Discard))
+		a, err := loadBack(t, out)
+		require.NoError(t, err)
+		return a.(v1.ImageIndex)
+	}
+	v := Verdicts{Dir: t.TempDir()}
+	fresh := published(index(on(amd64, amdPulled, app), on(arm64, armPulled, app)), base, v)
+	restarted := published(index(on(amd64, amdAnew, app), on(arm64, armAnew, app)), index(on(amd64, amdAnew), on(arm64, armAnew)), v)
+	assert.Equal(t, digestOf(t, fresh), digestOf(t, restarted))
 }
