@@ -150,11 +150,11 @@ func KeepBase(tarball, work, pinned string, v Verdicts) (int, error) {
 	var layers []baseLayer
 	seen := map[v1.Hash]bool{}
 	found := make([]registryImage, len(imgs))
-	for i, img := range imgs {
+	for n, img := range imgs {
 		if len(img.manifest.Layers) != len(img.config.RootFS.DiffIDs) {
 			return 0, fmt.Errorf("the base image has %d layers and %d diff IDs", len(img.manifest.Layers), len(img.config.RootFS.DiffIDs))
 		}
-		found[i] = registryImage{Platform: img.config.Platform(), DiffIDs: img.config.RootFS.DiffIDs, Layers: img.manifest.Layers}
+		found[n] = registryImage{Platform: img.config.Platform(), DiffIDs: img.config.RootFS.DiffIDs, Layers: img.manifest.Layers}
 		for i, l := range img.manifest.Layers {
 			if (l.MediaType == types.OCILayer || l.MediaType == types.DockerLayer) && !seen[l.Digest] {
 				seen[l.Digest] = true

@@ -59,8 +59,9 @@ type registryImage struct {
 // resolved it: Container.imageRef) from its registry, anonymously: each
 // platform's diff IDs and layers, with a way to fetch those layers. What
 // it read is kept in v's folder by the digest, so an engine reads a base's
-// registry once. A base its registry cannot give is taken as keep-base
-// kept it from the engine's first export of it, if it did (KeepBase).
+// registry once. A base its registry cannot give is taken as the engine
+// first exported it, if keep-base or a normalize kept that (KeepBase,
+// keepExported).
 func RegistryBases(ctx context.Context, ref string, v Verdicts) ([]Base, error) {
 	h, at, err := baseAt(ref, v)
 	if err != nil {
@@ -286,8 +287,8 @@ func (v Verdicts) registryBasesFile(h v1.Hash) string {
 	return filepath.Join(v.Dir, "bases", h.Algorithm+"-"+h.Hex+".json")
 }
 
-// exportedBasesFile is where v keeps the base h as keep-base found it in
-// the engine's export of it, the first time one was kept (KeepBase): on an
+// exportedBasesFile is where v keeps the base h as keep-base or normalize
+// found it in the engine's export of it, the first time (keepExported): on an
 // engine that pulled the base since it last started, its export holds the
 // registry's layers, tar for tar (tests/engine-facts.md, fact 52).
 func (v Verdicts) exportedBasesFile(h v1.Hash) string {
