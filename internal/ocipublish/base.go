@@ -162,6 +162,12 @@ func KeepBase(tarball, work, pinned string, v Verdicts) (int, error) {
 			}
 		}
 	}
+	if pinned != "" {
+		// before the re-encoding: a normalize beside it (deliver) then
+		// finds the base kept, and its layers' blobs are kept as the
+		// re-encoding goes
+		v.keepExported(h, found)
+	}
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, l := range layers {
@@ -177,9 +183,6 @@ func KeepBase(tarball, work, pinned string, v Verdicts) (int, error) {
 	}
 	if err := g.Wait(); err != nil {
 		return 0, err
-	}
-	if pinned != "" {
-		v.keepExported(h, found)
 	}
 	return len(layers), nil
 }
