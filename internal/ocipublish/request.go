@@ -90,7 +90,7 @@ func Normalized(ctx context.Context, p Prepare, work, out string, warn io.Writer
 	if p.BaseRef != "" {
 		if o.Bases, err = RegistryBases(ctx, p.BaseRef, o.Verdicts); err != nil {
 			unread = true
-			fmt.Fprintf(warn, "oci-publish: the %s image's base: %v; its export from the engine is read instead, and kept: an image on it built after the engine restarts is given its layers (tests/engine-facts.md, fact 48)\n", p.Kind, err)
+			fmt.Fprintf(warn, "oci-publish: the %s image's base: %v; its export from the engine is read instead, and kept by its digest for a publish after a restart (tests/engine-facts.md, fact 48 and fact 52)\n", p.Kind, err)
 		}
 	}
 	if o.Bases == nil && p.BaseTarball != "" {
