@@ -108,7 +108,7 @@ func keepBase(ctx context.Context, base, ref, verdicts string, stderr io.Writer)
 		return err
 	})
 	if err := <-read; err != nil {
-		fmt.Fprintf(stderr, "oci-publish: the base image: %v; its layers as the engine first exported them stand in for the registry's\n", err)
+		fmt.Fprintf(stderr, "oci-publish: the base image: %v; the engine's first export of it, kept by its digest, stands in for it (tests/engine-facts.md, fact 52)\n", err)
 	}
 	return code
 }
