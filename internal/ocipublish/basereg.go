@@ -145,11 +145,7 @@ func exportedIn(a Artifact, bases []Base) []registryImage {
 	}
 	var found []registryImage
 	for i, img := range imgs {
-		platform := img.config.Platform()
-		if descs != nil {
-			platform = descs[i].Platform
-		}
-		b := baseFor(bases, platform)
+		b := baseFor(bases, platformAt(imgs, descs, i))
 		if b == nil || len(b.DiffIDs) == 0 || keptOf(img.config, b) != len(b.DiffIDs) || len(img.manifest.Layers) < len(b.DiffIDs) {
 			continue
 		}

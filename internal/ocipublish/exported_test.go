@@ -39,10 +39,7 @@ func privateRegistry(t *testing.T, d v1.Hash) string {
 // engine gives it, with no registry read. The first export kept stays: the
 // one after a restart is remade.
 func TestAPrivateBaseIsRebasedOnTheLayersTheEngineFirstPulled(t *testing.T) {
-	pulled, anew := remadeBase(t)
-	base := imageOf(t, pulled)
-	d, err := base.Digest()
-	require.NoError(t, err)
+	pulled, anew, base, d := remadeBaseImage(t)
 	ref := privateRegistry(t, d)
 	remadeExport := imageOf(t, anew) // the base as a restarted engine exports it
 	web := layer(t, commit.Add(3600e9), map[string]string{"usr/share/nginx/html/index.html": "<p>1</p>"})
@@ -87,6 +84,17 @@ func TestAPrivateBaseIsRebasedOnTheLayersTheEngineFirstPulled(t *testing.T) {
 	}
 }
 
+// remadeBaseImage is remadeBase's layers, the image of the pulled one and
+// that image's digest.
+func remadeBaseImage(t *testing.T) (pulled, anew v1.Layer, base v1.Image, d v1.Hash) {
+	t.Helper()
+	pulled, anew = remadeBase(t)
+	base = imageOf(t, pulled)
+	d, err := base.Digest()
+	require.NoError(t, err)
+	return pulled, anew, base, d
+}
+
 // publishedOn is built normalized as a publish does it on an engine that
 // exports its base as export and resolved it to ref: the image.
 func publishedOn(t *testing.T, built, export v1.Image, ref string, v Verdicts, said io.Writer) v1.Image {
@@ -121,14 +129,11 @@ func TestTheRegistryComesBeforeTheKeptExport(t *testing.T) {
 // keep-base keeps the export by the digest the engine resolved; no ref,
 // no record; a ref not pinned is refused before anything is unpacked.
 func TestKeepBaseKeepsTheExportByTheBasesDigest(t *testing.T) {
-	pulled, _ := remadeBase(t)
-	base := imageOf(t, pulled)
-	d, err := base.Digest()
-	require.NoError(t, err)
+	pulled, _, base, d := remadeBaseImage(t)
 	tarball := layoutTarball(t, base)
 
 	v := Verdicts{Dir: t.TempDir()}
-	_, err = KeepBase(tarball, t.TempDir(), "", v)
+	_, err := KeepBase(tarball, t.TempDir(), "", v)
 	require.NoError(t, err)
 	_, err = os.Stat(filepath.Join(v.Dir, "bases"))
 	assert.True(t, os.IsNotExist(err), "nothing kept without the base's digest")

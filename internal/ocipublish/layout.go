@@ -224,6 +224,15 @@ func readIndex(dir string, d v1.Descriptor) (*v1.IndexManifest, error) {
 	return im, nil
 }
 
+// platformAt is the platform of imgs[i] (imagesOf): the index's word for
+// it, else its config's.
+func platformAt(imgs []image, descs []v1.Descriptor, i int) *v1.Platform {
+	if descs != nil {
+		return descs[i].Platform
+	}
+	return imgs[i].config.Platform()
+}
+
 // imagesOf are the images of an artifact, with their descriptors in its
 // index (none for a lone image), attestation manifests left out.
 func imagesOf(a Artifact) ([]image, []v1.Descriptor, error) {

@@ -137,10 +137,7 @@ func fetchRebaseLayers(ctx context.Context, a Artifact, bases []Base) error {
 		return nil // Normalize says it
 	}
 	for i, img := range imgs {
-		platform := img.config.Platform()
-		if descs != nil {
-			platform = descs[i].Platform
-		}
+		platform := platformAt(imgs, descs, i)
 		if err := baseFor(bases, platform).fetchRebaseLayers(ctx, a.dir, img, platform); err != nil {
 			for _, b := range bases {
 				if b.registry != nil {
