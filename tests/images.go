@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 
+	telemetry "github.com/dagger/otel-go"
+	"go.opentelemetry.io/otel/trace"
+
 	"dagger/tests/internal/dagger"
 )
 
@@ -379,27 +382,47 @@ func diffIDs(ctx context.Context, image *dagger.Container) ([]string, error) {
 	return doc.RootFS.DiffIDs, nil
 }
 
-// The cosign the supply-chain check verifies with: the binary of the same
-// published image the module signs with.
-// cosignImage is the check's cosign, the module's default one.
-const cosignImage = "gcr.io/projectsigstore/cosign:v2.6.5@sha256:ad281047f85c5e1fc6ffbc30c2b55be3b07b4032bef715a12122ce5829619aca"
+// The cosign the supply-chain check verifies with: the binary of the
+// published image the module signs with by default, or the same version
+// built from its Go module, as the module's --tools-from-source builds it.
+const (
+	cosignImage   = "gcr.io/projectsigstore/cosign:v2.6.5@sha256:ad281047f85c5e1fc6ffbc30c2b55be3b07b4032bef715a12122ce5829619aca"
+	cosignPackage = "github.com/sigstore/cosign/v2/cmd/cosign@v2.6.5"
+)
 
-func cosign() *dagger.Container {
+// cosign is a container with the cosign binary bin on its path.
+func cosign(bin *dagger.File) *dagger.Container {
 	return dag.Container().From("alpine:3.22").
 		WithExec([]string{"apk", "add", "--no-cache", "socat"}).
-		WithFile("/usr/local/bin/cosign", dag.Container().From(cosignImage).File("/ko-app/cosign"))
+		WithFile("/usr/local/bin/cosign", bin)
 }
 
-// cannotPull says why a check cannot run on an engine that cannot pull an
-// image pinned by digest (cosign's, syft's: no stand-in can have their
-// digests, and an air-gapped engine's registry may hold no copy), or gives
-// err back as it is.
-func cannotPull(err error) error {
-	if err != nil && strings.Contains(err.Error(), "failed to resolve image") && strings.Contains(err.Error(), "@sha256:") {
-		// not %w: the Go SDK would answer with the wrapped engine error alone (engine-facts.md, fact 29)
-		return errors.New("cannot run on this engine: it cannot pull an image pinned by digest (mirror it to the engine's registry): " + err.Error())
+// cosignBinary is cosign from its published image, or, on an engine that
+// cannot pull that image by its digest (no stand-in can have it, and an
+// air-gapped engine's registry may hold no copy), built from its Go module
+// at the same version: fromSource says which, and the check then signs with
+// --tools-from-source.
+func cosignBinary(ctx context.Context) (bin *dagger.File, fromSource bool, err error) {
+	published := dag.Container().From(cosignImage).File("/ko-app/cosign")
+	_, err = published.Sync(ctx)
+	switch {
+	case err == nil:
+		return published, false, nil
+	case !cannotPull(err):
+		return nil, false, err
 	}
-	return err
+	built := dag.Container().From("golang:1.26-alpine").
+		WithEnvVariable("CGO_ENABLED", "0").
+		WithEnvVariable("GOBIN", "/out").
+		WithExec([]string{"go", "install", "-trimpath", cosignPackage}).
+		File("/out/cosign")
+	return built, true, nil
+}
+
+// cannotPull says whether err is the engine's failure to pull an image
+// pinned by digest.
+func cannotPull(err error) bool {
+	return strings.Contains(err.Error(), "failed to resolve image") && strings.Contains(err.Error(), "@sha256:")
 }
 
 // Two execs running at once with one cache volume share its folder, and a lock one takes on a file in it (flock) keeps the other out until released: oci-publish's normalizes take such a lock to re-encode a base layer they share once.
@@ -487,19 +510,29 @@ func (t *Tests) CallDeadlineStopsTheEnginesWork(ctx context.Context) error {
 }
 
 // With sign --attest-sbom, cosign verify and verify-attestation succeed against the pushed digest, and the backend's SBOM lists its npm package.
+//
+// The tools are the module's default images; an engine that cannot pull
+// cosign's by its digest signs with --tools-from-source instead (its
+// progress shows a span saying so), and verifies with cosign built the same
+// way.
 // +check
-func (t *Tests) PublishSignsAndDescribesImages(ctx context.Context) error {
-	return cannotPull(t.publishSigns(ctx))
-}
-
-func (t *Tests) publishSigns(ctx context.Context) error {
+func (t *Tests) PublishSignsAndDescribesImages(ctx context.Context) (err error) {
+	bin, fromSource, err := cosignBinary(ctx)
+	if err != nil {
+		return err
+	}
+	if fromSource {
+		var span trace.Span
+		ctx, span = Tracer().Start(ctx, "cosign's image cannot be pulled by its digest here: signing with --tools-from-source")
+		defer telemetry.EndWithCause(span, &err)
+	}
 	reg, err := registry(ctx, "PublishSignsAndDescribesImages")
 	if err != nil {
 		return err
 	}
 	defer reg.Stop(ctx)
 	password := dag.SetSecret("cosign-password", "engine-check-cosign-pw")
-	keys := cosign().
+	keys := cosign(bin).
 		WithWorkdir("/keys").
 		WithSecretVariable("COSIGN_PASSWORD", password).
 		WithExec([]string{"cosign", "generate-key-pair"}).
@@ -510,7 +543,7 @@ func (t *Tests) publishSigns(ctx context.Context) error {
 	}
 	rel := build(t.app(), dagger.LowcodePipelineBuildOpts{}).
 		Publish(checkRegistry+"/signed/{kind}", []string{"1.0.0"}, dagger.LowcodePipelineBuildPublishOpts{RegistryService: reg}).
-		Sign(dag.SetSecret("cosign-key", key), dagger.LowcodePipelineReleaseSignOpts{CosignPassword: password, AttestSbom: true})
+		Sign(dag.SetSecret("cosign-key", key), dagger.LowcodePipelineReleaseSignOpts{CosignPassword: password, AttestSbom: true, ToolsFromSource: fromSource})
 	rel, err = pinRelease(ctx, rel)
 	if err != nil {
 		return err
@@ -523,7 +556,7 @@ func (t *Tests) publishSigns(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sbom, err := rel.Sboms().File("backend.spdx.json").Contents(ctx)
+	sbom, err := rel.Sboms(dagger.LowcodePipelineReleaseSbomsOpts{ToolsFromSource: fromSource}).File("backend.spdx.json").Contents(ctx)
 	if err != nil {
 		return err
 	}
@@ -533,7 +566,7 @@ func (t *Tests) publishSigns(ctx context.Context) error {
 	repo, _ := backend[0].Repository(ctx)
 	digest, _ := backend[0].Digest(ctx)
 	ref := repo + "@" + digest
-	_, err = cosign().
+	_, err = cosign(bin).
 		WithServiceBinding("registry", reg).
 		WithFile("/cosign.pub", keys.File("cosign.pub")).
 		WithExec([]string{"sh", "-c", `socat TCP-LISTEN:5000,fork,reuseaddr TCP:registry:5000 & sleep 1; ` +

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"dagger/lowcode-pipeline/internal/devtools/schemagen"
+	"dagger/lowcode-pipeline/internal/supplychain"
 )
 
 var flagInText = regexp.MustCompile(`--[a-z][a-z0-9-]*`)
@@ -79,4 +80,25 @@ func isErrorCall(call *ast.CallExpr) bool {
 	}
 	pkg, ok := sel.X.(*ast.Ident)
 	return ok && ((pkg.Name == "fmt" && sel.Sel.Name == "Errorf") || (pkg.Name == "errors" && sel.Sel.Name == "New"))
+}
+
+// The engine check of sign verifies with the cosign the module signs with:
+// its default image, or the same version built from source where the
+// engine cannot pull that image.
+func TestTheSigningCheckVerifiesWithTheModulesCosign(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("../../..", "tests", "images.go"), nil, 0)
+	require.NoError(t, err)
+	consts := map[string]string{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if spec, ok := n.(*ast.ValueSpec); ok && len(spec.Values) == len(spec.Names) {
+			for i, name := range spec.Names {
+				if lit, ok := spec.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					consts[name.Name], _ = strconv.Unquote(lit.Value)
+				}
+			}
+		}
+		return true
+	})
+	assert.Equal(t, supplychain.CosignImage, consts["cosignImage"], "the check's cosign image")
+	assert.Equal(t, supplychain.Cosign, consts["cosignPackage"], "the check's cosign built from source")
 }
