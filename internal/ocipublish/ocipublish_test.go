@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -27,6 +28,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/testsupport/registrytest"
 )
 
@@ -263,6 +265,41 @@ func TestPushNamesItsTimeLimit(t *testing.T) {
 	_, err = Push(context.Background(), artOf(t, n), Target{Refs: []string{u.Host + "/team/frontend:1"}, Insecure: true, Timeout: 200 * time.Millisecond})
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "the push did not finish within 200ms")
+}
+
+// A registry at a loopback or private address may speak plain http, so its
+// https is tried first; one that speaks https with a certificate the
+// machine does not trust (a private CA the engine was not given) is refused
+// for that, with the way out, and not spoken to in plain http, which such a
+// server answers with a bare 400 Bad Request.
+func TestARegistryWhoseCertificateIsNotTrustedIsSaidSo(t *testing.T) {
+	srv := httptest.NewUnstartedServer(registry.New())
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes refused
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	u, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	n, err := normalize(t, "frontend", build(t, commit, amd64), Options{Epoch: commit})
+	require.NoError(t, err)
+	for name, target := range map[string]Target{
+		"loopback":              {Refs: []string{u.Host + "/team/frontend:1"}, Timeout: time.Minute},
+		"a service's":           {Refs: []string{"localhost:5000/team/frontend:1"}, Connect: u.Host, Insecure: true, Timeout: time.Minute},
+		"tags before the build": {Refs: []string{u.Host + "/team/frontend:1"}, Timeout: time.Minute},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if name == "tags before the build" {
+				_, err = Tagged(context.Background(), target)
+			} else {
+				_, err = Push(context.Background(), artOf(t, n), target)
+			}
+			require.Error(t, err)
+			assert.ErrorContains(t, err, "x509: certificate signed by unknown authority")
+			assert.ErrorContains(t, err, "its certificate is not trusted here: give the engine its CA")
+			assert.Contains(t, fielderr.Cut(err.Error(), 300), "give the engine its CA", "a log line's cut keeps the way out")
+			assert.NotContains(t, err.Error(), "Bad Request")
+			assert.Less(t, len(err.Error()), 600, "the error stays small: %s", err)
+		})
+	}
 }
 
 func TestPushRefusesAReferenceWithoutATag(t *testing.T) {

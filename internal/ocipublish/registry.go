@@ -3,6 +3,7 @@ package ocipublish
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -103,7 +104,10 @@ func (c *client) repository(ctx context.Context, ref string) (repository, error)
 // plainHTTP is whether reg is spoken to in plain http: as
 // go-containerregistry does, https first for a registry that may use
 // either (Insecure, localhost, a loopback or private address), plain http
-// when https cannot be spoken there at all.
+// when https cannot be spoken there at all. A registry that speaks https
+// with a certificate not trusted here is spoken to in https, so its
+// requests fail for that reason (registryErr says what to do), not with the
+// 400 Bad Request an https server answers plain http with.
 func (c *client) plainHTTP(ctx context.Context, reg name.Registry) bool {
 	if reg.Scheme() != "http" {
 		return false
@@ -117,10 +121,11 @@ func (c *client) plainHTTP(ctx context.Context, reg name.Registry) bool {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+host+"/v2/", nil)
 	plain := true
 	if err == nil {
-		if resp, err := c.http.Client.Do(req); err == nil {
+		resp, err := c.http.Client.Do(req)
+		if err == nil {
 			resp.Body.Close()
-			plain = false
 		}
+		plain = err != nil && !untrustedCertificate(err)
 	}
 	c.plain[host] = plain
 	return plain
@@ -317,6 +322,13 @@ func ociDescriptor(d v1.Descriptor) ocispec.Descriptor {
 	return ocispec.Descriptor{MediaType: string(d.MediaType), Digest: digest.Digest(d.Digest.String()), Size: d.Size}
 }
 
+// untrustedCertificate is whether err is a TLS handshake's refusal of the
+// server's certificate: the server speaks https.
+func untrustedCertificate(err error) bool {
+	var verify *tls.CertificateVerificationError
+	return errors.As(err, &verify)
+}
+
 // registryErr says what a registry answered in the words of HTTP: the
 // request, the status and what the registry said of it.
 func registryErr(err error) error {
@@ -324,6 +336,9 @@ func registryErr(err error) error {
 	switch {
 	case errors.Is(err, auth.ErrBasicCredentialNotFound):
 		return fmt.Errorf("401 Unauthorized: the registry asks for a login, and none was given")
+	case untrustedCertificate(err):
+		// the way out first: a log line cuts the error's end
+		return fmt.Errorf("its certificate is not trusted here: give the engine its CA (README, \"A registry signed by a private CA\"): %w", err)
 	case errors.As(err, &resp):
 		said := ""
 		if len(resp.Errors) > 0 {
