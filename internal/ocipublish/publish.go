@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"oras.land/oras-go/v2/registry/remote/errcode"
 
 	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/images"
@@ -131,11 +133,11 @@ func Push(ctx context.Context, a Artifact, t Target) ([]Pushed, error) {
 			write = tagRoot
 		}
 		if err := write(ctx, r, a); err != nil {
-			return nil, fmt.Errorf("push %s: %w", ref, pushErr(ctx, err))
+			return nil, fmt.Errorf("push %s: %w", ref, t.pushErr(ctx, err))
 		}
 		held, err := resolve(ctx, r)
 		if err != nil {
-			return nil, fmt.Errorf("read back %s: %w", ref, pushErr(ctx, err))
+			return nil, fmt.Errorf("read back %s: %w", ref, t.pushErr(ctx, err))
 		}
 		if held != digest {
 			return nil, fmt.Errorf("%s: the registry holds %s, not the %s pushed", ref, held, digest)
@@ -191,9 +193,15 @@ func rootOf(im *v1.IndexManifest) (v1.Descriptor, error) {
 	return im.Manifests[0], nil
 }
 
-// pushErr names the time limit when it is what stopped the push.
-func pushErr(ctx context.Context, err error) error {
+// pushErr names the time limit when it is what stopped the push, and the
+// login's flags first when the registry refused that login.
+func (t Target) pushErr(ctx context.Context, err error) error {
+	var resp *errcode.ErrorResponse
+	refused := t.Password.Set() && errors.As(err, &resp) && resp.StatusCode == http.StatusUnauthorized
 	err = registryErr(err)
+	if refused {
+		err = fmt.Errorf("the registry refused the login of --registry-username %s with --registry-password: %w", fielderr.Quote(t.Username), err)
+	}
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		return fmt.Errorf("%w (%v)", cause, fielderr.Cut(err.Error(), 300))
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/secret"
 	"dagger/lowcode-pipeline/internal/testsupport/registrytest"
 )
@@ -153,6 +154,40 @@ func TestTaggedLogsInAsPushDoesAndNeverSaysThePassword(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "401 Unauthorized")
 		assert.NotContains(t, err.Error(), loginPassword)
+	}
+}
+
+// A login the registry refuses is said with the flags that gave it, first
+// (a log line's cut keeps it); no login at all is said otherwise.
+func TestARefusedLoginNamesItsFlags(t *testing.T) {
+	refs := []string{loginRegistry(t) + "/team/frontend:1"}
+	n, err := normalize(t, "frontend", build(t, commit, amd64), Options{Epoch: commit})
+	require.NoError(t, err)
+	_, err = Push(context.Background(), artOf(t, n), Target{Refs: refs, Insecure: true, Username: loginUser, Password: secret.New(loginPassword), Timeout: time.Minute})
+	require.NoError(t, err)
+	refused := Target{Refs: refs, Insecure: true, Username: loginUser, Password: secret.New(loginPassword + "-not"), Timeout: time.Minute}
+	none := Target{Refs: refs, Insecure: true, Timeout: time.Minute}
+	for _, tc := range []struct {
+		name   string
+		target Target
+		call   func(Target) error
+		said   string
+	}{
+		{"push", refused, func(t2 Target) error { _, err := Push(context.Background(), artOf(t, n), t2); return err }, `the registry refused the login of --registry-username "ci" with --registry-password: `},
+		{"tags before the build", refused, func(t2 Target) error { _, err := Tagged(context.Background(), t2); return err }, `the registry refused the login of --registry-username "ci" with --registry-password: `},
+		{"a new tag", refused, func(t2 Target) error {
+			_, err := Retag(context.Background(), t2, hashOf(t, artOf(t, n)), []string{refs[0] + "-rc"})
+			return err
+		}, `the registry refused the login of --registry-username "ci" with --registry-password: `},
+		{"no login", none, func(t2 Target) error { _, err := Push(context.Background(), artOf(t, n), t2); return err }, "401 Unauthorized: the registry asks for a login, and none was given"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.call(tc.target)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.said)
+			assert.Contains(t, fielderr.Cut(err.Error(), 200), "login", "the way out comes first")
+			assert.NotContains(t, err.Error(), loginPassword)
+		})
 	}
 }
 

@@ -34,7 +34,7 @@ func Tagged(ctx context.Context, t Target) ([]v1.Hash, error) {
 		g.Go(func() error {
 			h, err := resolve(gctx, repos[i])
 			if err != nil {
-				return fmt.Errorf("read %s: %s", ref, cutErr(ctx, err))
+				return fmt.Errorf("read %s: %s", ref, t.cutErr(ctx, err))
 			}
 			held[i] = h
 			return nil
@@ -136,18 +136,18 @@ func Retag(ctx context.Context, t Target, digest v1.Hash, refs []string) ([]Push
 	}
 	desc, manifest, err := fetchManifest(ctx, repos[0], digest)
 	if err != nil {
-		return nil, fmt.Errorf("read %s@%s: %s", repos[0].name, digest, cutErr(ctx, err))
+		return nil, fmt.Errorf("read %s@%s: %s", repos[0].name, digest, t.cutErr(ctx, err))
 	}
 	g := errgroup.Group{}
 	for i, ref := range refs {
 		g.Go(func() error {
 			r := repos[i+1]
 			if err := pushManifest(ctx, r, desc, manifest); err != nil {
-				return fmt.Errorf("tag %s: %s", ref, cutErr(ctx, err))
+				return fmt.Errorf("tag %s: %s", ref, t.cutErr(ctx, err))
 			}
 			held, err := resolve(ctx, r)
 			if err != nil {
-				return fmt.Errorf("read back %s: %s", ref, cutErr(ctx, err))
+				return fmt.Errorf("read back %s: %s", ref, t.cutErr(ctx, err))
 			}
 			if held != digest {
 				return fmt.Errorf("%s: the registry holds %s, not the %s tagged", ref, held, digest)
@@ -167,9 +167,9 @@ func Retag(ctx context.Context, t Target, digest v1.Hash, refs []string) ([]Push
 }
 
 // cutErr is err for a log line: the time limit named when it stopped the
-// work, the registry's words cut.
-func cutErr(ctx context.Context, err error) string {
-	return fielderr.Cut(pushErr(ctx, err).Error(), 300)
+// work, a refused login's flags, the registry's words cut.
+func (t Target) cutErr(ctx context.Context, err error) string {
+	return fielderr.Cut(t.pushErr(ctx, err).Error(), 300)
 }
 
 // TagsRead is what a tags' check (CheckTags) read: the digest each of the
