@@ -281,17 +281,22 @@ func TestARegistryWhoseCertificateIsNotTrustedIsSaidSo(t *testing.T) {
 	require.NoError(t, err)
 	n, err := normalize(t, "frontend", build(t, commit, amd64), Options{Epoch: commit})
 	require.NoError(t, err)
-	for name, target := range map[string]Target{
-		"loopback":              {Refs: []string{u.Host + "/team/frontend:1"}, Timeout: time.Minute},
-		"a service's":           {Refs: []string{"localhost:5000/team/frontend:1"}, Connect: u.Host, Insecure: true, Timeout: time.Minute},
-		"tags before the build": {Refs: []string{u.Host + "/team/frontend:1"}, Timeout: time.Minute},
+	push := func(target Target) error { _, err := Push(context.Background(), artOf(t, n), target); return err }
+	for _, tc := range []struct {
+		name string
+		call func() error
+	}{
+		{"loopback", func() error { return push(Target{Refs: []string{u.Host + "/team/frontend:1"}, Timeout: time.Minute}) }},
+		{"a service's", func() error {
+			return push(Target{Refs: []string{"localhost:5000/team/frontend:1"}, Connect: u.Host, Insecure: true, Timeout: time.Minute})
+		}},
+		{"tags before the build", func() error {
+			_, err := Tagged(context.Background(), Target{Refs: []string{u.Host + "/team/frontend:1"}, Timeout: time.Minute})
+			return err
+		}},
 	} {
-		t.Run(name, func(t *testing.T) {
-			if name == "tags before the build" {
-				_, err = Tagged(context.Background(), target)
-			} else {
-				_, err = Push(context.Background(), artOf(t, n), target)
-			}
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.call()
 			require.Error(t, err)
 			assert.ErrorContains(t, err, "x509: certificate signed by unknown authority")
 			assert.ErrorContains(t, err, "its certificate is not trusted here: give the engine its CA")
