@@ -57,7 +57,7 @@ func demo(ctx context.Context) (string, error) {
 			drawPackage: "draw-standin", codeAsData: CodeAsDataKindProject, nodeImage: nodebuild.DefaultImage},
 		publish: publishFlags{repository: demoRegistry + "/lowcode-example/{kind}", tag: []string{"demo"}, registryService: registry,
 			created: "2026-01-01T00:00:00Z", label: []string{"org.opencontainers.image.version=demo"}},
-		deploy: deployFlags{url: endpoint + "/example/demo", token: token, allowHTTP: true, connectAttempts: defaultConnectAttempts},
+		deploy: deployFlags{url: endpoint + "/example/demo", token: token, allowHTTP: true, connectAttempts: defaultConnectAttempts, direct: true},
 	})
 	if err != nil {
 		return "", err

@@ -61,6 +61,9 @@ type deployFlags struct {
 	connectTimeout, timeout string
 	connectAttempts         int
 	caCert                  *dagger.File
+	// direct: the webhook is a Dagger service (the demo's receiver), sent
+	// to past the engine's proxy (webhook.Config.Direct); no flag sets it
+	direct bool
 }
 
 // check checks what needs nothing read: the address is not this machine's
@@ -103,7 +106,7 @@ type deploySpec struct {
 // certificate read (nil: the system's roots).
 func (f deployFlags) spec(token secret.Text, caPEM []byte) (*deploySpec, error) {
 	cfg := webhook.Config{
-		URL: f.url, Token: token, AllowHTTP: f.allowHTTP, ConnectAttempts: f.connectAttempts,
+		URL: f.url, Token: token, AllowHTTP: f.allowHTTP, ConnectAttempts: f.connectAttempts, Direct: f.direct,
 		Logf: func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) },
 	}
 	var errs [3]error

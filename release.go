@@ -573,7 +573,7 @@ func (s *publishSpec) push(ctx context.Context, target images.Target, variants [
 	}
 	if a.service != nil {
 		req.Connect, req.Insecure = ocipublish.ConnectAddress(a.registry, "registry"), true
-		pusher = pusher.WithServiceBinding("registry", a.service)
+		pusher = withServiceBinding(pusher, "registry", a.service)
 	}
 	request, err := json.Marshal(req)
 	if err != nil {

@@ -46,7 +46,7 @@ func signImage(ctx context.Context, reg registryAccess, cosign *dagger.File, ref
 	}
 	if reg.service != nil {
 		s.ServiceHost = "registry"
-		ctr = ctr.WithServiceBinding(s.ServiceHost, reg.service)
+		ctr = withServiceBinding(ctr, s.ServiceHost, reg.service)
 	}
 	script, err := s.Script()
 	if err != nil {

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"path"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -44,6 +46,29 @@ const (
 // clock, set on the exec only, never in an image.
 func rerun(ctr *dagger.Container) *dagger.Container {
 	return ctr.WithEnvVariable("LOWCODE_PIPELINE_RUN", time.Now().UTC().Format(time.RFC3339Nano))
+}
+
+// withServiceBinding binds svc to ctr as alias, kept out of the engine's
+// proxy: the engine gives every exec its HTTP_PROXY and HTTPS_PROXY
+// (tests/engine-facts.md, fact 23), and a proxy cannot reach a service's
+// alias. The engine's own NO_PROXY, which the module's process has too, is
+// kept.
+func withServiceBinding(ctr *dagger.Container, alias string, svc *dagger.Service) *dagger.Container {
+	noProxy := noProxyWith(cmp.Or(os.Getenv("NO_PROXY"), os.Getenv("no_proxy")), alias)
+	return ctr.WithServiceBinding(alias, svc).
+		WithEnvVariable("NO_PROXY", noProxy).
+		WithEnvVariable("no_proxy", noProxy)
+}
+
+// noProxyWith is the NO_PROXY list noProxy with hosts added, once each.
+func noProxyWith(noProxy string, hosts ...string) string {
+	var list []string
+	for _, h := range append(strings.Split(noProxy, ","), hosts...) {
+		if h = strings.TrimSpace(h); h != "" && !slices.Contains(list, h) {
+			list = append(list, h)
+		}
+	}
+	return strings.Join(list, ",")
 }
 
 // goBuilder is the container Go tools are built in (--tools-from-source):

@@ -57,3 +57,16 @@ func TestInSpanShowsEachStepWithItsOutcome(t *testing.T) {
 		})
 	}
 }
+
+// A service bound to a tool's container is kept out of the engine's proxy,
+// the engine's own NO_PROXY kept.
+func TestNoProxyWithAddsTheServicesOnce(t *testing.T) {
+	for _, tc := range []struct{ engine, want string }{
+		{"", "registry"},
+		{"internal.example.com,10.0.0.0/8", "internal.example.com,10.0.0.0/8,registry"},
+		{" a , ,b,registry", "a,b,registry"},
+		{"*", "*,registry"},
+	} {
+		assert.Equal(t, tc.want, noProxyWith(tc.engine, "registry"), "NO_PROXY=%q", tc.engine)
+	}
+}

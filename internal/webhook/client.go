@@ -68,6 +68,10 @@ type Config struct {
 	Logf func(format string, args ...any)
 	// RootCAs, when set, replaces the system roots (tests, private CAs).
 	RootCAs *x509.CertPool
+	// Direct sends the call to the address itself, never through the
+	// proxy of HTTP_PROXY/HTTPS_PROXY: a Dagger service's address, which a
+	// proxy cannot reach.
+	Direct bool
 }
 
 // Receipt records one delivery. It holds no secret.
@@ -261,9 +265,13 @@ func (p *Prepared) attempt(ctx context.Context, body []byte) (*http.Response, bo
 
 func (p *Prepared) client() *http.Client {
 	dialer := &net.Dialer{Timeout: p.cfg.ConnectTimeout}
+	proxy := http.ProxyFromEnvironment
+	if p.cfg.Direct {
+		proxy = nil
+	}
 	return &http.Client{
 		Transport: &http.Transport{
-			Proxy:               http.ProxyFromEnvironment,
+			Proxy:               proxy,
 			DialContext:         dialer.DialContext,
 			TLSHandshakeTimeout: p.cfg.ConnectTimeout,
 			TLSClientConfig:     &tls.Config{RootCAs: p.cfg.RootCAs, MinVersion: tls.VersionTLS12},

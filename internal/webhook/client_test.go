@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -547,4 +549,39 @@ func TestCheckNotLoopback(t *testing.T) {
 			assert.NotContains(t, err.Error(), "s3cret")
 		})
 	}
+}
+
+// A webhook that is a Dagger service (the demo's receiver) is called
+// directly, past the engine's proxy, which cannot reach a service's address;
+// any other goes through HTTP_PROXY. The calls run in a process of their
+// own, given the proxy: net/http reads the proxy variables once a process.
+func TestADirectCallSkipsTheProxy(t *testing.T) {
+	const address = "http://receiver.invalid:8080/hook"
+	if os.Getenv("WEBHOOK_TEST_PROXIED") == "1" {
+		for _, direct := range []bool{false, true} {
+			p, err := Prepare(Config{URL: address, Token: secret.New(token), AllowHTTP: true, Direct: direct})
+			require.NoError(t, err)
+			rec, err := p.Send(context.Background(), body)
+			if direct {
+				require.Error(t, err, "a direct call looks the address up itself")
+				assert.Contains(t, err.Error(), "receiver.invalid")
+			} else {
+				require.NoError(t, err)
+				assert.Equal(t, "via the proxy", rec.Message)
+			}
+		}
+		return
+	}
+	var asked []string
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked = append(asked, r.Method+" "+r.URL.String())
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"message":"via the proxy"}`)
+	}))
+	t.Cleanup(proxy.Close)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestADirectCallSkipsTheProxy$")
+	cmd.Env = append(os.Environ(), "WEBHOOK_TEST_PROXIED=1", "HTTP_PROXY="+proxy.URL, "HTTPS_PROXY="+proxy.URL, "NO_PROXY=", "no_proxy=")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, []string{"POST " + address}, asked, "only the call that is not direct went to the proxy")
 }
