@@ -190,16 +190,6 @@ func TestAPrivateBaseOfTwoPlatformsGivesEachImageItsFreshDigest(t *testing.T) {
 		anew = rawLayer(t, file{name: "arch", body: arch, mtime: old})
 		return pulled, anew
 	}
-	on := func(p v1.Platform, layers ...v1.Layer) v1.Image {
-		img := imageOf(t, layers...)
-		cfg, err := img.ConfigFile()
-		require.NoError(t, err)
-		cfg = cfg.DeepCopy()
-		cfg.Architecture = p.Architecture
-		img, err = mutate.ConfigFile(img, cfg)
-		require.NoError(t, err)
-		return img
-	}
 	index := func(amd, arm v1.Image) v1.ImageIndex {
 		return mutate.AppendManifests(empty.Index,
 			mutate.IndexAddendum{Add: amd, Descriptor: v1.Descriptor{Platform: &amd64}},
@@ -207,7 +197,7 @@ func TestAPrivateBaseOfTwoPlatformsGivesEachImageItsFreshDigest(t *testing.T) {
 	}
 	amdPulled, amdAnew := pulledOf("amd64")
 	armPulled, armAnew := pulledOf("arm64")
-	base := index(on(amd64, amdPulled), on(arm64, armPulled))
+	base := index(imageOn(t, amd64, amdPulled), imageOn(t, arm64, armPulled))
 	d, err := base.Digest()
 	require.NoError(t, err)
 	ref := privateRegistry(t, d)
@@ -222,7 +212,7 @@ func TestAPrivateBaseOfTwoPlatformsGivesEachImageItsFreshDigest(t *testing.T) {
 		return a.(v1.ImageIndex)
 	}
 	v := Verdicts{Dir: t.TempDir()}
-	fresh := published(index(on(amd64, amdPulled, app), on(arm64, armPulled, app)), base, v)
-	restarted := published(index(on(amd64, amdAnew, app), on(arm64, armAnew, app)), index(on(amd64, amdAnew), on(arm64, armAnew)), v)
+	fresh := published(index(imageOn(t, amd64, amdPulled, app), imageOn(t, arm64, armPulled, app)), base, v)
+	restarted := published(index(imageOn(t, amd64, amdAnew, app), imageOn(t, arm64, armAnew, app)), index(imageOn(t, amd64, amdAnew), imageOn(t, arm64, armAnew)), v)
 	assert.Equal(t, digestOf(t, fresh), digestOf(t, restarted))
 }

@@ -62,12 +62,18 @@ func rawLayer(t *testing.T, files ...file) v1.Layer {
 // imageOf is an image of layers, on platform amd64.
 func imageOf(t *testing.T, layers ...v1.Layer) v1.Image {
 	t.Helper()
+	return imageOn(t, amd64, layers...)
+}
+
+// imageOn is an image of layers, on platform p.
+func imageOn(t *testing.T, p v1.Platform, layers ...v1.Layer) v1.Image {
+	t.Helper()
 	img, err := mutate.AppendLayers(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON), layers...)
 	require.NoError(t, err)
 	cfg, err := img.ConfigFile()
 	require.NoError(t, err)
 	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = amd64.OS, amd64.Architecture
+	cfg.OS, cfg.Architecture = p.OS, p.Architecture
 	img, err = mutate.ConfigFile(img, cfg)
 	require.NoError(t, err)
 	return img
@@ -486,13 +492,7 @@ func TestABaseOfAnotherPlatformIsNotFetched(t *testing.T) {
 	require.NoError(t, err)
 	reg.srv.Close() // a fetch would fail, and say so
 
-	armBuilt := imageOf(t, layer(t, commit.Add(-time.Hour), map[string]string{"etc/os-release": "ID=arm\n"}))
-	cfg, err := armBuilt.ConfigFile()
-	require.NoError(t, err)
-	cfg = cfg.DeepCopy()
-	cfg.Architecture = arm64.Architecture
-	armBuilt, err = mutate.ConfigFile(armBuilt, cfg)
-	require.NoError(t, err)
+	armBuilt := imageOn(t, arm64, layer(t, commit.Add(-time.Hour), map[string]string{"etc/os-release": "ID=arm\n"}))
 	out := filepath.Join(t.TempDir(), "out")
 	var said strings.Builder
 	require.NoError(t, Normalized(context.Background(), Prepare{Kind: "backend", Tarball: layoutTarball(t, armBuilt), Created: commit, BaseRef: ref, Verdicts: v.Dir}, t.TempDir(), out, &said))
