@@ -179,3 +179,38 @@ func TestHelpersAreScriptsNamedAsTheirCommands(t *testing.T) {
 		assert.True(t, strings.HasPrefix(text, "#!/bin/sh\n# "+name+" "), "%s starts with #!/bin/sh and says what it does", name)
 	}
 }
+
+func TestTheHelpersHandNodeTheSystemsCABundle(t *testing.T) {
+	_, statErr := os.Stat(SystemCABundle)
+	bundleHere := statErr == nil
+	for _, tc := range []struct {
+		name, preset string
+		want         string
+	}{
+		// the engine installs its custom CAs in the system's bundle; Node.js
+		// reads it only when told to
+		{"no value: the system's bundle, where this machine has one", "", map[bool]string{true: SystemCABundle, false: ""}[bundleHere]},
+		{"the image's or user's own value is kept", "/opt/corp/ca.pem", "/opt/corp/ca.pem"},
+	} {
+		for _, helper := range []string{InstallHelper, BuildHelper} {
+			t.Run(tc.name+"/"+helper, func(t *testing.T) {
+				bin, _ := fakeNode(t, "24.1.0")
+				work := t.TempDir()
+				seen := filepath.Join(work, "seen")
+				step := `mkdir -p out && touch out/x && printf %s "$NODE_EXTRA_CA_CERTS" > ` + seen
+				arg := "node:24"
+				if helper == BuildHelper {
+					arg = "out"
+				}
+				run := command(context.Background(), t, []string{helper, arg, "sh", "-c", step}, bin)
+				run.Dir = work
+				run.Env = append(run.Env, "NODE_EXTRA_CA_CERTS="+tc.preset)
+				out, err := run.CombinedOutput()
+				require.NoError(t, err, "%s", out)
+				got, err := os.ReadFile(seen)
+				require.NoError(t, err)
+				assert.Equal(t, tc.want, string(got))
+			})
+		}
+	}
+}

@@ -21,12 +21,26 @@ const (
 // without a RUN of its own to set it.
 const OutputMode = "u=rwX,go=rX"
 
+// SystemCABundle is where Debian, Alpine and Wolfi keep the system's CA
+// bundle, in which the engine installs the CAs it is given (Dagger's custom
+// CA certificates: tests/engine-facts.md, fact 23). Node.js reads only its
+// own CA list, so npm behind a proxy that re-signs TLS, or a registry signed
+// by a private CA, fails with SELF_SIGNED_CERT_IN_CHAIN even when the engine
+// has the CA (seen on an engine): the helpers hand the bundle to Node.js as
+// NODE_EXTRA_CA_CERTS, unless the image or the user set that already.
+const SystemCABundle = "/etc/ssl/certs/ca-certificates.crt"
+
+// caLine is the helpers' shell line that does it; a missing bundle (another
+// distribution) leaves Node.js as it is, with no warning.
+const caLine = `if [ -z "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f ` + SystemCABundle + ` ]; then export NODE_EXTRA_CA_CERTS=` + SystemCABundle + `; fi`
+
 // installScript checks the image's Node.js, then runs the install within the
 // project's time limit, in one exec: no exec of its own runs before the
 // install (a separate `node --version` cost 1.8 s on a cold engine).
 const installScript = `#!/bin/sh
 # %[1]s IMAGE COMMAND...: checks IMAGE's Node.js (%[2]d or above), then runs COMMAND within %[3]s (lowcode-pipeline, internal/nodebuild)
 image=$1; shift
+%[5]s
 v=$(node -p process.versions.node) || { printf '%%s\n' "lowcode-pipeline: node image $image: no node command" >&2; exit 3; }
 if [ "${v%%%%.*}" -lt %[2]d ]; then
   printf '%%s\n' "lowcode-pipeline: node image $image has Node.js v$v: the platform needs %[2]d or above (the reference uses node:24); set --node-image" >&2
@@ -42,6 +56,7 @@ const buildScript = `#!/bin/sh
 # %[1]s DIR COMMAND...: runs COMMAND within %[3]s, checks that it wrote DIR, and makes DIR %[2]s (lowcode-pipeline, internal/nodebuild)
 dir=$1; shift
 %[5]s
+%[6]s
 %[4]s "$@" || exit $?
 if [ ! -d "./$dir" ] || [ -z "$(ls -A "./$dir")" ]; then
   printf '%%s\n' "lowcode-pipeline: $what exited 0 but left $dir missing or empty: the step must write its output there" >&2
@@ -57,8 +72,8 @@ func Helpers() map[string]string {
 	limit := steplimit.Format(steplimit.Project)
 	within := steplimit.Name(steplimit.Project)
 	files := map[string]string{
-		InstallHelper: fmt.Sprintf(installScript, InstallHelper, MinNodeMajor, limit, within),
-		BuildHelper:   fmt.Sprintf(buildScript, BuildHelper, OutputMode, limit, within, steplimit.DescribeCommand),
+		InstallHelper: fmt.Sprintf(installScript, InstallHelper, MinNodeMajor, limit, within, caLine),
+		BuildHelper:   fmt.Sprintf(buildScript, BuildHelper, OutputMode, limit, within, steplimit.DescribeCommand, caLine),
 	}
 	maps.Copy(files, steplimit.Files())
 	return files
