@@ -9,7 +9,6 @@ require (
 	github.com/distribution/reference v0.6.0
 	github.com/dlclark/regexp2 v1.12.0
 	github.com/google/go-containerregistry v0.21.2
-	github.com/klauspost/pgzip v1.3.0
 	github.com/mattn/go-shellwords v1.0.12
 	github.com/moby/buildkit v0.29.0
 	github.com/opencontainers/go-digest v1.0.0
@@ -24,7 +23,6 @@ require (
 	github.com/agext/levenshtein v1.2.3 // indirect
 	github.com/containerd/typeurl/v2 v2.3.0 // indirect
 	github.com/docker/go-units v0.5.0 // indirect
-	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/moby/docker-image-spec v1.3.1 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/planetscale/vtprotobuf v0.6.1-0.20240319094008-0393e58bdf10 // indirect

@@ -347,16 +347,15 @@ func pinnedBase(ctx context.Context, ref string, platforms []string) string {
 // tarball (baseTarball), for normalize and keep-base.
 const baseAt = "/run/lowcode-pipeline/base.tar"
 
-// keepBase re-encodes the layers of a base image (its tarball as normalize
-// reads it) into the cache volume where normalize keeps re-encoded layers
-// (oci-publish keep-base), while the project builds: on an engine that has
-// not yet published an image on that base, re-encoding them was most of
-// the image's normalize, after the build. It reads the base from its
-// registry too (ref, pinned; none: not), so the normalize after the build
-// finds what the registry said, or that it could not be read, kept in the
-// volume. The exec is cached; normalize waits for a layer keep-base is
-// re-encoding (a lock in the volume), and re-encodes itself what keep-base
-// did not keep.
+// keepBase readies what normalize takes of a base image (oci-publish
+// keep-base), while the project builds, in the cache volume normalize
+// keeps its verdicts in: it reads the base from its registry (ref, pinned;
+// none: not), whose blobs its layers are then pushed as; a base its
+// registry cannot give has its layers (its tarball as normalize reads it)
+// re-encoded instead, which was most of an image's normalize on an engine
+// that had not published one on that base. The exec is cached; normalize
+// waits for a layer keep-base is re-encoding (a lock in the volume), and
+// re-encodes itself what keep-base did not keep.
 func keepBase(ctx context.Context, base *dagger.File, ref string) error {
 	tool, err := publishTool()
 	if err != nil {
@@ -538,7 +537,7 @@ func (s *publishSpec) push(ctx context.Context, target images.Target, variants [
 	}
 	normalized := normalizer.
 		WithMountedCache(verdictsDir, dag.CacheVolume(verdictsCache)).
-		// gzip: normalize re-encodes each layer from it, and reads no zstd
+		// gzip: normalize reads each layer it re-encodes or rewrites from it, and reads no zstd
 		WithMountedFile(tarball, byContent(variants[0].AsTarball(dagger.ContainerAsTarballOpts{PlatformVariants: variants[1:], ForcedCompression: dagger.ImageLayerCompressionGzip}))).
 		WithNewFile("/run/lowcode-pipeline/prepare.json", string(prepare)).
 		WithExec(steplimit.Within(steplimit.Tool, []string{"oci-publish", "normalize", "-request", "/run/lowcode-pipeline/prepare.json", "-out", "/out"})).

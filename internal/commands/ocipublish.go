@@ -13,10 +13,10 @@
 //
 //	oci-publish keep-base -base base.tar -verdicts DIR [-ref REF@DIGEST]
 //
-// re-encodes the layers of a base image (an OCI tarball) into the folder
-// normalize keeps its re-encoded layers in, while the project builds, and
-// keeps there what the base's registry says of it (ref), or that it could
-// not be read.
+// keeps, while the project builds, in the folder normalize keeps its
+// verdicts in, what the base's registry says of a base image (ref), or
+// that it could not be read; a base its registry cannot give has its layers
+// (an OCI tarball) re-encoded there instead.
 
 package commands
 
@@ -85,32 +85,29 @@ func OCIPublish(ctx context.Context, args []string, getenv func(string) string, 
 	return 0
 }
 
-// keepBase is oci-publish keep-base. A base its registry cannot give is
-// said, not failed on: normalize then takes the base as the engine's first
-// export of it held it, which keep-base keeps (ocipublish.KeepBase).
+// keepBase is oci-publish keep-base: it readies, while the project builds,
+// what normalize takes of the base image. A base its registry gives (read
+// and kept by its digest) needs nothing more: its layers are pushed as the
+// registry's blobs, which the engine's export of a base it pulled holds
+// already. One its registry cannot give is said, not failed on: its layers
+// are re-encoded and its export kept (ocipublish.KeepBase), which normalize
+// then takes in the registry's place.
 func keepBase(ctx context.Context, base, ref, verdicts string, stderr io.Writer) int {
 	if base == "" || verdicts == "" {
 		fmt.Fprintln(stderr, "oci-publish keep-base: -base and -verdicts are both needed")
 		return 2
 	}
-	// the registry is read beside the re-encoding, which a registry slow
-	// to answer would otherwise hold back
-	read := make(chan error, 1)
-	go func() {
-		var err error
-		if ref != "" {
-			err = ocipublish.ReadRegistryBase(ctx, ref, ocipublish.Verdicts{Dir: verdicts})
+	if ref != "" {
+		err := ocipublish.ReadRegistryBase(ctx, ref, ocipublish.Verdicts{Dir: verdicts})
+		if err == nil {
+			return 0
 		}
-		read <- err
-	}()
-	code := withWork(stderr, "oci-publish: the base image", func(work string) error {
+		fmt.Fprintf(stderr, "oci-publish: the base image: %v; the engine's first export of it, kept by its digest, stands in for it (tests/engine-facts.md, fact 52)\n", err)
+	}
+	return withWork(stderr, "oci-publish: the base image", func(work string) error {
 		_, err := ocipublish.KeepBase(base, work, ref, ocipublish.Verdicts{Dir: verdicts})
 		return err
 	})
-	if err := <-read; err != nil {
-		fmt.Fprintf(stderr, "oci-publish: the base image: %v; the engine's first export of it, kept by its digest, stands in for it (tests/engine-facts.md, fact 52)\n", err)
-	}
-	return code
 }
 
 // withWork runs f with a folder of its own, removed after it: 1 when f

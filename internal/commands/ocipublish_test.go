@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"dagger/lowcode-pipeline/internal/ocipublish"
+	"dagger/lowcode-pipeline/internal/testsupport/registrytest"
 	"dagger/lowcode-pipeline/internal/testsupport/tartest"
 )
 
@@ -151,11 +152,40 @@ func TestKeepBaseKeepsTheBasesLayersForNormalize(t *testing.T) {
 		})
 	}
 	// random.Image's two layers, each kept in the folder of the encoding
-	kept, err := filepath.Glob(filepath.Join(verdicts, "pgzip-*", "sha256-*[0-9a-f]"))
+	kept, err := filepath.Glob(filepath.Join(verdicts, "gzip-*", "sha256-*[0-9a-f]"))
 	require.NoError(t, err)
 	assert.Len(t, kept, 2, "%v", kept)
 	// and why the registry could not be read, for normalize to take
 	failed, err := filepath.Glob(filepath.Join(verdicts, "bases", "sha256-*.failed"))
 	require.NoError(t, err)
 	assert.Len(t, failed, 1, "%v", failed)
+}
+
+// A base its registry gives is read and kept by its digest, and nothing of
+// it re-encoded: normalize pushes its layers as the registry's blobs.
+func TestKeepBaseReencodesNothingOfABaseItsRegistryGives(t *testing.T) {
+	dir := t.TempDir()
+	img, err := random.Image(512, 2)
+	require.NoError(t, err)
+	p, err := layout.Write(filepath.Join(dir, "layout"), empty.Index)
+	require.NoError(t, err)
+	require.NoError(t, p.AppendImage(img))
+	base := filepath.Join(dir, "base.tar")
+	tartest.Pack(t, filepath.Join(dir, "layout"), base)
+	srv := httptest.NewServer(registry.New())
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	registrytest.Write(t, host+"/library/base:stable", img)
+	d, err := img.Digest()
+	require.NoError(t, err)
+	verdicts := filepath.Join(dir, "verdicts")
+
+	var stdout, stderr bytes.Buffer
+	code := OCIPublish(context.Background(), []string{"keep-base", "-base", base, "-verdicts", verdicts, "-ref", host + "/library/base:stable@" + d.String()}, os.Getenv, &stdout, &stderr)
+	assert.Equal(t, 0, code, stderr.String())
+	assert.Empty(t, stderr.String())
+	assert.FileExists(t, filepath.Join(verdicts, "bases", "sha256-"+d.Hex+".json"), "what the registry said, kept by the base's digest")
+	kept, err := filepath.Glob(filepath.Join(verdicts, "gzip-*", "*"))
+	require.NoError(t, err)
+	assert.Empty(t, kept, "no layer re-encoded")
 }

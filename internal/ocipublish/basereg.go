@@ -278,6 +278,11 @@ func fetchVerified(ctx context.Context, s fetcher, h v1.Hash) (string, []byte, e
 	return desc.MediaType, data, nil
 }
 
+// registryBlobFile is where v keeps the blob h a base's registry sent.
+func (v Verdicts) registryBlobFile(h v1.Hash) string {
+	return filepath.Join(v.Dir, "registry-blobs", h.Algorithm+"-"+h.Hex)
+}
+
 // registryBasesFile is where v keeps what a base's registry said of it.
 func (v Verdicts) registryBasesFile(h v1.Hash) string {
 	return filepath.Join(v.Dir, "bases", h.Algorithm+"-"+h.Hex+".json")
@@ -380,11 +385,17 @@ func (b *baseRegistry) repository(ctx context.Context) *remote.Repository {
 }
 
 // fetch brings the base's layer d into the layout in dir, checked against
-// its digest, unless it is there or v keeps its canonical blob (reencode
-// then takes that, and it holds the same tar).
+// its digest, unless it is there. A blob fetched is kept in v's folder
+// (registryBlobFile), so an engine fetches a base's layer once, whatever
+// number of publishes need it.
 func (b *baseRegistry) fetch(ctx context.Context, dir string, d v1.Descriptor) error {
-	if _, err := os.Stat(blobPath(dir, d.Digest)); err == nil {
+	if fileExists(blobPath(dir, d.Digest)) {
 		return nil
+	}
+	if b.v.Dir != "" {
+		if got, ok := copyIn(dir, b.v.registryBlobFile(d.Digest), d.MediaType); ok && got.Digest == d.Digest {
+			return nil
+		}
 	}
 	rc, err := b.repository(ctx).Blobs().Fetch(ctx, ociDescriptor(d))
 	if err != nil {
@@ -406,6 +417,12 @@ func (b *baseRegistry) fetch(ctx context.Context, dir string, d v1.Descriptor) e
 	if got.Digest != d.Digest {
 		os.Remove(blobPath(dir, got.Digest))
 		return fmt.Errorf("the registry sent %s for %s", short(got.Digest), short(d.Digest))
+	}
+	if b.v.Dir != "" {
+		if f, err := os.Open(blobPath(dir, d.Digest)); err == nil {
+			b.v.keep(b.v.registryBlobFile(d.Digest), f)
+			f.Close()
+		}
 	}
 	return nil
 }

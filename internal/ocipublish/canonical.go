@@ -155,7 +155,18 @@ func (v Verdicts) reencoded(dir string, l v1.Descriptor) (v1.Descriptor, bool) {
 	if v.Dir == "" {
 		return v1.Descriptor{}, false
 	}
-	f, err := os.Open(v.reencodedFile(l.Digest))
+	d, ok := copyIn(dir, v.reencodedFile(l.Digest), l.MediaType)
+	if !ok {
+		return v1.Descriptor{}, false
+	}
+	d.Annotations = l.Annotations
+	return d, true
+}
+
+// copyIn copies the file kept into the layout in dir as a blob of media
+// type mt, and describes it; ok is false when it could not.
+func copyIn(dir, kept string, mt types.MediaType) (_ v1.Descriptor, ok bool) {
+	f, err := os.Open(kept)
 	if err != nil {
 		return v1.Descriptor{}, false
 	}
@@ -168,11 +179,10 @@ func (v Verdicts) reencoded(dir string, l v1.Descriptor) (v1.Descriptor, bool) {
 		w.abort()
 		return v1.Descriptor{}, false
 	}
-	d, err := w.commit(l.MediaType)
+	d, err := w.commit(mt)
 	if err != nil {
 		return v1.Descriptor{}, false
 	}
-	d.Annotations = l.Annotations
 	return d, true
 }
 

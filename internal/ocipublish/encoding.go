@@ -1,85 +1,61 @@
 package ocipublish
 
 import (
+	"bufio"
+	"compress/gzip"
 	"io"
 	"runtime"
-	"runtime/debug"
-	"strconv"
 	"strings"
-
-	"github.com/klauspost/pgzip"
 )
 
-// canonicalBlock is the size of the blocks a gzip layer is compressed in.
-// It is part of the encoding: another size gives other bytes.
-const canonicalBlock = 1 << 20
-
 // newCanonicalWriter compresses a layer's tar into w in its canonical
-// encoding: klauspost/pgzip at BestSpeed, in blocks of canonicalBlock, each
-// deflated with the previous block's last 32 KiB as its dictionary. Its
-// bytes depend on the tar's bytes alone: not on how they are written, nor on
-// how many blocks are compressed at once. It compresses on every core: the
-// layers of a base image, which an engine's first publish re-encodes, are
-// its largest, and one of them (a distribution's, about 80 MB compressed) took
-// about as long as the rest of the normalize with the standard library's
-// gzip on one core.
-func newCanonicalWriter(w io.Writer) (*pgzip.Writer, error) {
-	zw, err := pgzip.NewWriterLevel(w, pgzip.BestSpeed)
-	if err != nil {
-		return nil, err
-	}
-	if err := zw.SetConcurrency(canonicalBlock, max(runtime.GOMAXPROCS(0), 2)); err != nil {
-		return nil, err
-	}
-	return zw, nil
+// encoding: the standard library's gzip at BestSpeed, no name, no time. Its
+// bytes depend on the tar's bytes alone (and on the Go release the module
+// is built with, which the module's engine version fixes), not on how they
+// are written. A base's layers, the largest an image has, are not compressed
+// here when their registry gives them (Base.asRegistryHolds), so what this
+// compresses is mostly the build's own output; the standard library keeps
+// klauspost/compress (a 40 MB download) out of every fresh runner's load of
+// the module (internal/devtools/freshload).
+func newCanonicalWriter(w io.Writer) (*gzip.Writer, error) {
+	return gzip.NewWriterLevel(w, gzip.BestSpeed)
 }
 
 // newLayerReader is a gzip layer's tar stream, decompressed ahead of its
 // reader on a goroutine of its own, so reading a layer and compressing it
 // again run at once.
-func newLayerReader(r io.Reader) (*pgzip.Reader, error) {
-	return pgzip.NewReader(r)
+func newLayerReader(r io.Reader) (io.ReadCloser, error) {
+	zr, err := gzip.NewReader(bufio.NewReaderSize(r, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	return readAhead(zr), nil
+}
+
+// readAhead is r read on a goroutine of its own, a piece ahead of the
+// reader; Close stops it.
+func readAhead(r io.Reader) io.ReadCloser {
+	pr, pw := io.Pipe()
+	go func() {
+		buf := make([]byte, 256<<10)
+		_, err := io.CopyBuffer(pw, r, buf)
+		pw.CloseWithError(err)
+	}()
+	return pr
 }
 
 // encoder names the canonical encoding, as the folder the re-encoded blobs
-// kept across publishes are in: the versions of the libraries that compress
-// and the block size. Another version may give other bytes, and a blob kept
-// by an older module must not stand for this one's.
-var encoder = encoderName(dependencyVersions())
+// kept across publishes are in: the Go release whose gzip compresses, and
+// its level. Another release may give other bytes, and a blob kept by a
+// module built with it must not stand for this one's.
+var encoder = encoderName(runtime.Version())
 
-// encoderName is encoder for the compressing libraries' versions (module
-// path → version); a version unknown (a test binary) is said so.
-func encoderName(versions map[string]string) string {
-	name := "pgzip-" + versionOr(versions, "github.com/klauspost/pgzip") +
-		"-flate-" + versionOr(versions, "github.com/klauspost/compress") + "-block-" + strconv.Itoa(canonicalBlock)
-	return strings.Map(func(r rune) rune {
+// encoderName is encoder for the Go release goVersion.
+func encoderName(goVersion string) string {
+	return "gzip-" + strings.Map(func(r rune) rune {
 		if r == '.' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
 			return r
 		}
 		return '_'
-	}, name)
-}
-
-func versionOr(versions map[string]string, path string) string {
-	if v := versions[path]; v != "" && v != "(devel)" {
-		return v
-	}
-	return "unknown"
-}
-
-// dependencyVersions are the module's dependencies' versions, by module path,
-// as the binary was built with them.
-func dependencyVersions() map[string]string {
-	versions := map[string]string{}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return versions
-	}
-	for _, d := range info.Deps {
-		versions[d.Path] = d.Version
-		if d.Replace != nil {
-			versions[d.Path] = d.Replace.Version
-		}
-	}
-	return versions
+	}, goVersion) + "-level-1"
 }

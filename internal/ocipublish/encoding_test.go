@@ -40,6 +40,9 @@ func layerLike(n int, seed uint64) []byte {
 	return b.Bytes()[:n]
 }
 
+// block is a size of data the tests cut at and around: a MiB.
+const block = 1 << 20
+
 // canonical is data in the canonical encoding, written in pieces of the
 // sizes pieces gives, with cores cores.
 func canonical(t *testing.T, data []byte, cores int, pieces func() int) []byte {
@@ -62,7 +65,7 @@ func canonical(t *testing.T, data []byte, cores int, pieces func() int) []byte {
 // of one core or of many, however the tar is written. An engine's first
 // publish and another's, on other runners, push the same blob.
 func TestTheCanonicalEncodingDependsOnTheBytesAlone(t *testing.T) {
-	for _, size := range []int{0, 1, canonicalBlock - 1, canonicalBlock, canonicalBlock + 1, 5*canonicalBlock + 12345} {
+	for _, size := range []int{0, 1, 65534, 65535, 65536, block - 1, block, block + 1, 5*block + 12345} {
 		data := layerLike(size, uint64(size))
 		r := rand.New(rand.NewPCG(1, 2))
 		want := canonical(t, data, 1, func() int { return len(data) + 1 })
@@ -74,7 +77,7 @@ func TestTheCanonicalEncodingDependsOnTheBytesAlone(t *testing.T) {
 			{"eight cores, at once", 8, func() int { return len(data) + 1 }},
 			{"two cores, in the copy's pieces", 2, func() int { return 256 << 10 }},
 			{"one core, pieces of any size", 1, func() int { return 1 + r.IntN(70_000) }},
-			{"sixteen cores, pieces of any size", 16, func() int { return 1 + r.IntN(3*canonicalBlock) }},
+			{"sixteen cores, pieces of any size", 16, func() int { return 1 + r.IntN(3*block) }},
 		} {
 			got := canonical(t, data, tc.cores, tc.pieces)
 			require.Equal(t, want, got, "%d bytes, %s", size, tc.name)
@@ -85,7 +88,7 @@ func TestTheCanonicalEncodingDependsOnTheBytesAlone(t *testing.T) {
 // A blob in the canonical encoding is plain gzip: the standard library's
 // reader (as a registry's, containerd's or Docker's) gives the tar back.
 func TestTheCanonicalEncodingIsReadAsGzipByAnyReader(t *testing.T) {
-	data := layerLike(3*canonicalBlock+777, 7)
+	data := layerLike(3*block+777, 7)
 	blob := canonical(t, data, 2, func() int { return 256 << 10 })
 	zr, err := gzip.NewReader(bytes.NewReader(blob))
 	require.NoError(t, err)
@@ -103,21 +106,20 @@ func TestTheCanonicalEncodingIsReadAsGzipByAnyReader(t *testing.T) {
 	require.NoError(t, r.Close())
 }
 
-// The folder of kept blobs names the encoding's libraries and block size:
-// a module with another version of either never takes a blob of this one's.
+// The folder of kept blobs names the Go release that compressed them and
+// the level: a module built with another release never takes a blob of this
+// one's.
 func TestTheKeptBlobsFolderNamesTheEncoding(t *testing.T) {
 	for _, tc := range []struct {
-		versions map[string]string
-		want     string
+		goVersion string
+		want      string
 	}{
-		{map[string]string{"github.com/klauspost/pgzip": "v1.3.0", "github.com/klauspost/compress": "v1.20.3"},
-			"pgzip-v1.3.0-flate-v1.20.3-block-1048576"},
-		{map[string]string{"github.com/klauspost/pgzip": "v1.3.1", "github.com/klauspost/compress": "v1.20.3"},
-			"pgzip-v1.3.1-flate-v1.20.3-block-1048576"},
-		{map[string]string{"github.com/klauspost/pgzip": "v1.3.0+incompatible/x"},
-			"pgzip-v1.3.0_incompatible_x-flate-unknown-block-1048576"},
-		{map[string]string{}, "pgzip-unknown-flate-unknown-block-1048576"},
+		{"go1.26.1", "gzip-go1.26.1-level-1"},
+		{"go1.26.2", "gzip-go1.26.2-level-1"},
+		{"go1.27rc1 X:nocoverageredesign", "gzip-go1.27rc1_X_nocoverageredesign-level-1"},
+		{"devel go1.27-4c1f2a3 +x/y", "gzip-devel_go1.27-4c1f2a3__x_y-level-1"},
 	} {
-		assert.Equal(t, tc.want, encoderName(tc.versions))
+		assert.Equal(t, tc.want, encoderName(tc.goVersion))
 	}
+	assert.Equal(t, encoderName(runtime.Version()), encoder, "this binary's release")
 }

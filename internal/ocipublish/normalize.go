@@ -7,7 +7,7 @@
 // config and history and has no epoch option (tests/engine-facts.md), so the
 // module exports the image as an OCI layout, rewrites it here (the
 // layout's JSON read with go-containerregistry's types, its layers with
-// archive/tar and klauspost/pgzip) and pushes it from a container of its own
+// archive/tar and compress/gzip) and pushes it from a container of its own
 // with oras-go: no package of go-containerregistry that compresses or
 // reaches a registry is compiled into the module, which a fresh engine
 // builds before its first call (internal/devtools/freshload).
@@ -50,8 +50,9 @@ func Epoch(created time.Time) time.Time {
 // entry's, and the file times in each layer; it returns the new manifest's
 // descriptor. Every layer is pushed as a blob that depends on its content
 // alone, whatever blob the engine held for it: the layers img has of its
-// base (see Base; nil for none), and any other with no time after epoch,
-// keep their content and are re-encoded (reencode, kept in v); a layer with
+// base (see Base; nil for none) keep their content and are pushed as the
+// blobs the base's registry holds (Base.asRegistryHolds), else re-encoded
+// (reencode, kept in v), as is any other layer with no time after epoch; a layer with
 // a later time is rewritten with every time clamped, no access or change
 // time, in the canonical gzip (rewrite), so equal contents give equal bytes
 // whenever they were built. Whether a layer holds a later time is taken
@@ -72,6 +73,10 @@ func normalizeImage(dir string, img image, epoch time.Time, v Verdicts, base *Ba
 		base.registry.tookPlace = max(base.registry.tookPlace, rebasedLayers-keptLayers)
 	}
 	keptLayers = rebasedLayers
+	mt := img.manifest.MediaType
+	if mt == "" {
+		mt = img.desc.MediaType
+	}
 	layers := make([]v1.Descriptor, len(img.manifest.Layers))
 	// each layer is read and compressed on a core of its own: a base
 	// image's two largest layers take about as long as the larger
@@ -82,7 +87,11 @@ func normalizeImage(dir string, img image, epoch time.Time, v Verdicts, base *Ba
 		g.Go(func() error {
 			if i < keptLayers {
 				// the base's times stay: they are the base's, not the build's
-				layers[i], errs[i] = reencode(dir, l, cfg.RootFS.DiffIDs[i], v)
+				if d, ok := base.asRegistryHolds(dir, i, l, mt); ok {
+					layers[i] = d
+				} else {
+					layers[i], errs[i] = reencode(dir, l, cfg.RootFS.DiffIDs[i], v)
+				}
 			} else {
 				layers[i], cfg.RootFS.DiffIDs[i], errs[i] = clampLayer(dir, l, cfg.RootFS.DiffIDs[i], epoch, v)
 			}
@@ -109,10 +118,6 @@ func normalizeImage(dir string, img image, epoch time.Time, v Verdicts, base *Ba
 	config, err := writeJSON(dir, img.manifest.Config.MediaType, cfg)
 	if err != nil {
 		return v1.Descriptor{}, err
-	}
-	mt := img.manifest.MediaType
-	if mt == "" {
-		mt = img.desc.MediaType
 	}
 	return writeJSON(dir, mt, v1.Manifest{SchemaVersion: 2, MediaType: img.manifest.MediaType, Config: config,
 		Layers: layers, Annotations: img.manifest.Annotations})

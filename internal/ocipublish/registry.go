@@ -222,8 +222,8 @@ func openBlob(ctx context.Context, a Artifact, d v1.Descriptor) (io.ReadCloser, 
 }
 
 // uploaded is what this process's pushes send, per registry and blob:
-// deliver pushes its images side by side, often of one base, whose layers,
-// re-encoded alike (reencode), are the same blobs in every image.
+// deliver pushes its images side by side, often of one base, whose layers
+// are the same blobs in every image (the registry's, or re-encoded alike).
 var uploaded = &uploads{m: map[uploadKey]*upload{}}
 
 type uploadKey struct {

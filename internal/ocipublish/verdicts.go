@@ -15,8 +15,9 @@ import (
 // epoch: a function of the layer's digest and the epoch only, so a publish
 // whose build changed reads its new layers, not the base image's again
 // (reading a 232 MB layer takes 1.2 s on 2 cores: BenchmarkNormalizeRealBaseLayer);
-// and the blob a layer was re-encoded to (reencode), so a base layer is
-// compressed once.
+// the blob a layer was re-encoded to (reencode), so a layer is compressed
+// once; and the blobs a base's registry sent (registryBlobFile), so one is
+// fetched once.
 // The module keeps the folder in a cache volume. A zero Verdicts remembers
 // nothing, and a verdict that cannot be written only loses the saving.
 type Verdicts struct {

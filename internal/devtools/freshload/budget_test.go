@@ -26,7 +26,6 @@ var beyondAnyModule = map[string]string{
 	"github.com/dlclark/regexp2":             "deploy rules are ECMAScript regular expressions, as the platform reads them (internal/rules)",
 	"github.com/mattn/go-shellwords":         "an npm script's command line split as a shell would (internal/nodebuild)",
 	"github.com/distribution/reference":      "image names as Docker reads them (internal/imageref, images, nodebuild)",
-	"github.com/klauspost/pgzip":             "a layer's canonical gzip, compressed on every core: an engine's first publish re-encodes its bases' layers (internal/ocipublish; 0.3 s more compile, 1.8 s less per image on a real base layer)",
 	// brought by the ones above
 	"github.com/opencontainers/go-digest":  "digests: distribution/reference, oras-go, go-containerregistry",
 	"github.com/opencontainers/image-spec": "OCI descriptors: oras-go, buildkit",
@@ -37,7 +36,6 @@ var beyondAnyModule = map[string]string{
 	"github.com/pkg/errors":                "buildkit: errors",
 	"github.com/planetscale/vtprotobuf":    "buildkit: its errors' stacks",
 	"github.com/tonistiigi/go-csvvalue":    "buildkit: instructions' flag values",
-	"github.com/klauspost/compress":        "pgzip: its deflate",
 }
 
 // moduleRoot is the module's folder, from this package's.
