@@ -25,6 +25,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/require"
+
+	"dagger/lowcode-pipeline/internal/testsupport/registrytest"
 )
 
 // goRootLayer is the Go installation as one gzip layer with times before
@@ -113,6 +115,7 @@ func BenchmarkNormalizeRealBaseLayer(b *testing.B) {
 func BenchmarkNormalizedOnARealBase(b *testing.B) {
 	gz, _ := goRootLayer(b)
 	gz2, _ := goRootLayerAt(b, baseBuilt.Add(-time.Hour))
+	var baseImg v1.Image
 	builtOn := func(blobs ...[]byte) (built, base string) {
 		img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
 		for _, blob := range blobs {
@@ -123,22 +126,32 @@ func BenchmarkNormalizedOnARealBase(b *testing.B) {
 		}
 		app, err := mutate.AppendLayers(img, layer(b, commit.Add(time.Hour), map[string]string{"app/server.mjs": "listen()"}))
 		require.NoError(b, err)
+		baseImg = img
 		return layoutTarball(b, app), layoutTarball(b, img)
 	}
 	oneTar, oneBase := builtOn(gz)
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	registrytest.Write(b, host+"/library/base:stable", baseImg)
+	baseDigest, err := baseImg.Digest()
+	require.NoError(b, err)
 	twoTar, twoBase := builtOn(gz, gz2)
 	for _, bc := range []struct {
 		name        string
 		built, base string
 		size        int
 		verdicts    string
+		ref         string
 	}{
-		{"first on the engine", oneTar, oneBase, len(gz), ""},
-		{"first on the engine, two base layers", twoTar, twoBase, len(gz) + len(gz2), ""},
-		{"base re-encoded before", oneTar, oneBase, len(gz), b.TempDir()},
+		{"first on the engine", oneTar, oneBase, len(gz), "", ""},
+		{"first on the engine, two base layers", twoTar, twoBase, len(gz) + len(gz2), "", ""},
+		{"base re-encoded before", oneTar, oneBase, len(gz), b.TempDir(), ""},
+		// the registry read once, as keep-base does beside the install
+		{"base read from its registry", oneTar, oneBase, len(gz), b.TempDir(), host + "/library/base:stable@" + baseDigest.String()},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			p := Prepare{Kind: "backend", Tarball: bc.built, Created: commit, BaseTarball: bc.base, Verdicts: bc.verdicts}
+			p := Prepare{Kind: "backend", Tarball: bc.built, Created: commit, BaseTarball: bc.base, Verdicts: bc.verdicts, BaseRef: bc.ref}
 			if bc.verdicts != "" {
 				require.NoError(b, Normalized(context.Background(), p, b.TempDir(), filepath.Join(b.TempDir(), "out"), io.Discard))
 			}
