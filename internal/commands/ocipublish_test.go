@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/random"
@@ -102,16 +103,24 @@ func prepared(t *testing.T, dir, kind string, size, layers int64) string {
 	t.Helper()
 	img, err := random.Image(size, layers)
 	require.NoError(t, err)
-	p, err := layout.Write(filepath.Join(dir, "layout"), empty.Index)
-	require.NoError(t, err)
-	require.NoError(t, p.AppendImage(img))
-	tarball := filepath.Join(dir, "image.tar")
-	tartest.Pack(t, filepath.Join(dir, "layout"), tarball)
+	tarball := imageTarball(t, dir, img)
 	prepare, err := json.Marshal(ocipublish.Prepare{Kind: kind, Tarball: tarball, Created: time.Unix(0, 0).UTC()})
 	require.NoError(t, err)
 	prepareFile := filepath.Join(dir, "prepare.json")
 	require.NoError(t, os.WriteFile(prepareFile, prepare, 0o600))
 	return prepareFile
+}
+
+// imageTarball writes img into dir as the tarball Container.asTarball gives
+// (an OCI layout, image.tar) and returns its path.
+func imageTarball(t *testing.T, dir string, img v1.Image) string {
+	t.Helper()
+	p, err := layout.Write(filepath.Join(dir, "layout"), empty.Index)
+	require.NoError(t, err)
+	require.NoError(t, p.AppendImage(img))
+	tarball := filepath.Join(dir, "image.tar")
+	tartest.Pack(t, filepath.Join(dir, "layout"), tarball)
+	return tarball
 }
 
 // closedRegistry is an address on 127.0.0.1 nothing listens at any more.
@@ -167,11 +176,7 @@ func TestKeepBaseReencodesNothingOfABaseItsRegistryGives(t *testing.T) {
 	dir := t.TempDir()
 	img, err := random.Image(512, 2)
 	require.NoError(t, err)
-	p, err := layout.Write(filepath.Join(dir, "layout"), empty.Index)
-	require.NoError(t, err)
-	require.NoError(t, p.AppendImage(img))
-	base := filepath.Join(dir, "base.tar")
-	tartest.Pack(t, filepath.Join(dir, "layout"), base)
+	base := imageTarball(t, dir, img)
 	srv := httptest.NewServer(registry.New())
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
