@@ -418,12 +418,7 @@ func (b *baseRegistry) fetch(ctx context.Context, dir string, d v1.Descriptor) e
 		os.Remove(blobPath(dir, got.Digest))
 		return fmt.Errorf("the registry sent %s for %s", short(got.Digest), short(d.Digest))
 	}
-	if b.v.Dir != "" {
-		if f, err := os.Open(blobPath(dir, d.Digest)); err == nil {
-			b.v.keep(b.v.registryBlobFile(d.Digest), f)
-			f.Close()
-		}
-	}
+	b.v.keepBlob(dir, d.Digest, b.v.registryBlobFile(d.Digest))
 	return nil
 }
 

@@ -188,13 +188,18 @@ func copyIn(dir, kept string, mt types.MediaType) (_ v1.Descriptor, ok bool) {
 
 // keepReencoded keeps a copy of the canonical blob d made from l.
 func (v Verdicts) keepReencoded(dir string, l, d v1.Descriptor) {
+	v.keepBlob(dir, d.Digest, v.reencodedFile(l.Digest))
+}
+
+// keepBlob keeps, as file in v's folder, a copy of the layout's blob h.
+func (v Verdicts) keepBlob(dir string, h v1.Hash, file string) {
 	if v.Dir == "" {
 		return
 	}
-	src, err := os.Open(blobPath(dir, d.Digest))
+	src, err := os.Open(blobPath(dir, h))
 	if err != nil {
 		return
 	}
 	defer src.Close()
-	v.keep(v.reencodedFile(l.Digest), src)
+	v.keep(file, src)
 }
