@@ -460,7 +460,7 @@ until flock -n /c/layer.lock true; do [ $i -ge 600 ] && { echo "waiter: lock not
 // Each command calls a service when it begins, and would call it again 20 s
 // later; that second call must never come. An engine stops only a command
 // that has begun: a deadline that comes while the engine still prepares it
-// (installing its custom CA certificates, engine-facts 44) lets the command
+// (installing its custom CA certificates, engine-facts 55) lets the command
 // run to its end. So a command that had not begun by its deadline proves
 // nothing, and the check tries again with a deadline twice as long.
 // +check
@@ -489,6 +489,7 @@ func (t *Tests) CallDeadlineStopsTheEnginesWork(ctx context.Context) error {
 	call := func(name string) string {
 		return fmt.Sprintf("wget -q -O /dev/null 'http://%s:8080/cgi-bin/hit?%s'", host, name)
 	}
+	// a Dockerfile's RUN has no binding: both reach the service by its own hostname
 	client := vol.WithServiceBinding("hits", svc)
 	if _, err := client.WithExec([]string{"sh", "-c", call("control")}).Sync(ctx); err != nil {
 		return err
@@ -509,9 +510,9 @@ func (t *Tests) CallDeadlineStopsTheEnginesWork(ctx context.Context) error {
 
 // deadlineStops runs a command through run under a deadline, and says
 // whether it went on after the call had returned: the command calls the
-// hit service (call) when it begins and 20 s later, and client reads the
-// hits, named after key. A command that had not begun by the deadline is tried again with a
-// longer one, up to 40 s.
+// hit service (call) when it begins and 20 s later, under names made from
+// key, and client reads the hits. A command that had not begun by the
+// deadline is tried again with a longer one, up to 40 s.
 func deadlineStops(ctx context.Context, key, what string, run func(context.Context, string) error, call func(string) string, client *dagger.Container) error {
 	const slack, later = 30 * time.Second, 20 * time.Second
 	for try, deadline := 1, 5*time.Second; ; try, deadline = try+1, 2*deadline {
