@@ -58,7 +58,10 @@ const describedBytes = 120
 // child, so the runner stops exactly it when the command ends in time
 // (nothing is left running behind a command that ended), and the main shell
 // knows the time is up when the sleep ends by itself. The runner passes a
-// stop on to the command.
+// stop on to the command. The wait for the sleep writes nothing: dash
+// (Debian's sh) and busybox ash (Alpine's) print "Terminated" when they reap
+// a job a signal ended, and the sleep is ended so after every command that
+// ends in time, whose own output would then close on that word.
 const script = `#!/bin/sh
 # %[4]s COMMAND...: runs COMMAND, stopping it after %[3]s (lowcode-pipeline, internal/steplimit)
 %[5]s
@@ -74,7 +77,7 @@ nap=$!
   exit $rc
 ) &
 run=$!
-if wait $nap && kill -0 $run 2>/dev/null; then
+if wait $nap 2>/dev/null && kill -0 $run 2>/dev/null; then
   printf '%%s\n' "lowcode-pipeline: $what did not finish within %[3]s, the time limit of one step: stopped" >&2
   kill -TERM $run
   exit %[1]d

@@ -1,7 +1,6 @@
 package steplimit
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -16,12 +15,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// run runs Within's command with the machine's sh (dash on Debian, as in
-// node:24), giving up after a minute so a broken watchdog fails the test
-// instead of hanging it. As in the engine, where the exec's init signals the
-// process group when the command exits, whatever is left in the group is
-// stopped afterwards; Wait does not wait for it more than a second.
-func run(t *testing.T, limit time.Duration, cmd ...string) (code int, stderr string, took time.Duration) {
+// run runs Within's command with sh, one of shells, giving up after a
+// minute so a broken watchdog fails the test instead of hanging it. As in the
+// engine, where the exec's init signals the process group when the command
+// exits, whatever is left in the group is stopped afterwards; Wait does not
+// wait for it more than a second.
+func run(t *testing.T, sh []string, limit time.Duration, cmd ...string) (code int, stderr string, took time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -30,7 +29,7 @@ func run(t *testing.T, limit time.Duration, cmd ...string) (code int, stderr str
 	// the script as a file, run by the sh under test (its #! line says /bin/sh)
 	file := filepath.Join(t.TempDir(), args[0])
 	require.NoError(t, os.WriteFile(file, []byte(Script(limit)), 0o755))
-	args = append(append(append([]string{}, shell...), file), args[1:]...)
+	args = append(append(append([]string{}, sh...), file), args[1:]...)
 	c := exec.CommandContext(ctx, args[0], args[1:]...)
 	var errOut strings.Builder
 	c.Stderr = &errOut
@@ -53,9 +52,32 @@ func run(t *testing.T, limit time.Duration, cmd ...string) (code int, stderr str
 	return 0, errOut.String(), took
 }
 
-// shell is the sh the tests run: the machine's, or busybox's (Alpine's sh,
-// where the module's tools run) with LOWCODE_PIPELINE_TEST_SH="busybox sh".
-var shell = strings.Fields(cmp.Or(os.Getenv("LOWCODE_PIPELINE_TEST_SH"), "sh"))
+// shells are the sh the tests run the script with: the machine's (dash on
+// Debian, as in node:24), bash (/bin/sh of Red Hat's images) and busybox's
+// (Alpine's sh, where the module's tools run), each one found on the PATH
+// (.ci/run installs busybox); LOWCODE_PIPELINE_TEST_SH="busybox sh" runs that
+// one only.
+var shells = func() [][]string {
+	if only := os.Getenv("LOWCODE_PIPELINE_TEST_SH"); only != "" {
+		return [][]string{strings.Fields(only)}
+	}
+	var found [][]string
+	for _, sh := range [][]string{{"sh"}, {"bash"}, {"busybox", "sh"}} {
+		if _, err := exec.LookPath(sh[0]); err == nil {
+			found = append(found, sh)
+		}
+	}
+	return found
+}()
+
+// eachShell runs f for each of shells, as a subtest named for it.
+func eachShell(t *testing.T, f func(t *testing.T, sh []string)) {
+	t.Helper()
+	require.NotEmpty(t, shells, "no sh on the PATH")
+	for _, sh := range shells {
+		t.Run(strings.Join(sh, " "), func(t *testing.T) { f(t, sh) })
+	}
+}
 
 func TestWithinStopsACommandAtItsLimitAndSaysSo(t *testing.T) {
 	for _, tc := range []struct {
@@ -68,11 +90,13 @@ func TestWithinStopsACommandAtItsLimitAndSaysSo(t *testing.T) {
 		{"a command named as it is, backslashes and all", []string{"sh", "-c", `sleep 30 # \n \c %s`}, `sh -c sleep 30 # \n \c %s`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, stderr, took := run(t, time.Second, tc.cmd...)
-			assert.Equal(t, ExitCode, code)
-			assert.Contains(t, stderr, "lowcode-pipeline: "+tc.want+" did not finish within 1s, the time limit of one step: stopped")
-			assert.NotContains(t, stderr, "ENDED", "the command was stopped")
-			assert.Less(t, took, 10*time.Second, "stopped at its limit, not when it ended")
+			eachShell(t, func(t *testing.T, sh []string) {
+				code, stderr, took := run(t, sh, time.Second, tc.cmd...)
+				assert.Equal(t, ExitCode, code)
+				assert.Contains(t, stderr, "lowcode-pipeline: "+tc.want+" did not finish within 1s, the time limit of one step: stopped")
+				assert.NotContains(t, stderr, "ENDED", "the command was stopped")
+				assert.Less(t, took, 10*time.Second, "stopped at its limit, not when it ended")
+			})
 		})
 	}
 }
@@ -80,7 +104,7 @@ func TestWithinStopsACommandAtItsLimitAndSaysSo(t *testing.T) {
 // Stopped says, of an exit code read, what the script says when it stops a
 // command: the same sentence.
 func TestStoppedIsWhatTheScriptSays(t *testing.T) {
-	code, stderr, _ := run(t, time.Second, "sleep", "30")
+	code, stderr, _ := run(t, shells[0], time.Second, "sleep", "30")
 	err := Stopped(code, "sleep 30", time.Second)
 	require.Error(t, err)
 	assert.Contains(t, stderr, "lowcode-pipeline: "+err.Error()+": stopped")
@@ -101,12 +125,14 @@ func TestWithinPassesACommandThatEndsInTimeThrough(t *testing.T) {
 		{"the command's own arguments arrive as given", []string{"sh", "-c", `printf '%s|' "$@" > "$0"`, out, "a b", "$HOME", "'q'"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, stderr, took := run(t, time.Hour, tc.cmd...)
-			assert.Equal(t, tc.wantCode, code)
-			assert.NotContains(t, stderr, "did not finish")
-			// the hour's watchdog must not outlive the command: the run would
-			// then wait for it (its stderr is the test's pipe)
-			assert.Less(t, took, 10*time.Second)
+			eachShell(t, func(t *testing.T, sh []string) {
+				code, stderr, took := run(t, sh, time.Hour, tc.cmd...)
+				assert.Equal(t, tc.wantCode, code)
+				assert.NotContains(t, stderr, "did not finish")
+				// the hour's watchdog must not outlive the command: the run would
+				// then wait for it (its stderr is the test's pipe)
+				assert.Less(t, took, 10*time.Second)
+			})
 		})
 	}
 	got, err := os.ReadFile(out)
@@ -114,9 +140,37 @@ func TestWithinPassesACommandThatEndsInTimeThrough(t *testing.T) {
 	assert.Equal(t, "a b|$HOME|'q'|", string(got))
 }
 
+// A command that ends in time has its stderr passed on as it wrote it,
+// nothing added: a step's log ends with the command's own last line, not
+// with a word of the shell's about the watchdog it stopped.
+func TestWithinAddsNothingToACommandsStderr(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		cmd        []string
+		wantCode   int
+		wantStderr string
+	}{
+		{"success", []string{"sh", "-c", "echo done >&2"}, 0, "done\n"},
+		{"a failure", []string{"sh", "-c", "echo failed >&2; exit 3"}, 3, "failed\n"},
+		{"a command that writes nothing", []string{"true"}, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eachShell(t, func(t *testing.T, sh []string) {
+				// a few runs: the shell reaps the stopped sleep at once or a
+				// moment later
+				for range 5 {
+					code, stderr, _ := run(t, sh, time.Hour, tc.cmd...)
+					assert.Equal(t, tc.wantCode, code)
+					assert.Equal(t, tc.wantStderr, stderr)
+				}
+			})
+		})
+	}
+}
+
 func TestWithinNamesALongCommandCutShort(t *testing.T) {
 	long := strings.Repeat("x", 500)
-	code, stderr, _ := run(t, time.Second, "sh", "-c", "sleep 30", long)
+	code, stderr, _ := run(t, shells[0], time.Second, "sh", "-c", "sleep 30", long)
 	assert.Equal(t, ExitCode, code)
 	assert.Contains(t, stderr, "lowcode-pipeline: sh -c sleep 30 xxx")
 	assert.Contains(t, stderr, "… (515 bytes) did not finish within 1s")
