@@ -70,6 +70,14 @@ var shells = func() [][]string {
 	return found
 }()
 
+// firstShell is the first of shells, for a test of what the script says
+// rather than of a shell.
+func firstShell(t *testing.T) []string {
+	t.Helper()
+	require.NotEmpty(t, shells, "no sh on the PATH")
+	return shells[0]
+}
+
 // eachShell runs f for each of shells, as a subtest named for it.
 func eachShell(t *testing.T, f func(t *testing.T, sh []string)) {
 	t.Helper()
@@ -104,7 +112,7 @@ func TestWithinStopsACommandAtItsLimitAndSaysSo(t *testing.T) {
 // Stopped says, of an exit code read, what the script says when it stops a
 // command: the same sentence.
 func TestStoppedIsWhatTheScriptSays(t *testing.T) {
-	code, stderr, _ := run(t, shells[0], time.Second, "sleep", "30")
+	code, stderr, _ := run(t, firstShell(t), time.Second, "sleep", "30")
 	err := Stopped(code, "sleep 30", time.Second)
 	require.Error(t, err)
 	assert.Contains(t, stderr, "lowcode-pipeline: "+err.Error()+": stopped")
@@ -170,7 +178,7 @@ func TestWithinAddsNothingToACommandsStderr(t *testing.T) {
 
 func TestWithinNamesALongCommandCutShort(t *testing.T) {
 	long := strings.Repeat("x", 500)
-	code, stderr, _ := run(t, shells[0], time.Second, "sh", "-c", "sleep 30", long)
+	code, stderr, _ := run(t, firstShell(t), time.Second, "sh", "-c", "sleep 30", long)
 	assert.Equal(t, ExitCode, code)
 	assert.Contains(t, stderr, "lowcode-pipeline: sh -c sleep 30 xxx")
 	assert.Contains(t, stderr, "… (515 bytes) did not finish within 1s")
