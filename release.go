@@ -560,12 +560,14 @@ func (s *publishSpec) push(ctx context.Context, target images.Target, variants [
 		if read.Err == nil {
 			// the module's process reached the registry with the push's
 			// login: it pushes too, no container started
-			return pushFromHere(ctx, target.Kind, normalized, read.Target)
+			t := read.Target
+			t.MountFrom = baseRef
+			return pushFromHere(ctx, target.Kind, normalized, t)
 		}
 	}
 	a := s.access
 	// the tags are read in the container when the module's process could not
-	req := ocipublish.Request{Kind: string(target.Kind), Refs: target.Refs(), Username: a.username, Timeout: publishLimit.String(), TagTimeout: tagCheckTimeout.String()}
+	req := ocipublish.Request{Kind: string(target.Kind), Refs: target.Refs(), Username: a.username, Timeout: publishLimit.String(), TagTimeout: tagCheckTimeout.String(), MountFrom: baseRef}
 	pusher := tool.WithMountedDirectory(normalizedAt, normalized)
 	if a.password != nil {
 		pusher = pusher.WithSecretVariable("REGISTRY_PASSWORD", a.password)
@@ -640,7 +642,9 @@ func pushedAlready(ctx context.Context, kind images.Kind, normalized *dagger.Dir
 // (ocipublish.PushDir, with the login the tags were read with). Its layout
 // is exported into the module's container (tests/engine-facts.md, fact 33)
 // without its layers: a layer is exported only when the registry lacks it,
-// so the base image's, which the registry holds, are neither copied nor sent.
+// so the base image's, which the registry holds, are neither copied nor sent,
+// nor on a first push to the repository when the base is on the same
+// registry (t.MountFrom: mounted from the base's repository).
 func pushFromHere(ctx context.Context, kind images.Kind, normalized *dagger.Directory, t ocipublish.Target) ([]results.PushedImage, error) {
 	fail := func(err error) ([]results.PushedImage, error) {
 		return nil, fmt.Errorf("publish the %s image: %w", kind, explain(err))

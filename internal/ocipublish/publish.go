@@ -97,6 +97,12 @@ type Target struct {
 	Password secret.Text
 	// Timeout bounds the whole push.
 	Timeout time.Duration
+	// MountFrom is the image's base (a reference, e.g. the pinned FROM of
+	// the Dockerfile's last stage): when on the refs' registry, a blob the
+	// repository lacks is mounted from the base's repository there before
+	// it is sent, as docker push does, so a first push to a repository
+	// sends no base layer the registry holds. "" for none.
+	MountFrom string
 }
 
 // Pushed is one reference pushed, pinned by digest.

@@ -40,6 +40,9 @@ type repository struct {
 	repo *remote.Repository
 	tag  string
 	name string // the ref's repository, as the ref names it (its registry, not t.Connect)
+	// mountFrom is the repository of the same registry a blob the
+	// repository lacks is mounted from (Target.MountFrom); "" for none
+	mountFrom string
 }
 
 // client logs in to t's registry (no password: anonymous) over a transport
@@ -98,7 +101,21 @@ func (c *client) repository(ctx context.Context, ref string) (repository, error)
 		Reference: registry.Reference{Registry: reg.RegistryStr(), Repository: parsed.RepositoryStr()},
 		PlainHTTP: c.plainHTTP(ctx, reg),
 	}
-	return repository{repo: repo, tag: parsed.TagStr(), name: parsed.Context().Name()}, nil
+	return repository{repo: repo, tag: parsed.TagStr(), name: parsed.Context().Name(), mountFrom: c.mountFrom(parsed, opts)}, nil
+}
+
+// mountFrom is the repository of t.MountFrom when it is on the registry of
+// the ref to (the registry as the refs name it, not t.Connect: a registry
+// reached under another name holds no base known here); "" otherwise.
+func (c *client) mountFrom(to name.Tag, opts []name.Option) string {
+	if c.t.MountFrom == "" || c.t.Connect != "" {
+		return ""
+	}
+	from, err := name.ParseReference(c.t.MountFrom, opts...)
+	if err != nil || from.Context().RegistryStr() != to.RegistryStr() || from.Context().RepositoryStr() == to.RepositoryStr() {
+		return ""
+	}
+	return from.Context().RepositoryStr()
 }
 
 // plainHTTP is whether reg is spoken to in plain http: as
@@ -179,7 +196,7 @@ func pushBlob(ctx context.Context, r repository, a Artifact, d v1.Descriptor) er
 	key := uploadKey{registry: r.repo.Reference.Registry, digest: d.Digest}
 	up, first := uploaded.claim(key, r.repo.Reference.Repository)
 	if first {
-		err := uploadBlob(ctx, r.repo, a, d)
+		err := sendBlob(ctx, r, a, d)
 		uploaded.finish(key, up, err == nil)
 		return err
 	}
@@ -196,6 +213,23 @@ func pushBlob(ctx context.Context, r repository, a Artifact, d v1.Descriptor) er
 		if err := r.repo.Mount(ctx, desc, up.repo, open); err == nil {
 			return nil
 		}
+	}
+	return uploadBlob(ctx, r.repo, a, d)
+}
+
+// sendBlob mounts a's blob d from r.mountFrom, the base image's repository
+// on the same registry, as docker push does: a base layer is then neither
+// fetched nor sent. A registry that does not mount it (not there, not
+// allowed, no mounts) starts the blob's upload instead, which goes on with
+// the blob; one that refuses the request gets the blob uploaded.
+func sendBlob(ctx context.Context, r repository, a Artifact, d v1.Descriptor) error {
+	if r.mountFrom == "" {
+		return uploadBlob(ctx, r.repo, a, d)
+	}
+	open := func() (io.ReadCloser, error) { return openBlob(ctx, a, d) }
+	err := r.repo.Mount(ctx, ociDescriptor(d), r.mountFrom, open)
+	if err == nil || ctx.Err() != nil {
+		return err
 	}
 	return uploadBlob(ctx, r.repo, a, d)
 }

@@ -60,6 +60,8 @@ type Request struct {
 	// TagTimeout bounds the read of the tags before it (a Go duration);
 	// none: no read, the image is pushed.
 	TagTimeout string `json:"tagTimeout,omitempty"`
+	// MountFrom: see Target.
+	MountFrom string `json:"mountFrom,omitempty"`
 }
 
 // Result is what was pushed.
@@ -204,7 +206,7 @@ func PushLayout(ctx context.Context, r Request, password, dir string, log io.Wri
 			return Result{}, fmt.Errorf("tagTimeout %q: use a positive Go duration", r.TagTimeout)
 		}
 	}
-	t := Target{Refs: r.Refs, Connect: r.Connect, Insecure: r.Insecure, Username: r.Username, Password: secret.New(password), Timeout: limit}
+	t := Target{Refs: r.Refs, Connect: r.Connect, Insecure: r.Insecure, Username: r.Username, Password: secret.New(password), Timeout: limit, MountFrom: r.MountFrom}
 	a, err := Load(dir)
 	if err != nil {
 		return Result{}, err

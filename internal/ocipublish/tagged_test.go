@@ -596,6 +596,7 @@ type perRepoRegistry struct {
 	has         map[string]bool // repository@digest
 	uploads     map[string]int  // by digest
 	mounts      map[string]int  // by digest
+	mountAsks   int             // mount requests, whatever their answer
 }
 
 func newPerRepoRegistry(refuseMount bool) *perRepoRegistry {
@@ -626,6 +627,7 @@ func (p *perRepoRegistry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	case r.Method == http.MethodPost && q.Get("mount") != "":
 		d := q.Get("mount")
+		p.mountAsks++
 		if p.refuseMount {
 			http.Error(w, `{"errors":[{"code":"UNSUPPORTED","message":"no mounts here"}]}`, http.StatusMethodNotAllowed)
 			return
@@ -718,4 +720,104 @@ func TestPushesBesideEachOtherSendASharedBlobOnce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A first push to a repository mounts what the base's repository on the
+// same registry holds (docker push does): none of those blobs is fetched
+// from the engine or sent. Wherever the mount is not made, the blob is sent,
+// fetched once, and the image is whole.
+func TestAFirstPushMountsWhatTheBasesRepositoryHolds(t *testing.T) {
+	built := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	n, err := normalize(t, "backend", build(t, built, amd64), Options{Epoch: built})
+	require.NoError(t, err)
+	whole := artOf(t, n)
+	digest := hashOf(t, whole)
+	blobs, _, err := contentOf(whole)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name        string
+		mountFrom   string // {host}: the registry's
+		refuseMount bool
+		mountAsks   int // per blob
+		sent        int // each blob's uploads to team/backend
+		fetched     bool
+	}{
+		{"the base's repository holds them: mounted, nothing fetched or sent", "{host}/hosted/base@" + digest.String(), false, 1, 0, false},
+		{"a tag of it names the repository as well", "{host}/hosted/base:24-slim", false, 1, 0, false},
+		{"a repository that lacks them: sent in the upload the mount began", "{host}/hosted/empty:1", false, 1, 1, true},
+		{"a registry that refuses mounts: sent", "{host}/hosted/base:1", true, 1, 1, true},
+		{"a base on another registry: no mount asked", "other.example:5000/hosted/base:1", false, 0, 1, true},
+		{"no base: no mount asked", "", false, 0, 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := newPerRepoRegistry(tc.refuseMount)
+			srv := httptest.NewServer(reg)
+			t.Cleanup(srv.Close)
+			u, err := url.Parse(srv.URL)
+			require.NoError(t, err)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			// the base's repository holds every blob of the image (not pushed
+			// from here: this process would mount them from its own upload)
+			for _, b := range blobs {
+				reg.has["hosted/base@"+b.Digest.String()] = true
+			}
+
+			var mu sync.Mutex
+			fetched := map[v1.Hash]int{}
+			fetch := func(_ context.Context, layer v1.Hash, path string) error {
+				mu.Lock()
+				fetched[layer]++
+				mu.Unlock()
+				data, err := os.ReadFile(blobPath(whole.dir, layer))
+				if err != nil {
+					return err
+				}
+				return os.WriteFile(path, data, 0o644)
+			}
+			dir, layers := partialCopy(t, whole)
+			target := Target{Refs: []string{u.Host + "/team/backend:1"}, Timeout: time.Minute, MountFrom: strings.ReplaceAll(tc.mountFrom, "{host}", u.Host)}
+			pushed, err := PushDir(ctx, dir, target, fetch)
+			require.NoError(t, err)
+			assert.Equal(t, digest.String(), pushed[0].Digest)
+			got, err := registrytest.Resolve(t, u.Host+"/team/backend:1")
+			require.NoError(t, err)
+			assert.Equal(t, digest.String(), got.Digest.String(), "the repository serves the image")
+			for _, b := range blobs {
+				assert.Equal(t, tc.sent, reg.uploads[b.Digest.String()], "uploads of %s", b.Digest)
+			}
+			assert.Equal(t, tc.mountAsks*len(blobs), reg.mountAsks, "mount requests")
+			if tc.fetched {
+				for _, l := range layers {
+					assert.Equal(t, 1, fetched[l], "fetches of %s", l)
+				}
+			} else {
+				assert.Empty(t, fetched, "a mounted layer is not fetched from the engine")
+			}
+		})
+	}
+}
+
+func TestPushLayoutMountsFromTheRequestsBase(t *testing.T) {
+	built := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	n, err := normalize(t, "frontend", build(t, built, amd64), Options{Epoch: built})
+	require.NoError(t, err)
+	whole := artOf(t, n)
+	reg := newPerRepoRegistry(false)
+	srv := httptest.NewServer(reg)
+	t.Cleanup(srv.Close)
+	u, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	blobs, _, err := contentOf(whole)
+	require.NoError(t, err)
+	for _, b := range blobs {
+		reg.has["hosted/nginx@"+b.Digest.String()] = true
+	}
+
+	res, err := PushLayout(context.Background(), Request{Kind: "frontend", Refs: []string{u.Host + "/team/frontend:1"}, Timeout: "1m",
+		MountFrom: u.Host + "/hosted/nginx:stable"}, "", whole.dir, io.Discard)
+	require.NoError(t, err)
+	require.Len(t, res.Pushed, 1)
+	assert.Empty(t, reg.uploads, "every blob was mounted from the base's repository")
+	assert.Len(t, reg.mounts, len(blobs))
 }
