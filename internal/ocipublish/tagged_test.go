@@ -603,6 +603,40 @@ func newPerRepoRegistry(refuseMount bool) *perRepoRegistry {
 	return &perRepoRegistry{reg: registry.New(), refuseMount: refuseMount, has: map[string]bool{}, uploads: map[string]int{}, mounts: map[string]int{}}
 }
 
+// servePerRepo serves a perRepoRegistry for the test; its host:port.
+func servePerRepo(t *testing.T, refuseMount bool) (*perRepoRegistry, string) {
+	t.Helper()
+	reg := newPerRepoRegistry(refuseMount)
+	srv := httptest.NewServer(reg)
+	t.Cleanup(srv.Close)
+	u, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	return reg, u.Host
+}
+
+// layerFetches is a PushDir fetch that copies each layer from a whole
+// layout, counting each layer's fetches (the push fetches concurrently).
+type layerFetches struct {
+	whole Artifact
+	mu    sync.Mutex
+	n     map[v1.Hash]int
+}
+
+func newLayerFetches(whole Artifact) *layerFetches {
+	return &layerFetches{whole: whole, n: map[v1.Hash]int{}}
+}
+
+func (f *layerFetches) fetch(_ context.Context, layer v1.Hash, path string) error {
+	f.mu.Lock()
+	f.n[layer]++
+	f.mu.Unlock()
+	data, err := os.ReadFile(blobPath(f.whole.dir, layer))
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
@@ -675,30 +709,15 @@ func TestPushesBesideEachOtherSendASharedBlobOnce(t *testing.T) {
 		{"a registry that refuses the mount gets it from each push", true, 2, 0, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			reg := newPerRepoRegistry(tc.refuseMount)
-			srv := httptest.NewServer(reg)
-			t.Cleanup(srv.Close)
-			u, err := url.Parse(srv.URL)
-			require.NoError(t, err)
-			var mu sync.Mutex
-			fetches := map[v1.Hash]int{}
-			fetch := func(_ context.Context, layer v1.Hash, path string) error {
-				mu.Lock()
-				fetches[layer]++
-				mu.Unlock()
-				data, err := os.ReadFile(blobPath(whole.dir, layer))
-				if err != nil {
-					return err
-				}
-				return os.WriteFile(path, data, 0o644)
-			}
+			reg, host := servePerRepo(t, tc.refuseMount)
+			fetches := newLayerFetches(whole)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			var wg sync.WaitGroup
 			for _, repo := range []string{"team/frontend", "team/backend"} {
 				dir, _ := partialCopy(t, whole)
 				wg.Go(func() {
-					pushed, err := PushDir(ctx, dir, Target{Refs: []string{u.Host + "/" + repo + ":1"}, Timeout: time.Minute}, fetch)
+					pushed, err := PushDir(ctx, dir, Target{Refs: []string{host + "/" + repo + ":1"}, Timeout: time.Minute}, fetches.fetch)
 					if assert.NoError(t, err) {
 						assert.Equal(t, digest.String(), pushed[0].Digest, repo)
 					}
@@ -709,12 +728,12 @@ func TestPushesBesideEachOtherSendASharedBlobOnce(t *testing.T) {
 				assert.Equal(t, tc.uploads, reg.uploads[b.Digest.String()], "uploads of %s", b.Digest)
 				assert.Equal(t, tc.mounts, reg.mounts[b.Digest.String()], "mounts of %s", b.Digest)
 			}
-			require.NotEmpty(t, fetches)
-			for layer, n := range fetches {
+			require.NotEmpty(t, fetches.n)
+			for layer, n := range fetches.n {
 				assert.Equal(t, tc.fetches, n, "fetches of %s", layer)
 			}
 			for _, repo := range []string{"team/frontend", "team/backend"} {
-				got, err := registrytest.Resolve(t, u.Host+"/"+repo+":1")
+				got, err := registrytest.Resolve(t, host+"/"+repo+":1")
 				require.NoError(t, err)
 				assert.Equal(t, digest.String(), got.Digest.String(), "%s serves the image", repo)
 			}
@@ -750,11 +769,7 @@ func TestAFirstPushMountsWhatTheBasesRepositoryHolds(t *testing.T) {
 		{"no base: no mount asked", "", false, 0, 1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			reg := newPerRepoRegistry(tc.refuseMount)
-			srv := httptest.NewServer(reg)
-			t.Cleanup(srv.Close)
-			u, err := url.Parse(srv.URL)
-			require.NoError(t, err)
+			reg, host := servePerRepo(t, tc.refuseMount)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			// the base's repository holds every blob of the image (not pushed
@@ -762,25 +777,13 @@ func TestAFirstPushMountsWhatTheBasesRepositoryHolds(t *testing.T) {
 			for _, b := range blobs {
 				reg.has["hosted/base@"+b.Digest.String()] = true
 			}
-
-			var mu sync.Mutex
-			fetched := map[v1.Hash]int{}
-			fetch := func(_ context.Context, layer v1.Hash, path string) error {
-				mu.Lock()
-				fetched[layer]++
-				mu.Unlock()
-				data, err := os.ReadFile(blobPath(whole.dir, layer))
-				if err != nil {
-					return err
-				}
-				return os.WriteFile(path, data, 0o644)
-			}
+			fetches := newLayerFetches(whole)
 			dir, layers := partialCopy(t, whole)
-			target := Target{Refs: []string{u.Host + "/team/backend:1"}, Timeout: time.Minute, MountFrom: strings.ReplaceAll(tc.mountFrom, "{host}", u.Host)}
-			pushed, err := PushDir(ctx, dir, target, fetch)
+			target := Target{Refs: []string{host + "/team/backend:1"}, Timeout: time.Minute, MountFrom: strings.ReplaceAll(tc.mountFrom, "{host}", host)}
+			pushed, err := PushDir(ctx, dir, target, fetches.fetch)
 			require.NoError(t, err)
 			assert.Equal(t, digest.String(), pushed[0].Digest)
-			got, err := registrytest.Resolve(t, u.Host+"/team/backend:1")
+			got, err := registrytest.Resolve(t, host+"/team/backend:1")
 			require.NoError(t, err)
 			assert.Equal(t, digest.String(), got.Digest.String(), "the repository serves the image")
 			for _, b := range blobs {
@@ -789,10 +792,10 @@ func TestAFirstPushMountsWhatTheBasesRepositoryHolds(t *testing.T) {
 			assert.Equal(t, tc.mountAsks*len(blobs), reg.mountAsks, "mount requests")
 			if tc.fetched {
 				for _, l := range layers {
-					assert.Equal(t, 1, fetched[l], "fetches of %s", l)
+					assert.Equal(t, 1, fetches.n[l], "fetches of %s", l)
 				}
 			} else {
-				assert.Empty(t, fetched, "a mounted layer is not fetched from the engine")
+				assert.Empty(t, fetches.n, "a mounted layer is not fetched from the engine")
 			}
 		})
 	}
@@ -803,19 +806,15 @@ func TestPushLayoutMountsFromTheRequestsBase(t *testing.T) {
 	n, err := normalize(t, "frontend", build(t, built, amd64), Options{Epoch: built})
 	require.NoError(t, err)
 	whole := artOf(t, n)
-	reg := newPerRepoRegistry(false)
-	srv := httptest.NewServer(reg)
-	t.Cleanup(srv.Close)
-	u, err := url.Parse(srv.URL)
-	require.NoError(t, err)
+	reg, host := servePerRepo(t, false)
 	blobs, _, err := contentOf(whole)
 	require.NoError(t, err)
 	for _, b := range blobs {
 		reg.has["hosted/nginx@"+b.Digest.String()] = true
 	}
 
-	res, err := PushLayout(context.Background(), Request{Kind: "frontend", Refs: []string{u.Host + "/team/frontend:1"}, Timeout: "1m",
-		MountFrom: u.Host + "/hosted/nginx:stable"}, "", whole.dir, io.Discard)
+	res, err := PushLayout(context.Background(), Request{Kind: "frontend", Refs: []string{host + "/team/frontend:1"}, Timeout: "1m",
+		MountFrom: host + "/hosted/nginx:stable"}, "", whole.dir, io.Discard)
 	require.NoError(t, err)
 	require.Len(t, res.Pushed, 1)
 	assert.Empty(t, reg.uploads, "every blob was mounted from the base's repository")
