@@ -603,6 +603,18 @@ func newPerRepoRegistry(refuseMount bool) *perRepoRegistry {
 	return &perRepoRegistry{reg: registry.New(), refuseMount: refuseMount, has: map[string]bool{}, uploads: map[string]int{}, mounts: map[string]int{}}
 }
 
+// pushable is a normalized image of kind, with its digest and its blobs.
+func pushable(t *testing.T, kind string) (Artifact, v1.Hash, []v1.Descriptor) {
+	t.Helper()
+	built := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	n, err := normalize(t, kind, build(t, built, amd64), Options{Epoch: built})
+	require.NoError(t, err)
+	whole := artOf(t, n)
+	blobs, _, err := contentOf(whole)
+	require.NoError(t, err)
+	return whole, hashOf(t, whole), blobs
+}
+
 // servePerRepo serves a perRepoRegistry for the test; its host:port.
 func servePerRepo(t *testing.T, refuseMount bool) (*perRepoRegistry, string) {
 	t.Helper()
@@ -691,13 +703,7 @@ func (p *perRepoRegistry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // re-encoded layers), send each blob once: the other repository mounts it.
 // A registry that refuses the mount gets the blob sent again.
 func TestPushesBesideEachOtherSendASharedBlobOnce(t *testing.T) {
-	built := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
-	n, err := normalize(t, "frontend", build(t, built, amd64), Options{Epoch: built})
-	require.NoError(t, err)
-	whole := artOf(t, n)
-	digest := hashOf(t, whole)
-	blobs, _, err := contentOf(whole)
-	require.NoError(t, err)
+	whole, digest, blobs := pushable(t, "frontend")
 	for _, tc := range []struct {
 		name        string
 		refuseMount bool
@@ -746,13 +752,7 @@ func TestPushesBesideEachOtherSendASharedBlobOnce(t *testing.T) {
 // from the engine or sent. Wherever the mount is not made, the blob is sent,
 // fetched once, and the image is whole.
 func TestAFirstPushMountsWhatTheBasesRepositoryHolds(t *testing.T) {
-	built := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
-	n, err := normalize(t, "backend", build(t, built, amd64), Options{Epoch: built})
-	require.NoError(t, err)
-	whole := artOf(t, n)
-	digest := hashOf(t, whole)
-	blobs, _, err := contentOf(whole)
-	require.NoError(t, err)
+	whole, digest, blobs := pushable(t, "backend")
 	for _, tc := range []struct {
 		name        string
 		mountFrom   string // {host}: the registry's
@@ -802,13 +802,8 @@ func TestAFirstPushMountsWhatTheBasesRepositoryHolds(t *testing.T) {
 }
 
 func TestPushLayoutMountsFromTheRequestsBase(t *testing.T) {
-	built := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
-	n, err := normalize(t, "frontend", build(t, built, amd64), Options{Epoch: built})
-	require.NoError(t, err)
-	whole := artOf(t, n)
+	whole, _, blobs := pushable(t, "frontend")
 	reg, host := servePerRepo(t, false)
-	blobs, _, err := contentOf(whole)
-	require.NoError(t, err)
 	for _, b := range blobs {
 		reg.has["hosted/nginx@"+b.Digest.String()] = true
 	}
