@@ -28,6 +28,11 @@ type imagePlan struct {
 	// for sure (narrow): its build is then given only those
 	context []string
 	narrow  bool
+	// its copies of $SOURCES_PATH take the whole context, as the vendor's
+	// template's do (images.OutputIsContext): the context is the build
+	// output alone
+	outputContext bool
+	problem       error // why it cannot be built as it is, found before the build
 }
 
 // planImage reads the kind's Dockerfile in source (the project's, or this
@@ -44,6 +49,11 @@ func planImage(ctx context.Context, source *dagger.Directory, kind images.Kind, 
 		p.bases, _ = images.BaseImages([]byte(text), p.args)
 		p.copies, _ = images.SourcesCopies([]byte(text), p.args)
 		p.context, p.narrow = images.ContextPaths([]byte(text), p.args)
+		if p.outputContext = images.OutputIsContext(p.copies); p.outputContext {
+			if read := images.ProjectRead([]byte(text), p.args); read != 0 {
+				p.problem = images.OutputContextProblem(kind.Dockerfile(), read, p.copies[0])
+			}
+		}
 	}
 	return p
 }
@@ -94,6 +104,9 @@ func newRecipe(ctx context.Context, b *Build, kind images.Kind, labels [][2]stri
 		// snapshot token in a Dockerfile's COPY either
 		plan = planImage(ctx, b.Source, kind, b.NodeImage, images.Args(b.BuildArg))
 	}
+	if plan.problem != nil {
+		return nil, plan.problem
+	}
 	return &recipe{imagePlan: plan, labels: labels,
 		project: b.Source, // without nodebuild.ProjectExcludes, as install left it
 		dist:    map[images.Kind]*dagger.Directory{images.Frontend: b.Frontend, images.Backend: b.Backend, images.CodeAsData: b.CodeAsData}[kind]}, nil
@@ -104,18 +117,26 @@ func newRecipe(ctx context.Context, b *Build, kind images.Kind, labels [][2]stri
 // own files (docker/nginx.conf); when the plan knows every path the
 // Dockerfile reads, only those (and .dockerignore): the engine keys that
 // context on its content, so an image whose output and files did not change
-// is not built again when another file of the project did.
+// is not built again when another file of the project did. A Dockerfile
+// whose copies of $SOURCES_PATH take the whole context (outputContext) gets
+// the build output as its context, the Dockerfile beside it left out of the
+// copy by a .dockerignore, as docker build leaves it out (engine-facts 30).
 func (r *recipe) build(platform dagger.Platform) *dagger.Container {
 	args := make([]dagger.BuildArg, len(r.args))
 	for i, a := range r.args {
 		args[i] = dagger.BuildArg{Name: a[0], Value: a[1]}
 	}
-	buildContext := r.project
-	if r.narrow {
-		buildContext = r.project.Filter(dagger.DirectoryFilterOpts{Include: append([]string{dockerignore}, r.context...)})
+	var buildContext *dagger.Directory
+	switch {
+	case r.outputContext:
+		buildContext = r.dist.WithNewFile(dockerignore, r.kind.Dockerfile()+"\n"+dockerignore+"\n")
+	case r.narrow:
+		buildContext = r.project.Filter(dagger.DirectoryFilterOpts{Include: append([]string{dockerignore}, r.context...)}).
+			WithDirectory(r.kind.SourcesPath(), r.dist)
+	default:
+		buildContext = r.project.WithDirectory(r.kind.SourcesPath(), r.dist)
 	}
 	ctr := buildContext.
-		WithDirectory(r.kind.SourcesPath(), r.dist).
 		WithFile(r.kind.Dockerfile(), r.dockerfile(r.project)).
 		DockerBuild(dagger.DirectoryDockerBuildOpts{Dockerfile: r.kind.Dockerfile(), BuildArgs: args, Platform: platform})
 	for _, l := range r.labels {

@@ -143,3 +143,62 @@ func others(got, want []string) []string {
 	}
 	return out
 }
+
+// OutputIsContext says whether every copy of $SOURCES_PATH of the final
+// stage (copies, at least one) comes before any ARG SOURCES_PATH of its
+// stage, as in the vendor's template: the build argument does not reach
+// them, $SOURCES_PATH is empty, and each copies the whole build context.
+// That context is then the build output alone, so that the copy holds
+// exactly what the Dockerfile means.
+func OutputIsContext(copies []SourcesCopy) bool {
+	return len(copies) > 0 && !slices.ContainsFunc(copies, func(c SourcesCopy) bool { return c.Declared })
+}
+
+// ProjectRead is the line of the first instruction, in any stage, that reads
+// the build context other than through $SOURCES_PATH: a COPY (not --from)
+// or an ADD of a local source, or a RUN --mount, which may bind it; 0 for
+// none. A Dockerfile whose build output is its context (OutputIsContext)
+// and that reads one cannot be built: the project's files are not there.
+func ProjectRead(text []byte, args [][2]string) int {
+	d, err := readDockerfile(text, args)
+	if err != nil {
+		return 0
+	}
+	for _, st := range d.stages {
+		for _, cmd := range st.Commands {
+			var sources []string
+			switch c := cmd.(type) {
+			case *instructions.RunCommand:
+				if slices.Contains(c.FlagsUsed, "mount") {
+					return line(c.Location())
+				}
+			case *instructions.CopyCommand:
+				if c.From == "" {
+					sources = c.SourcePaths
+				}
+			case *instructions.AddCommand:
+				sources = slices.DeleteFunc(slices.Clone(c.SourcePaths), isRemote)
+			}
+			if slices.ContainsFunc(sources, func(s string) bool { return !readsSourcesPath.MatchString(s) }) {
+				return line(cmd.Location())
+			}
+		}
+	}
+	return 0
+}
+
+func line(loc []parser.Range) int {
+	if len(loc) == 0 {
+		return 0
+	}
+	return loc[0].Start.Line
+}
+
+// OutputContextProblem is the refusal of a Dockerfile whose build output is
+// its context (OutputIsContext) but whose line read reads the project's
+// files (ProjectRead), with the fix: declaring the build argument.
+func OutputContextProblem(file string, read int, c SourcesCopy) error {
+	return fmt.Errorf("%s:%d reads the project's files, but line %d copies $SOURCES_PATH in a stage that never declares ARG SOURCES_PATH, "+
+		"so that copy takes the whole build context, which is then the build output alone, without the project's files: "+
+		"add a line \"ARG SOURCES_PATH\" after the FROM line (line %d); nothing was built", file, read, c.Line, c.FromLine)
+}

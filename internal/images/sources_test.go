@@ -103,3 +103,33 @@ func FuzzSourcesCopies(f *testing.F) {
 		}
 	})
 }
+
+func TestTheBuildOutputIsTheContextOfACopyTheArgumentNeverReaches(t *testing.T) {
+	for _, tc := range []struct {
+		name, dockerfile string
+		outputContext    bool
+		projectRead      int
+	}{
+		{"the vendor's backend: no ARG", "FROM olympeio/backend-base:18-latest\nCOPY $SOURCES_PATH /home/node/app\n", true, 0},
+		{"the vendor's code as data: no ARG, RUN steps that read no context", "FROM olympeio/codeasdata-base:latest\nCOPY --chown=1000:1000 $SOURCES_PATH /root/patches\nRUN chmod 775 ~/patches\nRUN chown -R 1000:1000 ~/patches\n", true, 0},
+		{"ARG SOURCES_PATH declared: the project is the context", "FROM nginx\nARG SOURCES_PATH\nCOPY $SOURCES_PATH /usr/share/nginx/html\n", false, 0},
+		{"no copy of $SOURCES_PATH at all", "FROM nginx\nCOPY site /usr/share/nginx/html\n", false, 2},
+		{"no ARG, and a file of the project's copied too", "FROM nginx\nCOPY $SOURCES_PATH /usr/share/nginx/html\nCOPY docker/nginx.conf /etc/nginx/conf.d/default.conf\n", true, 3},
+		{"no ARG, and a file of the project's in the same copy", "FROM nginx\nCOPY $SOURCES_PATH docker/robots.txt /usr/share/nginx/html/\n", true, 2},
+		{"no ARG, and a RUN that may bind the context", "FROM node\nCOPY $SOURCES_PATH /app\nRUN --mount=type=bind,target=/src ls /src\n", true, 3},
+		{"no ARG, a copy from another stage and a remote ADD read no context", "FROM alpine AS b\nRUN true\nFROM nginx\nCOPY --from=b /etc/os-release /x\nADD https://example.com/a.txt /a.txt\nCOPY $SOURCES_PATH /usr/share/nginx/html\n", true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			copies, err := SourcesCopies([]byte(tc.dockerfile), nil)
+			require.NoError(t, err)
+			assert.Equal(t, tc.outputContext, OutputIsContext(copies))
+			assert.Equal(t, tc.projectRead, ProjectRead([]byte(tc.dockerfile), nil))
+		})
+	}
+}
+
+func TestADockerfileThatNeedsTheProjectAndTakesTheWholeContextIsRefused(t *testing.T) {
+	err := OutputContextProblem("docker/frontend.Dockerfile", 3, SourcesCopy{Line: 2, FromLine: 1, Dest: "/usr/share/nginx/html", Whole: true})
+	assert.EqualError(t, err, `docker/frontend.Dockerfile:3 reads the project's files, but line 2 copies $SOURCES_PATH in a stage that never declares ARG SOURCES_PATH, `+
+		`so that copy takes the whole build context, which is then the build output alone, without the project's files: add a line "ARG SOURCES_PATH" after the FROM line (line 1); nothing was built`)
+}
