@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 
+	"golang.org/x/sync/errgroup"
+
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/drawversion"
 	"dagger/lowcode-pipeline/internal/images"
 	"dagger/lowcode-pipeline/internal/nodebuild"
 	"dagger/lowcode-pipeline/internal/results"
+	"dagger/lowcode-pipeline/internal/snapshotconfig"
 	"dagger/lowcode-pipeline/internal/steplimit"
 )
 
@@ -28,8 +31,10 @@ type Build struct {
 	Dist *dagger.Directory
 	// Whether the code as data is built (--code-as-data project or bricks)
 	HasCodeAsData bool
-	// Installed version of the design-tool package (--draw-package): the images' draw_version label; empty without --draw-package
+	// Installed version of the design-tool package (--draw-package, else @olympeio/draw): the images' draw_version label; empty for a project without one
 	DrawVersion string
+	// What the project may want to change, e.g. no lock file to pin its dependencies
+	Warnings []string
 
 	// +private
 	Source *dagger.Directory // the project as every container sees it (scrubbed)
@@ -138,22 +143,89 @@ type buildFlags struct {
 	npmrc         *dagger.Secret
 }
 
-// buildSpec is build's flags, checked once (newBuildSpec).
+// buildSpec is build's flags, checked once (newBuildSpec), with the
+// project's package.json they are read with.
 type buildSpec struct {
 	source      *dagger.Directory
-	drawPackage string
+	manifest    *nodebuild.Manifest
+	drawPackage string   // --draw-package, else the project's design tool; "" for none
 	codeAsData  []string // buildCodeAsData's command; nil without code as data
 	args        images.Args
 	nodeImage   string
 	npmrc       *dagger.Secret
 }
 
-// newBuildSpec checks build's flags, every problem at once. The Node.js
-// image is install's to check.
-func newBuildSpec(f buildFlags) (*buildSpec, error) {
-	s := &buildSpec{source: f.source, drawPackage: f.drawPackage, nodeImage: nodebuild.ImageOrDefault(f.nodeImage), npmrc: f.npmrc}
-	var errs [3]error
-	s.codeAsData, errs[0] = nodebuild.CodeAsDataStep(string(f.codeAsData), f.toolkit, f.codeAsDataArg)
+// projectFacts is what build reads of the project before anything runs:
+// its package.json and, for a code-as-data build, what it holds of the
+// folders its code as data may be read from.
+type projectFacts struct {
+	manifest *nodebuild.Manifest
+	// the snapshot configuration's entries (nil without one) and how many
+	// entries each of their outputDirs holds (missing: absent); nil when no
+	// folder is looked for (no code as data, or --snapshot.dir given)
+	entries []snapshotconfig.Entry
+	folders map[string]int
+}
+
+// readProject reads package.json and, when the code as data is built from
+// the folder the snapshot configuration names, that configuration and what
+// the project holds of each folder it names (engine round trips, at once).
+func readProject(ctx context.Context, f buildFlags) (*projectFacts, error) {
+	p := &projectFacts{}
+	var err error
+	if p.manifest, err = readManifest(ctx, f.source, f.nodeImage); err != nil {
+		return nil, err
+	}
+	if f.codeAsData == "" || f.codeAsData == CodeAsDataKindNone || nodebuild.GivesSnapshotDir(f.codeAsDataArg) {
+		return p, nil
+	}
+	if ok, err := f.source.Exists(ctx, snapshotconfig.DefaultPath); err != nil {
+		return nil, err
+	} else if ok {
+		if p.entries, err = readConfig(ctx, f.source.File(snapshotconfig.DefaultPath), snapshotconfig.DefaultPath); err != nil {
+			return nil, err
+		}
+	}
+	dirs := snapshotconfig.CodeAsDataFolders(p.entries, nodebuild.DefaultSnapshotDir)
+	counts := make([]int, len(dirs))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, dir := range dirs {
+		g.Go(func() error {
+			counts[i] = -1
+			if ok, err := f.source.Exists(gctx, dir, dagger.DirectoryExistsOpts{ExpectedType: dagger.ExistsTypeDirectoryType}); err != nil || !ok {
+				return err
+			}
+			entries, err := f.source.Directory(dir).Entries(gctx)
+			counts[i] = len(entries)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	p.folders = map[string]int{}
+	for i, dir := range dirs {
+		if counts[i] >= 0 {
+			p.folders[dir] = counts[i]
+		}
+	}
+	return p, nil
+}
+
+// newBuildSpec checks build's flags against the project, every problem at
+// once: the toolkit and the design tool are the flags', else the project's
+// own (nodebuild.Manifest.Tool). The Node.js image is readProject's to check.
+func newBuildSpec(f buildFlags, p *projectFacts) (*buildSpec, error) {
+	s := &buildSpec{source: f.source, manifest: p.manifest, drawPackage: p.manifest.Tool(f.drawPackage, nodebuild.DrawPackage),
+		nodeImage: nodebuild.ImageOrDefault(f.nodeImage), npmrc: f.npmrc}
+	var errs [4]error
+	snapshotDir := ""
+	if p.folders != nil {
+		var found snapshotconfig.CodeAsData
+		found, errs[3] = snapshotconfig.FindCodeAsData(snapshotconfig.DefaultPath, p.entries, nodebuild.DefaultSnapshotDir, p.folders)
+		snapshotDir = found.Dir
+	}
+	s.codeAsData, errs[0] = nodebuild.CodeAsDataStep(string(f.codeAsData), p.manifest.Tool(f.toolkit, nodebuild.ToolkitPackage), snapshotDir, f.codeAsDataArg)
 	if f.drawPackage != "" {
 		errs[1] = drawversion.CheckPackageName("--draw-package", f.drawPackage)
 	}
@@ -168,18 +240,22 @@ func newBuildSpec(f buildFlags) (*buildSpec, error) {
 // build's) and makes each output lazily, off the install: whoever first uses
 // one builds it.
 func (s *buildSpec) run(ctx context.Context) (*Build, error) {
-	in, err := install(ctx, s.source, s.nodeImage, s.npmrc, "", nodebuild.DrawScript, nodebuild.NodeScript)
+	in, err := install(ctx, s.source, s.manifest, s.nodeImage, s.npmrc, "", nodebuild.DrawScript, nodebuild.NodeScript)
 	if err != nil {
 		return nil, err
 	}
 	b := &Build{Source: in.source, NodeImage: s.nodeImage, BuildArg: s.args, HasCodeAsData: s.codeAsData != nil, CodeAsData: dag.Directory(),
-		Frontend: output(in.forStep(nodebuild.DrawScript), nodebuild.RunScript(nodebuild.DrawScript), nodebuild.WebDir),
-		Backend:  output(in.forStep(nodebuild.NodeScript), nodebuild.RunScript(nodebuild.NodeScript), nodebuild.NodeDir)}
+		Frontend: output(in.forStep(nodebuild.DrawScript), nodebuild.CheckedBuild(nodebuild.RunScript(nodebuild.DrawScript), nodebuild.WebDir), nodebuild.WebDir),
+		Backend:  output(in.forStep(nodebuild.NodeScript), nodebuild.CheckedBuild(nodebuild.RunScript(nodebuild.NodeScript), nodebuild.NodeDir), nodebuild.NodeDir)}
 	doc := results.Build{Outputs: []string{in.inputs.Described(nodebuild.WebDir, "npm run build:draw", nodebuild.DrawScript, in.tookWholeProject()),
 		in.inputs.Described(nodebuild.NodeDir, "npm run build:node", nodebuild.NodeScript, in.tookWholeProject())}}
 	b.Dist = dag.Directory().WithDirectory("web", b.Frontend).WithDirectory("node", b.Backend)
 	if s.codeAsData != nil {
-		b.CodeAsData = output(in.forStep(nodebuild.CodeAsDataVerb), s.codeAsData, nodebuild.CodeAsDataDir)
+		checked := nodebuild.CheckedBuild(s.codeAsData, nodebuild.CodeAsDataDir)
+		if own := s.manifest.OwnCodeAsData(); own != "" {
+			checked = nodebuild.CheckedBuildHolding(s.codeAsData, nodebuild.CodeAsDataDir, own)
+		}
+		b.CodeAsData = output(in.forStep(nodebuild.CodeAsDataVerb), checked, nodebuild.CodeAsDataDir)
 		b.Dist = b.Dist.WithDirectory("codeAsData", b.CodeAsData)
 		doc.Outputs = append(doc.Outputs, in.inputs.Described(nodebuild.CodeAsDataDir, "buildCodeAsData", nodebuild.CodeAsDataVerb, in.tookWholeProject()))
 	}
@@ -197,7 +273,10 @@ func (s *buildSpec) run(ctx context.Context) (*Build, error) {
 			return nil, err
 		}
 	}
-	doc.HasCodeAsData, doc.DrawVersion = b.HasCodeAsData, b.DrawVersion
+	if !in.locked {
+		b.Warnings = []string{nodebuild.NoLockFile}
+	}
+	doc.HasCodeAsData, doc.DrawVersion, doc.Warnings = b.HasCodeAsData, b.DrawVersion, b.Warnings
 	b.Summary, b.Json = doc.Text(), results.JSON(doc)
 	return b, nil
 }

@@ -83,6 +83,7 @@ func (r Build) MarshalJSON() ([]byte, error) {
 		Dist          *dagger.Directory
 		HasCodeAsData bool
 		DrawVersion   string
+		Warnings      []string
 		Source        *dagger.Directory
 		NodeImage     string
 		BuildArg      []string
@@ -95,6 +96,7 @@ func (r Build) MarshalJSON() ([]byte, error) {
 	concrete.Dist = r.Dist
 	concrete.HasCodeAsData = r.HasCodeAsData
 	concrete.DrawVersion = r.DrawVersion
+	concrete.Warnings = r.Warnings
 	concrete.Source = r.Source
 	concrete.NodeImage = r.NodeImage
 	concrete.BuildArg = r.BuildArg
@@ -111,6 +113,7 @@ func (r *Build) UnmarshalJSON(bs []byte) error {
 		Dist          *dagger.Directory
 		HasCodeAsData bool
 		DrawVersion   string
+		Warnings      []string
 		Source        *dagger.Directory
 		NodeImage     string
 		BuildArg      []string
@@ -127,6 +130,7 @@ func (r *Build) UnmarshalJSON(bs []byte) error {
 	r.Dist = concrete.Dist
 	r.HasCodeAsData = concrete.HasCodeAsData
 	r.DrawVersion = concrete.DrawVersion
+	r.Warnings = concrete.Warnings
 	r.Source = concrete.Source
 	r.NodeImage = concrete.NodeImage
 	r.BuildArg = concrete.BuildArg

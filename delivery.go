@@ -10,6 +10,7 @@ import (
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/images"
+	"dagger/lowcode-pipeline/internal/nodebuild"
 	"dagger/lowcode-pipeline/internal/results"
 	"dagger/lowcode-pipeline/internal/secret"
 )
@@ -66,31 +67,35 @@ type deliverySpec struct {
 	payloadBase []byte // --payload; nil: the reference default
 }
 
-// newDeliverySpec reads the token, the CA certificate and --payload
-// (concurrently: engine round trips), then makes each step's spec and joins
-// their errors, so that a bad flag fails in a second, with every other.
+// newDeliverySpec reads the token, the CA certificate, --payload and the
+// project (concurrently: engine round trips), then makes each step's spec
+// and joins their errors, so that a bad flag fails in a second, with every
+// other.
 func newDeliverySpec(ctx context.Context, f deliveryFlags) (*deliverySpec, error) {
 	var (
 		token       secret.Text
 		caPEM, base []byte
+		project     *projectFacts
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) { token, caPEM, err = f.deploy.read(gctx); return err })
 	g.Go(func() (err error) { base, err = readFile(gctx, f.payload, "--payload"); return err })
+	g.Go(func() (err error) { project, err = readProject(gctx, f.build); return err })
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	return checkDelivery(f, token, caPEM, base)
+	return checkDelivery(f, project, token, caPEM, base)
 }
 
-// checkDelivery makes each step's spec, with the token, the CA certificate
-// and the starting payload read, and joins their errors.
-func checkDelivery(f deliveryFlags, token secret.Text, caPEM, base []byte) (*deliverySpec, error) {
+// checkDelivery makes each step's spec, with the project, the token, the CA
+// certificate and the starting payload read, and joins their errors.
+func checkDelivery(f deliveryFlags, project *projectFacts, token secret.Text, caPEM, base []byte) (*deliverySpec, error) {
 	s := &deliverySpec{payloadBase: base}
 	var errs [5]error
-	s.build, errs[0] = newBuildSpec(f.build)
+	s.build, errs[0] = newBuildSpec(f.build, project)
 	// the build's own checks say what is wrong with --code-as-data
-	s.publish, errs[1] = newPublishSpec(f.publish, s.build != nil && s.build.codeAsData != nil, f.build.drawPackage != "")
+	s.publish, errs[1] = newPublishSpec(f.publish, s.build != nil && s.build.codeAsData != nil,
+		project.manifest.Tool(f.build.drawPackage, nodebuild.DrawPackage) != "")
 	s.deploy, errs[2] = f.deploy.spec(token, caPEM)
 	errs[4] = f.deploy.check()
 	if s.publish != nil {
@@ -134,7 +139,8 @@ func (s *deliverySpec) run(ctx context.Context) (_ *Delivery, err error) {
 	if err != nil {
 		return nil, err
 	}
-	return newDelivery(results.Delivery{Release: relDoc, Receipt: rec, Steps: steps}, b, rel, p, newReceipt(rec)), nil
+	buildDoc := results.Build{HasCodeAsData: b.HasCodeAsData, DrawVersion: b.DrawVersion, Warnings: b.Warnings}
+	return newDelivery(results.Delivery{Build: buildDoc, Release: relDoc, Receipt: rec, Steps: steps}, b, rel, p, newReceipt(rec)), nil
 }
 
 // inStep runs one of deliver's steps in its span (inSpan) and adds how long

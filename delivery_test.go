@@ -10,8 +10,10 @@ import (
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/images"
+	"dagger/lowcode-pipeline/internal/nodebuild"
 	"dagger/lowcode-pipeline/internal/results"
 	"dagger/lowcode-pipeline/internal/secret"
+	"dagger/lowcode-pipeline/internal/snapshotconfig"
 )
 
 // A delivery whose flags are right, as a CI passes them.
@@ -24,9 +26,33 @@ func goodDelivery() deliveryFlags {
 	}
 }
 
-// targetsOf are where a delivery checked with the token and payload will push.
-func targetsOf(c deliveryFlags, token string, base []byte) ([]images.Target, error) {
-	spec, err := checkDelivery(c, secret.New(token), nil, base)
+// A package.json as the vendor's template has it: the design tool and the
+// toolkit in its devDependencies; and one that names neither.
+const (
+	templateManifest = `{"name":"@olympeio/community","scripts":{"build:draw":"npx webpack --config-name draw","build:node":"npx webpack --config-name node"},
+		"devDependencies":{"@olympeio/draw":"2.9.2","@olympeio/toolkit":"1.1.0"}}`
+	plainManifest = `{"name":"app","scripts":{"build:draw":"x","build:node":"y"}}`
+)
+
+// projectOf is what readProject finds of a project with manifest as its
+// package.json, its code as data in snapshot/ (with no snapshot
+// configuration) when the build makes code as data.
+func projectOf(t *testing.T, manifest string, c deliveryFlags) *projectFacts {
+	t.Helper()
+	m, err := nodebuild.ParseManifest([]byte(manifest))
+	require.NoError(t, err)
+	p := &projectFacts{manifest: m}
+	if c.build.codeAsData != "" && c.build.codeAsData != CodeAsDataKindNone && !nodebuild.GivesSnapshotDir(c.build.codeAsDataArg) {
+		p.folders = map[string]int{nodebuild.DefaultSnapshotDir: 1}
+	}
+	return p
+}
+
+// targetsOf are where a delivery checked with the token and payload will
+// push, for a project with no tool of the platform's in its package.json.
+func targetsOf(t *testing.T, c deliveryFlags, token string, base []byte) ([]images.Target, error) {
+	t.Helper()
+	spec, err := checkDelivery(c, projectOf(t, plainManifest, c), secret.New(token), nil, base)
 	if err != nil {
 		return nil, err
 	}
@@ -41,19 +67,85 @@ func TestDeliveryCheckPassesGoodFlags(t *testing.T) {
 		}
 		return kinds
 	}
-	targets, err := targetsOf(c, testToken, nil)
+	targets, err := targetsOf(t, c, testToken, nil)
 	require.NoError(t, err, "the reference default payload")
 	assert.Equal(t, []images.Kind{images.Frontend, images.Backend}, kinds(targets), "no code-as-data image without code as data")
 	assert.Equal(t, []string{"registry.example.com/team/app-frontend:1.4.0", "registry.example.com/team/app-frontend:latest"}, targets[0].Refs())
-	_, err = targetsOf(c, testToken, []byte(`{"backends":{"images":[],"deployRules":[{"source":"/backend:","target":"^api$"}]},"codeAsData":{"updateMode":"auto"}}`))
+	_, err = targetsOf(t, c, testToken, []byte(`{"backends":{"images":[],"deployRules":[{"source":"/backend:","target":"^api$"}]},"codeAsData":{"updateMode":"auto"}}`))
 	assert.NoError(t, err, "a payload of the repository's")
 	c.build.codeAsData, c.build.toolkit = CodeAsDataKindBricks, "@vendor/cli"
-	targets, err = targetsOf(c, testToken, nil)
+	targets, err = targetsOf(t, c, testToken, nil)
 	require.NoError(t, err, "with the code-as-data image")
 	assert.Equal(t, images.Kinds, kinds(targets))
 	c.publish.repository, c.publish.registryService = "localhost:5000/app-{kind}", &dagger.Service{}
-	_, err = targetsOf(c, testToken, nil)
+	_, err = targetsOf(t, c, testToken, nil)
 	assert.NoError(t, err, "a registry service named localhost, as demo runs it")
+}
+
+func TestTheProjectsOwnToolsAreUsedUnlessAFlagNamesOthers(t *testing.T) {
+	for _, tc := range []struct {
+		name, manifest, draw, toolkit string
+		wantDraw                      string
+		wantCodeAsData                []string
+	}{
+		{"the vendor's template: both from its devDependencies, npx runs the installed toolkit", templateManifest, "", "", "@olympeio/draw",
+			[]string{"npx", "--yes", "@olympeio/toolkit", "buildCodeAsData", "--codeAsData.mode", "all", "--snapshot.dir", "snapshot"}},
+		{"flags name other packages", templateManifest, "@vendor/draw", "@vendor/cli@3.1.0", "@vendor/draw",
+			[]string{"npx", "--yes", "@vendor/cli@3.1.0", "buildCodeAsData", "--codeAsData.mode", "all", "--snapshot.dir", "snapshot"}},
+		{"a project that names neither, with flags", plainManifest, "draw-standin", "platform-cli-standin", "draw-standin",
+			[]string{"npx", "--yes", "platform-cli-standin", "buildCodeAsData", "--codeAsData.mode", "all", "--snapshot.dir", "snapshot"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := goodDelivery()
+			c.build.drawPackage, c.build.toolkit, c.build.codeAsData = tc.draw, tc.toolkit, CodeAsDataKindProject
+			spec, err := checkDelivery(c, projectOf(t, tc.manifest, c), secret.New(testToken), nil, nil)
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantDraw, spec.build.drawPackage)
+			assert.Equal(t, tc.wantCodeAsData, spec.build.codeAsData)
+		})
+	}
+}
+
+func TestAProjectWithoutThePlatformsToolsNeedsTheirFlags(t *testing.T) {
+	c := goodDelivery()
+	c.build.drawPackage, c.build.codeAsData = "", CodeAsDataKindProject
+	_, err := checkDelivery(c, projectOf(t, plainManifest, c), secret.New(testToken), nil, nil)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "draw_version is unknown: package.json does not depend on @olympeio/draw")
+	assert.ErrorContains(t, err, "--toolkit: required: package.json does not depend on @olympeio/toolkit")
+}
+
+func TestCodeAsDataIsReadFromTheFolderTheProjectHolds(t *testing.T) {
+	config := []snapshotconfig.Entry{{Snapshooter: snapshotconfig.Snapshooter{Name: "app", OutputDir: "code/asdata"}}}
+	for _, tc := range []struct {
+		name    string
+		entries []snapshotconfig.Entry
+		folders map[string]int
+		args    []string
+		want    []string // buildCodeAsData's arguments after the mode
+		err     string
+	}{
+		{"the toolkit's default, without a configuration", nil, map[string]int{"snapshot": 2}, nil, []string{"--snapshot.dir", "snapshot"}, ""},
+		{"the configuration's outputDir", config, map[string]int{"code/asdata": 1}, nil, []string{"--snapshot.dir", "code/asdata"}, ""},
+		{"the user's own --snapshot.dir, looked for nowhere", nil, nil, []string{"--snapshot.dir=elsewhere"}, []string{"--snapshot.dir=elsewhere"}, ""},
+		{"the default folder missing", nil, map[string]int{}, nil, nil, "snapshot/ (the toolkit's default, as the project has no res/snapshot-config.json), which is missing or empty"},
+		{"the configuration's outputDir empty", config, map[string]int{"code/asdata": 0}, nil, nil, `res/snapshot-config.json: the project holds none of its entries' outputDirs ("code/asdata")`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := goodDelivery()
+			c.build.toolkit, c.build.codeAsData, c.build.codeAsDataArg = "cli", CodeAsDataKindProject, tc.args
+			p := projectOf(t, plainManifest, c)
+			p.entries, p.folders = tc.entries, tc.folders
+			spec, err := checkDelivery(c, p, secret.New(testToken), nil, nil)
+			if tc.err != "" {
+				assert.ErrorContains(t, err, tc.err)
+				assert.ErrorContains(t, err, "--code-as-data-arg=--snapshot.dir=<folder>", "the way out is named")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, spec.build.codeAsData[6:])
+		})
+	}
 }
 
 func TestDeliveryCheckRefusesBeforeTheBuild(t *testing.T) {
@@ -95,7 +187,7 @@ func TestDeliveryCheckRefusesBeforeTheBuild(t *testing.T) {
 			if tc.base != "" {
 				base = []byte(tc.base)
 			}
-			targets, err := targetsOf(c, tc.token, base)
+			targets, err := targetsOf(t, c, tc.token, base)
 			require.Error(t, err)
 			assert.Nil(t, targets, "nothing to push, so no tag to read")
 			for _, w := range tc.want {

@@ -25,10 +25,11 @@ const (
 	npmCache = "lowcode-pipeline-npm"
 )
 
-// output is dir after cmd ran in the installed project: lazy, and checked in
-// the same exec (a step that exits 0 without writing dir fails, naming it).
-func output(installed *dagger.Container, cmd []string, dir string) *dagger.Directory {
-	return installed.WithExec(nodebuild.CheckedBuild(cmd, dir)).Directory(dir)
+// output is dir after checked (nodebuild.CheckedBuild's) ran in the
+// installed project: lazy, and checked in the same exec (a step that exits
+// 0 without writing dir fails, naming it).
+func output(installed *dagger.Container, checked []string, dir string) *dagger.Directory {
+	return installed.WithExec(checked).Directory(dir)
 }
 
 // drawVersion is the version of pkg the dependencies hold. A dependency of
@@ -65,6 +66,7 @@ type installation struct {
 	source   *dagger.Directory   // the project as every container sees it (scrubbed)
 	manifest *nodebuild.Manifest // its package.json
 	inputs   nodebuild.StepInputs
+	locked   bool // a lock file pins its dependencies (npm ci)
 }
 
 // forStep is the project as step's exec sees it: the paths package.json
@@ -117,37 +119,39 @@ func checkInputs(ctx context.Context, source *dagger.Directory, inputs nodebuild
 	return problems.Err()
 }
 
-// install installs the project's dependencies, after checking package.json's
-// scripts when required is not empty.
-//
-// Every snapshot configuration is scrubbed in the project the containers
-// see: the default one and config, when given (snapshot's --config).
-func install(ctx context.Context, source *dagger.Directory, nodeImage string, npmrc *dagger.Secret, config string, required ...string) (*installation, error) {
+// readManifest reads the package.json of the project that nodeImage will
+// install, once: what the steps need of it (its tools, its scripts, its
+// dependencies) is taken from the one parse. The image is checked first,
+// before any engine call.
+func readManifest(ctx context.Context, source *dagger.Directory, nodeImage string) (*nodebuild.Manifest, error) {
 	if err := nodebuild.CheckImage(nodeImage); err != nil {
 		return nil, err
 	}
+	data, err := source.File(nodebuild.ManifestFile).Contents(ctx)
+	if err != nil {
+		return nil, errors.New("no package.json at the root of the source directory: pass the project with --source")
+	}
+	return nodebuild.ParseManifest([]byte(data))
+}
+
+// install installs the project whose package.json is manifest
+// (readManifest, which checked nodeImage), after checking its scripts when
+// required is not empty.
+//
+// Every snapshot configuration is scrubbed in the project the containers
+// see: the default one and config, when given (snapshot's --config).
+func install(ctx context.Context, source *dagger.Directory, manifest *nodebuild.Manifest, nodeImage string, npmrc *dagger.Secret, config string, required ...string) (*installation, error) {
 	source = source.Filter(dagger.DirectoryFilterOpts{Exclude: nodebuild.ProjectExcludes})
-	// three reads that need none of the others' answers: each an engine
+	// two reads that need none of the other's answer: each an engine
 	// round trip on the way to the install, so at once
 	var (
-		data    string
 		root    []string
 		project *dagger.Directory // the inputs come from the scrubbed project: a script's whole project holds no snapshot token either
 	)
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) {
-		if data, err = source.File(nodebuild.ManifestFile).Contents(gctx); err != nil {
-			return errors.New("no package.json at the root of the source directory: pass the project with --source")
-		}
-		return nil
-	})
 	g.Go(func() (err error) { root, err = source.Entries(gctx); return err })
 	g.Go(func() (err error) { project, err = scrubbed(gctx, source, config); return err })
 	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	manifest, err := nodebuild.ParseManifest([]byte(data))
-	if err != nil {
 		return nil, err
 	}
 	if err := manifest.RequireScripts(required...); err != nil {
@@ -173,7 +177,7 @@ func install(ctx context.Context, source *dagger.Directory, nodeImage string, np
 		// the project as the install left it, as in a checkout: no copy
 		// over it undoes what npm did to its files (a command's mode)
 		deps := installed(nodeImage, npmrc, project, root)
-		return &installation{deps: deps, project: deps, source: project, manifest: manifest, inputs: stepInputs}, nil
+		return &installation{deps: deps, project: deps, source: project, manifest: manifest, inputs: stepInputs, locked: nodebuild.Locked(root)}, nil
 	}
 	manifestOnly := dag.Directory()
 	for _, in := range inputs {
@@ -184,7 +188,8 @@ func install(ctx context.Context, source *dagger.Directory, nodeImage string, np
 		}
 	}
 	deps := installed(nodeImage, npmrc, manifestOnly, root)
-	return &installation{deps: deps, project: deps.WithDirectory(appDir, project), source: project, manifest: manifest, inputs: stepInputs}, nil
+	return &installation{deps: deps, project: deps.WithDirectory(appDir, project), source: project, manifest: manifest, inputs: stepInputs,
+		locked: nodebuild.Locked(root)}, nil
 }
 
 // installed is the install run on inputs, the files it reads.

@@ -56,10 +56,10 @@ func (m *LowcodePipeline) Deliver(
 	// +defaultPath="/"
 	// +ignore=["**/node_modules", "dist", ".git"]
 	source *dagger.Directory,
-	// The platform toolkit's npm package (with optional @version) that npx runs for buildCodeAsData; needed with --code-as-data
+	// The platform toolkit's npm package (with optional @version) that npx runs for buildCodeAsData (default: @olympeio/toolkit when package.json depends on it)
 	// +optional
 	toolkit string,
-	// Design-tool package whose installed version labels the images (draw_version); needed to make images
+	// Design-tool package whose installed version labels the images, draw_version (default: @olympeio/draw when package.json depends on it)
 	// +optional
 	drawPackage string,
 	// Build the code as data too: project, or bricks (a library of bricks); none by default
@@ -139,10 +139,10 @@ func (m *LowcodePipeline) Build(
 	// +defaultPath="/"
 	// +ignore=["**/node_modules", "dist", ".git"]
 	source *dagger.Directory,
-	// The platform toolkit's npm package (with optional @version) that npx runs for buildCodeAsData; needed with --code-as-data
+	// The platform toolkit's npm package (with optional @version) that npx runs for buildCodeAsData (default: @olympeio/toolkit when package.json depends on it)
 	// +optional
 	toolkit string,
-	// Design-tool package whose installed version labels the images (draw_version); needed to make images
+	// Design-tool package whose installed version labels the images, draw_version (default: @olympeio/draw when package.json depends on it)
 	// +optional
 	drawPackage string,
 	// Build the code as data too: project, or bricks (a library of bricks); none by default
@@ -163,8 +163,13 @@ func (m *LowcodePipeline) Build(
 	npmrc *dagger.Secret,
 ) (_ *Build, err error) {
 	defer userErr(&err)
-	spec, err := newBuildSpec(buildFlags{source: source, toolkit: toolkit, drawPackage: drawPackage, codeAsData: codeAsData,
-		codeAsDataArg: codeAsDataArg, buildArg: buildArg, nodeImage: nodeImage, npmrc: npmrc})
+	f := buildFlags{source: source, toolkit: toolkit, drawPackage: drawPackage, codeAsData: codeAsData,
+		codeAsDataArg: codeAsDataArg, buildArg: buildArg, nodeImage: nodeImage, npmrc: npmrc}
+	p, err := readProject(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := newBuildSpec(f, p)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +192,11 @@ func (m *LowcodePipeline) Install(
 	npmrc *dagger.Secret,
 ) (_ *dagger.Container, err error) {
 	defer userErr(&err)
-	in, err := install(ctx, source, nodeImage, npmrc, "")
+	manifest, err := readManifest(ctx, source, nodeImage)
+	if err != nil {
+		return nil, err
+	}
+	in, err := install(ctx, source, manifest, nodeImage, npmrc, "")
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +244,8 @@ func (m *LowcodePipeline) Snapshot(
 	// +optional
 	// +default="res/snapshot-config.json"
 	config string,
-	// The platform toolkit's npm package (with optional @version) that npx runs for snapshot
+	// The platform toolkit's npm package (with optional @version) that npx runs for snapshot (default: @olympeio/toolkit when package.json depends on it)
+	// +optional
 	toolkit string,
 	// The platform's orchestrator the toolkit connects to, [user@]host[:port] (443 is TLS), e.g. ci@draw.example.com:443
 	// +optional
@@ -279,7 +289,8 @@ func (m *LowcodePipeline) ToolkitSnapshot(
 	// +optional
 	// +default="res/snapshot-config.json"
 	config string,
-	// The platform toolkit's npm package (with optional @version) that npx runs for snapshot
+	// The platform toolkit's npm package (with optional @version) that npx runs for snapshot (default: @olympeio/toolkit when package.json depends on it)
+	// +optional
 	toolkit string,
 	// The platform's orchestrator the toolkit connects to, [user@]host[:port] (443 is TLS), e.g. ci@draw.example.com:443
 	// +optional

@@ -85,7 +85,7 @@ func TestDeliverReadsTheTagsOfEveryImageItWillPush(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := c
 			tc.edit(&c)
-			spec, err := checkDelivery(c, secret.New(testToken), nil, nil)
+			spec, err := checkDelivery(c, projectOf(t, plainManifest, c), secret.New(testToken), nil, nil)
 			require.NoError(t, err)
 			spec.publish.targets = onHost(spec.publish.targets, host)
 			checks := spec.publish.readTags(ctx)

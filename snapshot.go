@@ -273,7 +273,9 @@ func newSnapshotRun(f snapshotFlags, allowEmpty bool) (*snapshotRun, error) {
 	if errs[0] == nil && f.password != nil && r.connect.Host == "" {
 		errs[1] = snapshotconfig.ErrNoOrchestrator
 	}
-	errs[2] = nodebuild.CheckCLI(f.toolkit)
+	if f.toolkit != "" {
+		errs[2] = nodebuild.CheckCLI(f.toolkit)
+	}
 	r.config, errs[3] = snapshotconfig.ConfigPath(f.config)
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
@@ -372,11 +374,16 @@ func (r *snapshotRun) withToolkitGit(ctx context.Context, gitToken *dagger.Secre
 // snapshotconfig.Collected(snapshotsAt, i), and checks that it wrote every
 // one. It returns that container and each entry's file count.
 func (r *snapshotRun) snapshot(ctx context.Context, entries []snapshotconfig.Entry) (*dagger.Container, []int, error) {
+	manifest, err := readManifest(ctx, r.source, r.nodeImage)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.toolkit = manifest.Tool(r.toolkit, nodebuild.ToolkitPackage)
 	cmd, err := nodebuild.SnapshotCommand(r.toolkit, r.config)
 	if err != nil {
 		return nil, nil, err
 	}
-	in, err := install(ctx, r.source, r.nodeImage, r.npmrc, r.config)
+	in, err := install(ctx, r.source, manifest, r.nodeImage, r.npmrc, r.config)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -16,7 +16,7 @@ const stalePatch = "snapshot/00000000000000000001/Home/deleted-on-the-platform.p
 func (t *Tests) SnapshotWritesTheOutputDirs(ctx context.Context) error {
 	source := t.app().WithNewFile(stalePatch, "{}")
 	// each read below a query of its own: snapshot runs once in the session
-	snap := dag.LowcodePipeline().Snapshot(toolkit, dagger.LowcodePipelineSnapshotOpts{Source: source})
+	snap := dag.LowcodePipeline().Snapshot(dagger.LowcodePipelineSnapshotOpts{Source: source, Toolkit: toolkit})
 	changes := snap.Changes()
 	got, err := changes.After().Glob(ctx, "snapshot/**/*.patch.json")
 	if err != nil {
@@ -57,7 +57,7 @@ func (t *Tests) SnapshotWritesTheOutputDirs(ctx context.Context) error {
 // push refuses a configuration without git sections.
 // +check
 func (t *Tests) SnapshotPushNeedsGitSection(ctx context.Context) error {
-	_, err := dag.LowcodePipeline().Snapshot(toolkit, dagger.LowcodePipelineSnapshotOpts{Source: t.app()}).Push().Summary(ctx)
+	_, err := dag.LowcodePipeline().Snapshot(dagger.LowcodePipelineSnapshotOpts{Source: t.app(), Toolkit: toolkit}).Push().Summary(ctx)
 	return fails("no git section", err, "no entry has a git section")
 }
 
@@ -87,7 +87,7 @@ func (t *Tests) SnapshotPushToSelfHostedGit(ctx context.Context) error {
 	// two CI runs: in this one session the second differs from the first by
 	// push's time limit alone, as the module runs a request once a session
 	for run, want := range []string{"pushed", "unchanged"} {
-		report := dag.LowcodePipeline().Snapshot(toolkit, dagger.LowcodePipelineSnapshotOpts{Source: source}).
+		report := dag.LowcodePipeline().Snapshot(dagger.LowcodePipelineSnapshotOpts{Source: source, Toolkit: toolkit}).
 			Push(dagger.LowcodePipelineSnapshotPushOpts{GitToken: secret, GitCaCert: caFile, CreateBranch: true, Timeout: []string{"10m", "9m"}[run]})
 		doc, err := report.JSON(ctx)
 		if err != nil {

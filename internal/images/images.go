@@ -50,8 +50,10 @@ func (k Kind) SourcesPath() string {
 // LabelDrawVersion is the label the reference pipelines attach.
 const LabelDrawVersion = "draw_version"
 
-// ErrNoDrawVersion is an image asked for without --draw-package.
-var ErrNoDrawVersion = errors.New("draw_version is unknown: set --draw-package to the design-tool package that builds the project")
+// ErrNoDrawVersion is an image asked for of a project that names no design
+// tool: no --draw-package, and no nodebuild.DrawPackage in package.json.
+var ErrNoDrawVersion = errors.New("draw_version is unknown: package.json does not depend on " + nodebuild.DrawPackage +
+	", the design tool that builds the project: add it, or set --draw-package to the package that does")
 
 // LabelSet is --created and --label, checked (ParseLabels): every label of
 // an image but draw_version, known after the install.

@@ -54,7 +54,7 @@ func TestLabels(t *testing.T) {
 	assert.Equal(t, [][2]string{{"draw_version", "2.14.0"}}, labels, "unknown metadata is left out, not empty")
 
 	_, err = Labels(Meta{})
-	assert.ErrorContains(t, err, "draw_version is unknown: set --draw-package")
+	assert.ErrorContains(t, err, "draw_version is unknown: package.json does not depend on @olympeio/draw")
 }
 
 func TestLabelsRefuseWhatTheyCannotShowOrMayNotSet(t *testing.T) {

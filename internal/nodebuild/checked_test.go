@@ -123,6 +123,35 @@ func TestCheckedBuildFailsAStepThatWroteNothing(t *testing.T) {
 	}
 }
 
+func TestTheCodeAsDataStepFailsWithoutTheProjectsOwnFolder(t *testing.T) {
+	for _, tc := range []struct {
+		name, script string
+		wantCode     int
+		wantErr      string
+	}{
+		{"the project's own code as data beside its dependencies'", "mkdir -p dist/codeAsData/acme.app dist/codeAsData/olympeio.draw && echo x > dist/codeAsData/acme.app/p.json && echo y > dist/codeAsData/olympeio.draw/d.json", 0, ""},
+		{"the dependencies' only, as the toolkit writes it from a missing snapshot folder", "mkdir -p dist/codeAsData/olympeio.draw && echo y > dist/codeAsData/olympeio.draw/d.json", 4,
+			"exited 0 but left no dist/codeAsData/acme.app: the project's own code as data, from its snapshot folder, would not be deployed"},
+		{"the project's folder left empty", "mkdir -p dist/codeAsData/acme.app && echo y > dist/codeAsData/import_order.json", 4, "left no dist/codeAsData/acme.app"},
+		{"nothing at all is the plain check's", "true", 4, "left dist/codeAsData missing or empty"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := CheckedBuildHolding([]string{"sh", "-c", tc.script}, CodeAsDataDir, "acme.app")
+			run := command(context.Background(), t, cmd)
+			run.Dir = t.TempDir()
+			out, err := run.CombinedOutput()
+			if tc.wantCode == 0 {
+				assert.NoError(t, err, string(out))
+				return
+			}
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit)
+			assert.Equal(t, tc.wantCode, exit.ExitCode())
+			assert.Contains(t, string(out), tc.wantErr)
+		})
+	}
+}
+
 func TestCheckedBuildLeavesItsOutputReadableByAll(t *testing.T) {
 	dir := t.TempDir()
 	// a tool run with umask 077: private files and folders, one command

@@ -52,7 +52,7 @@ func TestExampleAppBuildsForReal(t *testing.T) {
 	run(t, ctx, app, CheckedInstall("this machine", entries)...)
 	run(t, ctx, app, CheckedBuild(RunScript(DrawScript), WebDir)...)
 	run(t, ctx, app, CheckedBuild(RunScript(NodeScript), NodeDir)...)
-	cad, err := CodeAsDataCommand("platform-cli-standin", false, nil)
+	cad, err := CodeAsDataCommand("platform-cli-standin", false, "snapshot", nil)
 	require.NoError(t, err)
 	run(t, ctx, app, CheckedBuild(cad, CodeAsDataDir)...)
 
@@ -96,7 +96,7 @@ func TestExampleAppBuildsForReal(t *testing.T) {
 	}
 
 	// Bricks: a library instead of a final project.
-	cad, err = CodeAsDataCommand("platform-cli-standin", true, nil)
+	cad, err = CodeAsDataCommand("platform-cli-standin", true, "snapshot", nil)
 	require.NoError(t, err)
 	run(t, ctx, app, cad...)
 	assert.FileExists(t, filepath.Join(app, CodeAsDataDir, "lowcode-example-app", "project.patch.json"))

@@ -51,15 +51,22 @@ exec %[4]s "$@"
 
 // buildScript runs a build step within the project's time limit and, in the
 // same exec, fails it when it exited 0 but left its output missing or empty,
-// naming it, then gives the output OutputMode.
+// or, with --holds, without a folder of its own in it, naming it, then gives
+// the output OutputMode.
 const buildScript = `#!/bin/sh
-# %[1]s DIR COMMAND...: runs COMMAND within %[3]s, checks that it wrote DIR, and makes DIR %[2]s (lowcode-pipeline, internal/nodebuild)
+# %[1]s DIR [--holds SUBDIR] COMMAND...: runs COMMAND within %[3]s, checks that it wrote DIR (and DIR/SUBDIR), and makes DIR %[2]s (lowcode-pipeline, internal/nodebuild)
 dir=$1; shift
+holds=
+if [ "${1:-}" = --holds ]; then holds=$2; shift 2; fi
 %[5]s
 %[6]s
 %[4]s "$@" || exit $?
 if [ ! -d "./$dir" ] || [ -z "$(ls -A "./$dir")" ]; then
   printf '%%s\n' "lowcode-pipeline: $what exited 0 but left $dir missing or empty: the step must write its output there" >&2
+  exit 4
+fi
+if [ -n "$holds" ] && { [ ! -d "./$dir/$holds" ] || [ -z "$(ls -A "./$dir/$holds")" ]; }; then
+  printf '%%s\n' "lowcode-pipeline: $what exited 0 but left no $dir/$holds: the project's own code as data, from its snapshot folder, would not be deployed" >&2
   exit 4
 fi
 chmod -R %[2]s "./$dir"
@@ -94,4 +101,11 @@ func CheckedInstall(image string, files []string) []string {
 // of a project's step, and stays lazy: nothing runs until its output is used.
 func CheckedBuild(cmd []string, dir string) []string {
 	return append([]string{BuildHelper, dir}, cmd...)
+}
+
+// CheckedBuildHolding is CheckedBuild that also fails the step when it left
+// dir without a non-empty folder sub: the code as data's step, whose
+// toolkit exits 0 having found none of the project's own code as data.
+func CheckedBuildHolding(cmd []string, dir, sub string) []string {
+	return append([]string{BuildHelper, dir, "--holds", sub}, cmd...)
 }

@@ -43,6 +43,20 @@ const (
 	SnapshotConfigOption = "--snapshot.config"
 	CodeAsDataVerb       = "buildCodeAsData"
 	SnapshotVerb         = "snapshot"
+	// the toolkit's option that names the folder buildCodeAsData reads the
+	// project's own code as data from, with its short alias and its default
+	SnapshotDirOption      = "--snapshot.dir"
+	SnapshotDirShortOption = "-sd"
+	DefaultSnapshotDir     = "snapshot"
+)
+
+// The platform's packages, as the vendor's template names them in its
+// devDependencies: the design tool, whose installed version labels the
+// images (draw_version), and the toolkit, which builds the code as data and
+// takes snapshots. A flag names another package.
+const (
+	DrawPackage    = "@olympeio/draw"
+	ToolkitPackage = "@olympeio/toolkit"
 )
 
 // LockFiles are the files that make `npm ci` possible, in npm's order of preference.
@@ -101,6 +115,27 @@ func (m *Manifest) DependsOn(pkg string) bool {
 	return false
 }
 
+// Tool is the package a step runs or reads: flag when given, else pkg when
+// the project depends on it (npx then runs the version the install put in
+// node_modules), else "".
+func (m *Manifest) Tool(flag, pkg string) string {
+	switch {
+	case flag != "":
+		return flag
+	case m.DependsOn(pkg):
+		return pkg
+	}
+	return ""
+}
+
+// OwnCodeAsData is the folder of dist/codeAsData where buildCodeAsData puts
+// the project's own code as data: its package name made a folder name, as
+// the toolkit makes it (@acme/app → acme.app); "" for a project without a
+// name.
+func (m *Manifest) OwnCodeAsData() string {
+	return strings.ToLower(strings.ReplaceAll(strings.ReplaceAll(m.Name, "/", "."), "@", ""))
+}
+
 // RequireScripts fails naming every build script package.json lacks.
 func (m *Manifest) RequireScripts(names ...string) error {
 	var missing []error
@@ -122,12 +157,22 @@ func outputOf(script string) string {
 	return "its output"
 }
 
+// Locked says whether a lock file among the project's root files pins its
+// dependency tree.
+func Locked(files []string) bool {
+	return slices.ContainsFunc(LockFiles, func(lock string) bool { return slices.Contains(files, lock) })
+}
+
+// NoLockFile is what a build without a lock file tells its user: the
+// vendor's template ignores package-lock.json in git, so npm resolves its
+// version ranges at every build.
+const NoLockFile = "no package-lock.json: npm install resolved the dependencies' version ranges afresh, so two runs of one commit may install other versions; " +
+	"to pin them, run `npm install --package-lock-only`, take package-lock.json out of .gitignore and commit it"
+
 // InstallCommand is `npm ci` when a lock file pins the tree, else `npm install`.
 func InstallCommand(files []string) []string {
-	for _, lock := range LockFiles {
-		if slices.Contains(files, lock) {
-			return []string{"npm", "ci", "--no-audit", "--no-fund"}
-		}
+	if Locked(files) {
+		return []string{"npm", "ci", "--no-audit", "--no-fund"}
 	}
 	return []string{"npm", "install", "--no-audit", "--no-fund"}
 }
@@ -231,7 +276,7 @@ var otherLockFiles = []string{"yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.l
 // checkLockFiles refuses a project locked by another package manager only:
 // npm would resolve its tree afresh, not the versions the project tested.
 func checkLockFiles(rootFiles []string) error {
-	if slices.ContainsFunc(LockFiles, func(l string) bool { return slices.Contains(rootFiles, l) }) {
+	if Locked(rootFiles) {
 		return nil
 	}
 	for _, other := range otherLockFiles {
@@ -251,9 +296,11 @@ func (m *Manifest) hasWorkspaces() bool {
 // RunScript is the command line of `npm run <script>`.
 func RunScript(script string) []string { return []string{"npm", "run", script} }
 
-// CodeAsDataCommand is `npx <cli> buildCodeAsData --codeAsData.mode all`, or
-// `project` for a library of bricks, with the user's extra arguments last.
-func CodeAsDataCommand(cli string, bricks bool, extra []string) ([]string, error) {
+// CodeAsDataCommand is `npx <cli> buildCodeAsData --codeAsData.mode all`,
+// or `project` for a library of bricks, reading the project's code as data
+// from snapshotDir (--snapshot.dir, unless extra gives it), with the user's
+// extra arguments last.
+func CodeAsDataCommand(cli string, bricks bool, snapshotDir string, extra []string) ([]string, error) {
 	if err := CheckCLI(cli); err != nil {
 		return nil, err
 	}
@@ -261,13 +308,26 @@ func CodeAsDataCommand(cli string, bricks bool, extra []string) ([]string, error
 	if bricks {
 		mode = BricksMode
 	}
-	return append([]string{"npx", "--yes", cli, CodeAsDataVerb, CodeAsDataModeOption, mode}, extra...), nil
+	cmd := []string{"npx", "--yes", cli, CodeAsDataVerb, CodeAsDataModeOption, mode}
+	if snapshotDir != "" && !GivesSnapshotDir(extra) {
+		cmd = append(cmd, SnapshotDirOption, snapshotDir)
+	}
+	return append(cmd, extra...), nil
+}
+
+// GivesSnapshotDir says whether the user's arguments for buildCodeAsData
+// name the snapshot folder themselves, in any spelling commander reads.
+func GivesSnapshotDir(extra []string) bool {
+	return slices.ContainsFunc(extra, func(a string) bool {
+		name, _, _ := strings.Cut(a, "=")
+		return name == SnapshotDirOption || name == SnapshotDirShortOption
+	})
 }
 
 // CheckCLI refuses a missing platform CLI with the way to set it.
 func CheckCLI(cli string) error {
 	if strings.TrimSpace(cli) == "" {
-		return errors.New("--toolkit: required: the platform toolkit's npm package that npx runs for buildCodeAsData and snapshot, e.g. --toolkit <package>[@version] (examples/app uses its stand-in, platform-cli-standin)")
+		return fmt.Errorf("--toolkit: required: package.json does not depend on %s, the platform toolkit that npx runs for buildCodeAsData and snapshot: add it to devDependencies, as the vendor's template does, or pass --toolkit <package>[@version]", ToolkitPackage)
 	}
 	// npx takes any package spec (a name, name@version, a tarball's URL), so
 	// only what cannot be one word of it, or would be read as an option, is refused.
@@ -292,7 +352,7 @@ func SnapshotCommand(cli, config string) ([]string, error) {
 // builds none, project and bricks are CodeAsDataCommand's; the user's
 // arguments come last. Arguments without a code-as-data
 // build are refused rather than ignored. A nil command means no step.
-func CodeAsDataStep(kind, toolkit string, args []string) ([]string, error) {
+func CodeAsDataStep(kind, toolkit, snapshotDir string, args []string) ([]string, error) {
 	switch kind {
 	case "", "none":
 		if len(args) > 0 {
@@ -300,7 +360,7 @@ func CodeAsDataStep(kind, toolkit string, args []string) ([]string, error) {
 		}
 		return nil, nil
 	case "project", "bricks":
-		return CodeAsDataCommand(toolkit, kind == "bricks", args)
+		return CodeAsDataCommand(toolkit, kind == "bricks", snapshotDir, args)
 	}
 	return nil, fmt.Errorf("--code-as-data %s: choose none, project or bricks", fielderr.Quote(kind))
 }

@@ -81,36 +81,51 @@ func TestRequireScriptsNamesEveryMissingScriptAndTheFile(t *testing.T) {
 
 func TestCommandLines(t *testing.T) {
 	assert.Equal(t, []string{"npm", "run", "build:draw"}, RunScript(DrawScript))
-	cmd, err := CodeAsDataCommand("@vendor/cli@3.1.0", false, nil)
+	cmd, err := CodeAsDataCommand("@vendor/cli@3.1.0", false, "snapshot", nil)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"npx", "--yes", "@vendor/cli@3.1.0", "buildCodeAsData", "--codeAsData.mode", "all"}, cmd, "a project to deploy: with its dependencies' code as data")
-	cmd, err = CodeAsDataCommand("cli", true, []string{"--logLevel=warn"})
+	assert.Equal(t, []string{"npx", "--yes", "@vendor/cli@3.1.0", "buildCodeAsData", "--codeAsData.mode", "all", "--snapshot.dir", "snapshot"}, cmd, "a project to deploy: with its dependencies' code as data")
+	cmd, err = CodeAsDataCommand("cli", true, "code", []string{"--logLevel=warn"})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"npx", "--yes", "cli", "buildCodeAsData", "--codeAsData.mode", "project", "--logLevel=warn"}, cmd, "a library: the project's own only")
+	assert.Equal(t, []string{"npx", "--yes", "cli", "buildCodeAsData", "--codeAsData.mode", "project", "--snapshot.dir", "code", "--logLevel=warn"}, cmd, "a library: the project's own only")
+	for _, own := range [][]string{{"--snapshot.dir=mine"}, {"--snapshot.dir", "mine"}, {"-sd", "mine"}, {"-sd=mine"}} {
+		cmd, err = CodeAsDataCommand("cli", false, "snapshot", own)
+		require.NoError(t, err)
+		assert.Equal(t, append([]string{"npx", "--yes", "cli", "buildCodeAsData", "--codeAsData.mode", "all"}, own...), cmd, "the user's own folder, given as %q, is the only one", own)
+	}
 
-	_, err = CodeAsDataCommand("", false, nil)
-	assert.ErrorContains(t, err, "--toolkit: required: the platform toolkit's npm package")
-	_, err = CodeAsDataCommand("cli --evil", false, nil)
+	_, err = CodeAsDataCommand("", false, "snapshot", nil)
+	assert.ErrorContains(t, err, "--toolkit: required: package.json does not depend on @olympeio/toolkit")
+	_, err = CodeAsDataCommand("cli --evil", false, "snapshot", nil)
 	assert.ErrorContains(t, err, "want one npm package name")
 }
 
-func FuzzParseManifest(f *testing.F) {
-	f.Add([]byte(`{"dependencies":{"x":"file:../x","y":"file:a/b"}}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := ParseManifest(data)
-		if err != nil {
-			return
-		}
-		inputs, err := m.InstallInputs([]string{"package.json"})
-		if err != nil {
-			return
-		}
-		for _, in := range inputs {
-			if in.Path == ".." || len(in.Path) > 2 && in.Path[:3] == "../" || len(in.Path) > 0 && in.Path[0] == '/' {
-				t.Fatalf("input %q escapes the project", in.Path)
-			}
-		}
-	})
+func TestThePlatformsToolsAreTheProjectsUnlessAFlagNamesOthers(t *testing.T) {
+	template, err := ParseManifest([]byte(`{"name":"@olympeio/community","devDependencies":{"@olympeio/draw":"2.9.2","@olympeio/toolkit":"1.1.0"}}`))
+	require.NoError(t, err)
+	plain, err := ParseManifest([]byte(`{"name":"app","dependencies":{"@olympeio/runtime-web":"9.9.2"}}`))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name      string
+		m         *Manifest
+		flag, pkg string
+		want      string
+	}{
+		{"the template's design tool", template, "", DrawPackage, "@olympeio/draw"},
+		{"the template's toolkit", template, "", ToolkitPackage, "@olympeio/toolkit"},
+		{"a flag wins over the project's", template, "@olympeio/toolkit@1.2.3", ToolkitPackage, "@olympeio/toolkit@1.2.3"},
+		{"a project without the package, no flag", plain, "", DrawPackage, ""},
+		{"a project without the package, a flag", plain, "draw-standin", DrawPackage, "draw-standin"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.m.Tool(tc.flag, tc.pkg))
+		})
+	}
+}
+
+func TestTheProjectsOwnCodeAsDataFolderIsItsNameAsTheToolkitWritesIt(t *testing.T) {
+	for name, want := range map[string]string{"@olympeio/community": "olympeio.community", "@acme/real-app": "acme.real-app", "lowcode-example-app": "lowcode-example-app", "": ""} {
+		assert.Equal(t, want, (&Manifest{Name: name}).OwnCodeAsData(), name)
+	}
 }
 
 func TestSnapshotCommandAlwaysNamesTheConfiguration(t *testing.T) {
@@ -139,7 +154,7 @@ func TestCodeAsDataStepIsNoneProjectOrBricks(t *testing.T) {
 		{"an unknown kind", "library", nil, nil, `--code-as-data "library": choose none, project or bricks`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd, err := CodeAsDataStep(tc.kind, "cli", tc.args)
+			cmd, err := CodeAsDataStep(tc.kind, "cli", "", tc.args)
 			if tc.err != "" {
 				assert.ErrorContains(t, err, tc.err)
 				return

@@ -92,9 +92,7 @@ func (r Receipt) Text() string {
 		fmt.Fprintf(&b, "%-9s %s\n", label, im)
 	}
 	fmt.Fprintf(&b, "sent at %s in %d ms, %s\n", r.SentAt, r.DurationMs, plural(r.ConnectAttempts, "connection attempt"))
-	for _, w := range r.Warnings {
-		fmt.Fprintf(&b, "warning: %s\n", w)
-	}
+	b.WriteString(warnings(r.Warnings))
 	return b.String()
 }
 
@@ -157,15 +155,24 @@ type Build struct {
 	Outputs       []string `json:"-"` // dist/web (npm run build:draw), …
 	HasCodeAsData bool     `json:"hasCodeAsData"`
 	DrawVersion   string   `json:"drawVersion"`
+	Warnings      []string `json:"warnings"` // what the user may want to change: an unpinned install
 }
 
-// Text names the outputs and the design-tool version.
+// Text names the outputs and the design-tool version, the warnings last.
 func (b Build) Text() string {
 	s := "outputs: " + strings.Join(b.Outputs, ", ") + "\n"
 	if b.DrawVersion != "" {
 		s += "draw_version " + b.DrawVersion + "\n"
 	}
-	return s
+	return s + warnings(b.Warnings)
+}
+
+func warnings(ws []string) string {
+	var b strings.Builder
+	for _, w := range ws {
+		fmt.Fprintf(&b, "warning: %s\n", w)
+	}
+	return b.String()
 }
 
 // SnapshotDir is one entry's outputDir as the toolkit wrote it.
@@ -197,6 +204,7 @@ func (s Snapshot) Text() string {
 // Delivery is a whole run: the images pushed, the deployment sent, and
 // where the call's time went.
 type Delivery struct {
+	Build   Build      `json:"build"`
 	Release Release    `json:"release"`
 	Receipt Receipt    `json:"receipt"`
 	Steps   []StepTime `json:"steps"`
@@ -209,17 +217,18 @@ type StepTime struct {
 	Ms   int64  `json:"ms"`
 }
 
-// Text is the release, then the receipt, then the steps' times.
+// Text is the release, then the receipt, then the steps' times, then the
+// build's warnings.
 func (d Delivery) Text() string {
 	s := d.Release.Text() + d.Receipt.Text()
-	if len(d.Steps) == 0 {
-		return s
+	if len(d.Steps) > 0 {
+		times := make([]string, len(d.Steps))
+		for i, st := range d.Steps {
+			times[i] = fmt.Sprintf("%s %.1f s", st.Step, float64(st.Ms)/1000)
+		}
+		s += "steps:    " + strings.Join(times, " · ") + "\n"
 	}
-	times := make([]string, len(d.Steps))
-	for i, st := range d.Steps {
-		times[i] = fmt.Sprintf("%s %.1f s", st.Step, float64(st.Ms)/1000)
-	}
-	return s + "steps:    " + strings.Join(times, " · ") + "\n"
+	return s + warnings(d.Build.Warnings)
 }
 
 // JSON is v as indented JSON, ending in a line feed, for a terminal as much

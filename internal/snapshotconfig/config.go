@@ -389,3 +389,61 @@ const DateLayout = "2006.01.02 15:04:05"
 func RenderMessage(template string, now time.Time, folder string) string {
 	return strings.NewReplacer("{date}", now.UTC().Format(DateLayout), "{folder}", folder).Replace(template)
 }
+
+// CodeAsData is the folder buildCodeAsData reads the project's own code as
+// data from (its --snapshot.dir), and what says so.
+type CodeAsData struct {
+	Dir  string
+	From string // "res/snapshot-config.json [0].snapshooter.outputDir", or the toolkit's default
+}
+
+// CodeAsDataFolders are the folders that may hold the project's code as
+// data: each entry's outputDir, or defaultDir when there is no
+// configuration (entries nil).
+func CodeAsDataFolders(entries []Entry, defaultDir string) []string {
+	if entries == nil {
+		return []string{defaultDir}
+	}
+	dirs := make([]string, len(entries))
+	for i, e := range entries {
+		dirs[i] = path.Clean(e.Snapshooter.OutputDir)
+	}
+	return dirs
+}
+
+// FindCodeAsData picks the folder buildCodeAsData reads, from what the
+// project holds of CodeAsDataFolders (files: how many entries each holds,
+// absent when it is missing): the one entry's outputDir that the project
+// holds (an entry with a git section may write another repository), or
+// defaultDir without a configuration (config is its path). A folder
+// missing or empty, or several, is refused: the toolkit would build the
+// image without the project's own code as data and exit 0.
+func FindCodeAsData(config string, entries []Entry, defaultDir string, files map[string]int) (CodeAsData, error) {
+	const fix = "write it with snapshot (… changes export --path .) and commit it, or name the folder with --code-as-data-arg=--snapshot.dir=<folder>"
+	if entries == nil {
+		found := CodeAsData{Dir: defaultDir, From: fmt.Sprintf("the toolkit's default, as the project has no %s", config)}
+		if files[defaultDir] == 0 {
+			return CodeAsData{}, fmt.Errorf("the project's own code as data is read from %s/ (%s), which is missing or empty: buildCodeAsData would build an image without it; %s",
+				defaultDir, found.From, fix)
+		}
+		return found, nil
+	}
+	var held []CodeAsData
+	var named, each []string
+	for i, dir := range CodeAsDataFolders(entries, defaultDir) {
+		named = append(named, fielderr.Quote(dir))
+		if files[dir] > 0 {
+			held = append(held, CodeAsData{Dir: dir, From: fmt.Sprintf("%s [%d].snapshooter.outputDir", config, i)})
+			each = append(each, fmt.Sprintf("[%d] %s", i, fielderr.Quote(dir)))
+		}
+	}
+	switch len(held) {
+	case 1:
+		return held[0], nil
+	case 0:
+		return CodeAsData{}, fmt.Errorf("%s: the project holds none of its entries' outputDirs (%s), or only empty ones: buildCodeAsData would build an image without the project's own code as data; %s",
+			config, fielderr.Cut(strings.Join(named, ", "), fielderr.MaxValue), fix)
+	}
+	return CodeAsData{}, fmt.Errorf("%s: the project holds several entries' outputDirs (%s): buildCodeAsData reads one folder; name it with --code-as-data-arg=--snapshot.dir=<folder>",
+		config, fielderr.Cut(strings.Join(each, ", "), fielderr.MaxValue))
+}

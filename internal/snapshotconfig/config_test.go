@@ -253,3 +253,32 @@ func TestARepoWithAnAtAfterTheHostIsRefused(t *testing.T) {
 		assert.NotContains(t, err.Error(), "SECRET")
 	}
 }
+
+func TestTheCodeAsDataIsReadFromTheOneFolderTheProjectHolds(t *testing.T) {
+	two := []Entry{{Snapshooter: Snapshooter{OutputDir: "snapshot/app"}}, {Snapshooter: Snapshooter{OutputDir: "./other/"}}}
+	for _, tc := range []struct {
+		name    string
+		entries []Entry
+		files   map[string]int
+		want    CodeAsData
+		err     string
+	}{
+		{"no configuration: the toolkit's default", nil, map[string]int{"snapshot": 1}, CodeAsData{"snapshot", "the toolkit's default, as the project has no res/snapshot-config.json"}, ""},
+		{"no configuration, no folder", nil, map[string]int{}, CodeAsData{}, "snapshot/ (the toolkit's default, as the project has no res/snapshot-config.json), which is missing or empty"},
+		{"no configuration, an empty folder", nil, map[string]int{"snapshot": 0}, CodeAsData{}, "which is missing or empty"},
+		{"the one outputDir the project holds; the other entry writes another repository", two, map[string]int{"other": 3}, CodeAsData{"other", "res/snapshot-config.json [1].snapshooter.outputDir"}, ""},
+		{"none held", two, map[string]int{"snapshot/app": 0}, CodeAsData{}, `res/snapshot-config.json: the project holds none of its entries' outputDirs ("snapshot/app", "other"), or only empty ones`},
+		{"both held", two, map[string]int{"snapshot/app": 1, "other": 1}, CodeAsData{}, `res/snapshot-config.json: the project holds several entries' outputDirs ([0] "snapshot/app", [1] "other")`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := FindCodeAsData(DefaultPath, tc.entries, "snapshot", tc.files)
+			if tc.err != "" {
+				assert.ErrorContains(t, err, tc.err)
+				assert.ErrorContains(t, err, "--code-as-data-arg=--snapshot.dir=<folder>")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
