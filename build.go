@@ -182,7 +182,7 @@ func readProject(ctx context.Context, f buildFlags) (*projectFacts, error) {
 	if ok, err := f.source.Exists(ctx, snapshotconfig.DefaultPath); err != nil {
 		return nil, err
 	} else if ok {
-		if p.entries, err = readConfig(ctx, f.source.File(snapshotconfig.DefaultPath), snapshotconfig.DefaultPath); err != nil {
+		if p.entries, _, err = readConfig(ctx, f.source, snapshotconfig.DefaultPath); err != nil {
 			return nil, err
 		}
 	}

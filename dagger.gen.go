@@ -262,7 +262,7 @@ func (r Snapshot) MarshalJSON() ([]byte, error) {
 		Changes    *dagger.Changeset
 		Entries    []*SnapshotOutput
 		Collected  *dagger.Container
-		Config     *dagger.File
+		Project    *dagger.Directory
 		ConfigPath string
 		AllowEmpty bool
 	}
@@ -271,7 +271,7 @@ func (r Snapshot) MarshalJSON() ([]byte, error) {
 	concrete.Changes = r.Changes
 	concrete.Entries = r.Entries
 	concrete.Collected = r.Collected
-	concrete.Config = r.Config
+	concrete.Project = r.Project
 	concrete.ConfigPath = r.ConfigPath
 	concrete.AllowEmpty = r.AllowEmpty
 	return json.Marshal(&concrete)
@@ -284,7 +284,7 @@ func (r *Snapshot) UnmarshalJSON(bs []byte) error {
 		Changes    *dagger.Changeset
 		Entries    []*SnapshotOutput
 		Collected  *dagger.Container
-		Config     *dagger.File
+		Project    *dagger.Directory
 		ConfigPath string
 		AllowEmpty bool
 	}
@@ -297,7 +297,7 @@ func (r *Snapshot) UnmarshalJSON(bs []byte) error {
 	r.Changes = concrete.Changes
 	r.Entries = concrete.Entries
 	r.Collected = concrete.Collected
-	r.Config = concrete.Config
+	r.Project = concrete.Project
 	r.ConfigPath = concrete.ConfigPath
 	r.AllowEmpty = concrete.AllowEmpty
 	return nil

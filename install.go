@@ -247,9 +247,17 @@ func listWorkspaces(ctx context.Context, source *dagger.Directory, m *nodebuild.
 // .npmrc keeps no setting that names an environment variable, which the
 // containers never have (nodebuild.ProjectNpmrc), so --npmrc supplies it.
 func scrubbed(ctx context.Context, source *dagger.Directory, config string) (*dagger.Directory, error) {
-	others, err := source.Glob(ctx, snapshotconfig.OtherConfigs)
-	if err != nil {
-		return nil, err
+	patterns := []string{snapshotconfig.OtherConfigs}
+	if config != "" {
+		patterns = append(patterns, path.Join(config, "**", "*.json")) // a configuration folder's files
+	}
+	var others []string
+	for _, pattern := range patterns {
+		found, err := source.Glob(ctx, pattern)
+		if err != nil {
+			return nil, err
+		}
+		others = append(others, found...)
 	}
 	// in a fixed order: the same project gives the same directory, and cached steps stay cached
 	rewrites := append([]snapshotconfig.Scrub{{Path: nodebuild.ProjectConfig, Clean: nodebuild.ProjectNpmrc}}, snapshotconfig.Scrubs(config, others)...)
@@ -258,7 +266,7 @@ func scrubbed(ctx context.Context, source *dagger.Directory, config string) (*da
 	g, gctx := errgroup.WithContext(ctx)
 	for i, r := range rewrites {
 		g.Go(func() error {
-			ok, err := source.Exists(gctx, r.Path)
+			ok, err := source.Exists(gctx, r.Path, dagger.DirectoryExistsOpts{ExpectedType: dagger.ExistsTypeRegularType})
 			if err != nil || !ok {
 				return err
 			}

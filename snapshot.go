@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 
+	"golang.org/x/sync/errgroup"
+
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/nodebuild"
@@ -36,7 +38,7 @@ type Snapshot struct {
 	// +private
 	Collected *dagger.Container
 	// +private
-	Config *dagger.File
+	Project *dagger.Directory // the source, which holds the configuration
 	// +private
 	ConfigPath string
 	// +private
@@ -139,7 +141,7 @@ func (s *Snapshot) Push(
 	if err != nil {
 		return nil, err
 	}
-	entries, err := readConfig(ctx, s.Config, s.ConfigPath)
+	entries, _, err := readConfig(ctx, s.Project, s.ConfigPath)
 	if err != nil {
 		return nil, err
 	}
@@ -226,17 +228,45 @@ func newSnapshotReport(doc results.SnapshotReport) *SnapshotReport {
 	return out
 }
 
-// readConfig reads and checks the snapshot configuration.
-func readConfig(ctx context.Context, file *dagger.File, config string) ([]snapshotconfig.Entry, error) {
-	data, err := file.Contents(ctx)
+// readConfig reads and checks the snapshot configuration at config in
+// source: a file, or a folder of JSON files (folder), read as the toolkit
+// reads one (snapshotconfig.ParseFolder).
+func readConfig(ctx context.Context, source *dagger.Directory, config string) (_ []snapshotconfig.Entry, folder bool, _ error) {
+	folder, err := source.Exists(ctx, config, dagger.DirectoryExistsOpts{ExpectedType: dagger.ExistsTypeDirectoryType})
 	if err != nil {
-		return nil, fmt.Errorf("no snapshot configuration at %s in the source directory (--config): %w", config, err)
+		return nil, false, err
 	}
-	entries, err := snapshotconfig.Parse([]byte(data))
+	if !folder {
+		data, err := source.File(config).Contents(ctx)
+		if err != nil {
+			return nil, false, fmt.Errorf("no snapshot configuration at %s in the source directory (--config): %w", config, err)
+		}
+		entries, err := snapshotconfig.Parse([]byte(data))
+		if err != nil {
+			return nil, false, fmt.Errorf("%s: %w", config, err)
+		}
+		return entries, false, nil
+	}
+	found, err := source.Glob(ctx, path.Join(config, "**", "*.json"))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", config, err)
+		return nil, true, err
 	}
-	return entries, nil
+	slices.Sort(found)
+	files := make([]snapshotconfig.File, len(found))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for i, p := range found {
+		g.Go(func() error {
+			data, err := source.File(p).Contents(gctx)
+			files[i] = snapshotconfig.File{Path: p, Data: []byte(data)}
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, true, err
+	}
+	entries, err := snapshotconfig.ParseFolder(config, files)
+	return entries, true, err
 }
 
 // snapshotRun is one run of the toolkit's snapshot command.
@@ -244,6 +274,7 @@ type snapshotRun struct {
 	source  *dagger.Directory
 	config  string
 	toolkit string
+	folder  bool   // config names a folder of JSON files
 	forCLI  []byte // the configuration the toolkit reads
 	// --orchestrator, read
 	connect    snapshotconfig.Orchestrator
@@ -286,10 +317,11 @@ func newSnapshotRun(f snapshotFlags, allowEmpty bool) (*snapshotRun, error) {
 // snapshotOnly runs the toolkit's snapshot without the configuration's git
 // sections: the snapshot step.
 func (r *snapshotRun) snapshotOnly(ctx context.Context) (_ *Snapshot, err error) {
-	entries, err := readConfig(ctx, r.source.File(r.config), r.config)
+	entries, folder, err := readConfig(ctx, r.source, r.config)
 	if err != nil {
 		return nil, err
 	}
+	r.folder = folder
 	if r.forCLI, err = snapshotconfig.ForCLI(entries, false, "", ""); err != nil {
 		return nil, err
 	}
@@ -312,7 +344,7 @@ func (r *snapshotRun) snapshotOnly(ctx context.Context) (_ *Snapshot, err error)
 		dir := e.Snapshooter.OutputDir
 		after = after.WithoutDirectory(dir).WithDirectory(dir, collected.Directory(snapshotconfig.Collected(snapshotsAt, i)))
 	}
-	return newSnapshot(doc, Snapshot{Changes: after.Changes(r.source), Collected: collected, Config: r.source.File(r.config), ConfigPath: r.config,
+	return newSnapshot(doc, Snapshot{Changes: after.Changes(r.source), Collected: collected, Project: r.source, ConfigPath: r.config,
 		AllowEmpty: r.allowEmpty}), nil
 }
 
@@ -329,10 +361,11 @@ func newSnapshot(doc results.Snapshot, private Snapshot) *Snapshot {
 // withToolkitGit runs the toolkit's snapshot with the configuration's git
 // sections, a --git-token put in each git.repo: the toolkit pushes.
 func (r *snapshotRun) withToolkitGit(ctx context.Context, gitToken *dagger.Secret) (*SnapshotReport, error) {
-	entries, err := readConfig(ctx, r.source.File(r.config), r.config)
+	entries, folder, err := readConfig(ctx, r.source, r.config)
 	if err != nil {
 		return nil, err
 	}
+	r.folder = folder
 	pushed, err := snapshotconfig.Pushed(entries)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r.config, err)
@@ -391,9 +424,14 @@ func (r *snapshotRun) snapshot(ctx context.Context, entries []snapshotconfig.Ent
 	for _, e := range entries {
 		installed = installed.WithoutDirectory(path.Join(appDir, e.Snapshooter.OutputDir))
 	}
+	// the toolkit reads the configuration the module made, where --config
+	// names it: over the file, or as the only file of the folder
 	sum := sha256.Sum256(r.forCLI)
-	installed = installed.WithMountedSecret(path.Join(appDir, r.config),
-		dag.SetSecret("lowcode-pipeline-snapshot-config-"+hex.EncodeToString(sum[:8]), string(r.forCLI)))
+	mounted := path.Join(appDir, r.config)
+	if r.folder {
+		installed, mounted = installed.WithoutDirectory(mounted), path.Join(mounted, snapshotconfig.FolderFile)
+	}
+	installed = installed.WithMountedSecret(mounted, dag.SetSecret("lowcode-pipeline-snapshot-config-"+hex.EncodeToString(sum[:8]), string(r.forCLI)))
 	// the toolkit reads its orchestrator options' defaults from these: never
 	// options, so no printed command holds them; the password a secret the
 	// engine masks wherever the toolkit prints it (at --logLevel debug it logs

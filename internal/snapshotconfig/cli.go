@@ -278,14 +278,15 @@ func (f PushFlags) Check() (CheckedPush, error) {
 var basicUser = regexp.MustCompile(`^[^:\s\x00-\x1f\x7f]+$`)
 
 // ConfigPath is --config as a path inside the project, written the short
-// way (./res/x.json is res/x.json), or an error for one that is not a file
-// inside it: absolute, leaving it, or with a backslash or a control
-// character.
+// way (./res/x.json is res/x.json, res/snapshots/ is res/snapshots), or an
+// error for one that is not inside it: absolute, leaving it, or with a
+// backslash or a control character. It names a file, or a folder of JSON
+// files (ParseFolder).
 func ConfigPath(p string) (string, error) {
 	clean := path.Clean(p)
-	if p == "" || path.IsAbs(p) || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") || strings.HasSuffix(p, "/") ||
+	if p == "" || path.IsAbs(p) || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") ||
 		strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }) {
-		return "", fmt.Errorf("--config %s: a file path inside the project, relative to it and with '/' between folders, e.g. %s", fielderr.Quote(p), DefaultPath)
+		return "", fmt.Errorf("--config %s: a file, or a folder of JSON files, inside the project, relative to it and with '/' between folders, e.g. %s", fielderr.Quote(p), DefaultPath)
 	}
 	return clean, nil
 }

@@ -169,17 +169,17 @@ func TestGitUsernamesHostsUseAreAccepted(t *testing.T) {
 	}
 }
 
-func TestConfigPathIsAFileInsideTheProject(t *testing.T) {
-	for in, want := range map[string]string{DefaultPath: DefaultPath, "config.json": "config.json", "./res/x.json": "res/x.json",
+func TestConfigPathIsAFileOrFolderInsideTheProject(t *testing.T) {
+	for in, want := range map[string]string{DefaultPath: DefaultPath, "config.json": "config.json", "./res/x.json": "res/x.json", "res/snapshots/": "res/snapshots",
 		"res//staging/./x.json": "res/staging/x.json", "..hidden/x.json": "..hidden/x.json", "a..b": "a..b", "res/../x.json": "x.json"} {
 		got, err := ConfigPath(in)
 		assert.NoError(t, err, in)
 		assert.Equal(t, want, got, in)
 	}
 	for _, bad := range []string{"", ".", "..", "./", "../other/res/snapshot-config.json", "/etc/snapshot-config.json",
-		"res/", "res/../../x.json", "res\\x.json", "res/x\n.json"} {
+		"res/../../x.json", "res\\x.json", "res/x\n.json"} {
 		_, err := ConfigPath(bad)
-		assert.ErrorContains(t, err, "--config "+fielderr.Quote(bad)+": a file path inside the project", bad)
+		assert.ErrorContains(t, err, "--config "+fielderr.Quote(bad)+": a file, or a folder of JSON files, inside the project", bad)
 	}
 }
 

@@ -419,7 +419,7 @@ func CodeAsDataFolders(entries []Entry, defaultDir string) []string {
 // missing or empty, or several, is refused: the toolkit would build the
 // image without the project's own code as data and exit 0.
 func FindCodeAsData(config string, entries []Entry, defaultDir string, files map[string]int) (CodeAsData, error) {
-	const fix = "write it with snapshot (… changes export --path .) and commit it, or name the folder with --code-as-data-arg=--snapshot.dir=<folder>"
+	const fix = "write it with `dagger call snapshot … changes export --path .` and commit it, or name the folder with `--code-as-data-arg=--snapshot.dir=<folder>`"
 	if entries == nil {
 		found := CodeAsData{Dir: defaultDir, From: fmt.Sprintf("the toolkit's default, as the project has no %s", config)}
 		if files[defaultDir] == 0 {
@@ -444,6 +444,49 @@ func FindCodeAsData(config string, entries []Entry, defaultDir string, files map
 		return CodeAsData{}, fmt.Errorf("%s: the project holds none of its entries' outputDirs (%s), or only empty ones: buildCodeAsData would build an image without the project's own code as data; %s",
 			config, fielderr.Cut(strings.Join(named, ", "), fielderr.MaxValue), fix)
 	}
-	return CodeAsData{}, fmt.Errorf("%s: the project holds several entries' outputDirs (%s): buildCodeAsData reads one folder; name it with --code-as-data-arg=--snapshot.dir=<folder>",
+	return CodeAsData{}, fmt.Errorf("%s: the project holds several entries' outputDirs (%s): buildCodeAsData reads one folder; name it with `--code-as-data-arg=--snapshot.dir=<folder>`",
 		config, fielderr.Cut(strings.Join(each, ", "), fielderr.MaxValue))
 }
+
+// File is one JSON file of a configuration folder.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// ParseFolder reads a configuration given as a folder of JSON files, as
+// the toolkit reads a --snapshot.config that names a folder: every file,
+// in path order, its entries numbered on from the previous file's, so that
+// [i] names one entry of the whole. Each file's problems are named with its
+// path; an outputDir is each entry's own across the files.
+func ParseFolder(folder string, files []File) ([]Entry, error) {
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: a folder with no .json file: no snapshot entries", folder)
+	}
+	var all []Entry
+	var errs []error
+	for _, f := range files {
+		entries, err := Parse(f.Data)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", f.Path, err))
+			continue
+		}
+		for _, e := range entries {
+			e.Index = len(all)
+			all = append(all, e)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var overlaps fielderr.List
+	checkOutputDirs(&overlaps, all)
+	if err := overlaps.Err(); err != nil {
+		return nil, fmt.Errorf("%s (its files' entries numbered on in path order): %w", folder, err)
+	}
+	return all, nil
+}
+
+// FolderFile is the one file the toolkit finds in a configuration folder
+// (ParseFolder): the module's configuration made of the folder's entries.
+const FolderFile = "snapshot-config.json"

@@ -282,3 +282,61 @@ func TestTheCodeAsDataIsReadFromTheOneFolderTheProjectHolds(t *testing.T) {
 		})
 	}
 }
+
+func TestAConfigurationFolderIsEveryFilesEntriesInPathOrder(t *testing.T) {
+	entry := func(name, dir string) string {
+		return `{"snapshooter":{"name":"` + name + `","rootTags":["018a88a4d5312b1501c6"],"outputDir":"` + dir + `"}}`
+	}
+	files := []File{
+		{Path: "res/snapshots/a.json", Data: []byte("[" + entry("web", "snapshot/web") + "," + entry("admin", "snapshot/admin") + "]")},
+		{Path: "res/snapshots/prod/b.json", Data: []byte("[" + entry("api", "snapshot/api") + "]")},
+	}
+	entries, err := ParseFolder("res/snapshots", files)
+	require.NoError(t, err)
+	var names []string
+	for i, e := range entries {
+		assert.Equal(t, i, e.Index, "numbered on across the files")
+		names = append(names, e.Snapshooter.Name)
+	}
+	assert.Equal(t, []string{"web", "admin", "api"}, names)
+
+	for _, tc := range []struct {
+		name  string
+		files []File
+		want  []string
+	}{
+		{"no file", nil, []string{"res/snapshots: a folder with no .json file"}},
+		{"a file's problem names the file and its own entry", []File{files[0], {Path: "res/snapshots/bad.json", Data: []byte(`[{"snapshooter":{"name":"x"}}]`)}},
+			[]string{"res/snapshots/bad.json: ", "[0].snapshooter.rootTags"}},
+		{"one folder in two files", []File{files[0], {Path: "res/snapshots/c.json", Data: []byte("[" + entry("again", "snapshot/web/x") + "]")}},
+			[]string{"res/snapshots (its files' entries numbered on in path order): ", `[2].snapshooter.outputDir: "snapshot/web/x" overlaps entry [0]'s "snapshot/web"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseFolder("res/snapshots", tc.files)
+			require.Error(t, err)
+			for _, w := range tc.want {
+				assert.ErrorContains(t, err, w)
+			}
+		})
+	}
+}
+
+func FuzzParseFolder(f *testing.F) {
+	f.Add([]byte(`[{"snapshooter":{"name":"a","rootTags":["018a88a4d5312b1501c6"],"outputDir":"x"}}]`), []byte(`[{"snapshooter":{"name":"b","rootTags":["018a88a4d5312b1501c6"],"outputDir":"x/y"}}]`))
+	f.Add([]byte(`[]`), []byte(`{`))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		entries, err := ParseFolder("res/snapshots", []File{{Path: "res/snapshots/a.json", Data: a}, {Path: "res/snapshots/b.json", Data: b}})
+		if err != nil {
+			assert.True(t, strings.HasPrefix(err.Error(), "res/snapshots"), "the error names the file or the folder: %s", err)
+			return
+		}
+		first, errA := Parse(a)
+		second, errB := Parse(b)
+		require.NoError(t, errA, "each file parses alone")
+		require.NoError(t, errB, "each file parses alone")
+		require.Len(t, entries, len(first)+len(second))
+		for i, e := range entries {
+			assert.Equal(t, i, e.Index)
+		}
+	})
+}
