@@ -324,6 +324,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).DeployTrustsPrivateCA(&parent, ctx)
+		case "DockerfileWithoutSourcesPathThatReadsTheProjectIsRefused":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).DockerfileWithoutSourcesPathThatReadsTheProjectIsRefused(&parent, ctx)
 		case "DrawVersionOfWorkspaceDependency":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
@@ -345,13 +352,6 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).FrontendImageKeepsItsBaseUser(&parent, ctx)
-		case "FrontendImageRefusesTheWholeProject":
-			var parent Tests
-			err = json.Unmarshal(parentJSON, &parent)
-			if err != nil {
-				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
-			}
-			return nil, (*Tests).FrontendImageRefusesTheWholeProject(&parent, ctx)
 		case "FrontendImageServesTheSite":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)
@@ -527,6 +527,13 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).StepLimitInAlpineSh(&parent, ctx)
+		case "TemplateShapedProjectDelivers":
+			var parent Tests
+			err = json.Unmarshal(parentJSON, &parent)
+			if err != nil {
+				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
+			}
+			return nil, (*Tests).TemplateShapedProjectDelivers(&parent, ctx)
 		case "UnitTests":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)

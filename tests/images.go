@@ -764,10 +764,3 @@ func byIP(ctx context.Context, svc *dagger.Service, port int) (string, error) {
 	return net.JoinHostPort(ips[0].String(), p), nil
 }
 
-// A Dockerfile shaped as the vendor's template, which copies $SOURCES_PATH without declaring ARG SOURCES_PATH, is refused naming the line and the fix, instead of an image of the whole project.
-// +check
-func (t *Tests) FrontendImageRefusesTheWholeProject(ctx context.Context) error {
-	source := t.app().WithNewFile("docker/frontend.Dockerfile", "FROM nginx:stable\nCOPY --chown=nginx:root $SOURCES_PATH /usr/share/nginx/html")
-	_, err := build(source, dagger.LowcodePipelineBuildOpts{}).FrontendImage().Sync(ctx)
-	return fails("the vendor's frontend.Dockerfile", err, "docker/frontend.Dockerfile:2:", "the whole project", `add a line "ARG SOURCES_PATH" after the FROM line (line 1)`)
-}

@@ -1,5 +1,3 @@
-# The template's backend Dockerfile, ARG SOURCES_PATH declared.
-ARG BACKEND_BASE_IMAGE=olympeio/backend-base:24-latest
-FROM ${BACKEND_BASE_IMAGE}
-ARG SOURCES_PATH
+# Shaped as the vendor's template: a Node.js 18 runtime base (the build runs on Node.js 24), no ARG SOURCES_PATH.
+FROM olympeio/backend-base:18-latest
 COPY $SOURCES_PATH /home/node/app

@@ -1,6 +1,5 @@
-# The template's code-as-data Dockerfile, ARG SOURCES_PATH declared.
-ARG CODE_AS_DATA_BASE_IMAGE=olympeio/codeasdata-base:latest
-FROM ${CODE_AS_DATA_BASE_IMAGE}
-ARG SOURCES_PATH
+# Shaped as the vendor's template: no ARG SOURCES_PATH, and RUN steps over the copied folder.
+FROM olympeio/codeasdata-base:latest
 COPY --chown=1000:1000 $SOURCES_PATH /root/patches
 RUN chmod 775 ~/patches
+RUN chown -R 1000:1000 ~/patches

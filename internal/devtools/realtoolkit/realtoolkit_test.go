@@ -18,7 +18,6 @@ import (
 
 	"dagger/lowcode-pipeline/internal/nodebuild"
 	"dagger/lowcode-pipeline/internal/snapshotconfig"
-	"dagger/lowcode-pipeline/internal/testsupport/stepinputs"
 )
 
 // The toolkit the module is held to, pinned; the example's stand-in says
@@ -174,13 +173,14 @@ func TestTheModulesCodeAsDataCommandsRunForReal(t *testing.T) {
 		{"a library of bricks", true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd, err := nodebuild.CodeAsDataCommand(toolkit, tc.bricks, nil)
+			cmd, err := nodebuild.CodeAsDataCommand(toolkit, tc.bricks, nodebuild.DefaultSnapshotDir, nil)
 			require.NoError(t, err)
 			_, stderr, err := run(real, 2*time.Minute, nil, cmd...)
 			require.NoError(t, err, "%s: %s", strings.Join(cmd, " "), stderr)
 			out := filepath.Join(real, nodebuild.CodeAsDataDir)
 			assert.FileExists(t, filepath.Join(out, "import_order.json"))
-			assert.FileExists(t, filepath.Join(out, "acme.real-app", "screen.newInst.json"), "the project's own code as data: each root tag's Home, merged")
+			own := (&nodebuild.Manifest{Name: "@acme/real-app"}).OwnCodeAsData()
+			assert.FileExists(t, filepath.Join(out, own, "screen.newInst.json"), "the project's own code as data, each root tag's Home merged, where the module looks for it")
 			if tc.versionFile {
 				assert.FileExists(t, filepath.Join(out, "version.json"))
 			} else {
@@ -195,14 +195,6 @@ func TestTheModulesCodeAsDataCommandsRunForReal(t *testing.T) {
 // its configuration and fails on the connection alone: no orchestrator
 // listens there. The password never shows.
 func TestTheModulesSnapshotCommandFailsOnTheConnectionOnly(t *testing.T) {
-	config := `[{"snapshooter": {"name": "ci", "rootTags": ["018a88a4d5312b1501c6"], "outputDir": "snapshot-out"}}]`
-	entries, err := snapshotconfig.Parse([]byte(config))
-	require.NoError(t, err, "a real configuration, hexadecimal root tags, validates")
-	forCLI, err := snapshotconfig.ForCLI(entries, false, "", "")
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Join(real, "res"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(real, snapshotconfig.DefaultPath), forCLI, 0o644))
-
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	port := l.Addr().(*net.TCPAddr).Port
@@ -214,86 +206,99 @@ func TestTheModulesSnapshotCommandFailsOnTheConnectionOnly(t *testing.T) {
 	}
 	env = append(env, snapshotconfig.PasswordEnv+"="+password)
 
-	cmd, err := nodebuild.SnapshotCommand(toolkit, snapshotconfig.DefaultPath)
-	require.NoError(t, err)
-	stdout, stderr, err := run(real, 2*time.Minute, env, cmd...)
-	assert.Equal(t, 1, exitCode(err), "stdout:\n%s\nstderr:\n%s", stdout, stderr)
-	assert.Contains(t, stdout, "Failed connect to the server within 15000 ms", "it tried the orchestrator it was given")
-	for _, never := range []string{"unknown option", "Cannot find the snapshot config", password} {
-		assert.NotContains(t, stdout+stderr, never)
+	// --config a file: the module's configuration over it; a folder: the
+	// module's configuration as its only file (snapshotconfig.FolderFile)
+	for _, tc := range []struct{ name, config, written, outputDir string }{
+		{"a configuration file", snapshotconfig.DefaultPath, snapshotconfig.DefaultPath, "snapshot-out"},
+		{"a configuration folder, which the toolkit reads recursively", "res/snapshots", "res/snapshots/" + snapshotconfig.FolderFile, "snapshot-folder-out"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			config := `[{"snapshooter": {"name": "ci", "rootTags": ["018a88a4d5312b1501c6"], "outputDir": "` + tc.outputDir + `"}}]`
+			entries, err := snapshotconfig.Parse([]byte(config))
+			require.NoError(t, err, "a real configuration, hexadecimal root tags, validates")
+			forCLI, err := snapshotconfig.ForCLI(entries, false, "", "")
+			require.NoError(t, err)
+			require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(real, tc.written)), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(real, tc.written), forCLI, 0o644))
+
+			cmd, err := nodebuild.SnapshotCommand(toolkit, tc.config)
+			require.NoError(t, err)
+			stdout, stderr, err := run(real, 2*time.Minute, env, cmd...)
+			assert.Equal(t, 1, exitCode(err), "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+			assert.Contains(t, stdout, "Failed connect to the server within 15000 ms", "it tried the orchestrator it was given")
+			for _, never := range []string{"unknown option", "Cannot find the snapshot config", password} {
+				assert.NotContains(t, stdout+stderr, never)
+			}
+			assert.DirExists(t, filepath.Join(real, tc.outputDir, "018a88a4d5312b1501c6"), "it read the configuration the module gave it")
+		})
 	}
-	assert.DirExists(t, filepath.Join(real, "snapshot-out", "018a88a4d5312b1501c6"), "it read the configuration the module gave it")
 }
 
-// examples/olympe, a project of the vendor's packages shaped like the
-// platform's template, builds its three outputs with the template's script
-// names and the real toolkit, as the module's steps run them.
-func TestTheVendorShapedExampleBuildsItsThreeOutputs(t *testing.T) {
+// examples/olympe, a project of the vendor's packages laid out as the
+// platform's template (no lock file, the toolkit and the design tool in its
+// devDependencies, its code as data in the toolkit's default folder),
+// builds its three outputs as the module's steps run them: the install the
+// module picks, the template's script names, and buildCodeAsData run by the
+// toolkit the module takes from package.json, under the module's own check
+// that the project's code as data is in the output.
+func TestTheTemplateShapedExampleBuildsItsThreeOutputs(t *testing.T) {
 	app := filepath.Join(t.TempDir(), "olympe")
 	out, err := exec.Command("cp", "-a", "../../../examples/olympe", app).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.NoError(t, os.RemoveAll(filepath.Join(app, "node_modules")))
 	require.NoError(t, os.RemoveAll(filepath.Join(app, "dist")))
-	for _, step := range [][]string{
-		{"npm", "ci", "--no-audit", "--no-fund"},
-		nodebuild.RunScript(nodebuild.DrawScript),
-		nodebuild.RunScript(nodebuild.NodeScript),
-	} {
-		_, stderr, err := run(app, 10*time.Minute, nil, step...)
-		require.NoError(t, err, "%s: %s", strings.Join(step, " "), stderr)
-	}
-	assert.FileExists(t, filepath.Join(app, nodebuild.WebDir, "main.js"))
-	assert.FileExists(t, filepath.Join(app, nodebuild.WebDir, "index.html"))
-	assert.FileExists(t, filepath.Join(app, nodebuild.NodeDir, "main.js"), "the backend the platform runs: /home/node/app/main.js")
 	data, err := os.ReadFile(filepath.Join(app, nodebuild.ManifestFile))
 	require.NoError(t, err)
 	manifest, err := nodebuild.ParseManifest(data)
 	require.NoError(t, err)
-	declared, err := manifest.StepInputs()
-	require.NoError(t, err)
-	require.Len(t, declared, 3, "the example declares the inputs of its three steps")
 	entries, err := os.ReadDir(app)
 	require.NoError(t, err)
 	var root []string
 	for _, e := range entries {
 		root = append(root, e.Name())
 	}
-	install, err := manifest.InstallInputs(root)
-	require.NoError(t, err)
-	var installed []string
-	for _, in := range install {
-		installed = append(installed, in.Path)
+	require.False(t, nodebuild.Locked(root), "the template commits no lock file")
+	install := nodebuild.InstallCommand(root)
+	require.Equal(t, []string{"npm", "install"}, install[:2])
+	for _, step := range [][]string{install, nodebuild.RunScript(nodebuild.DrawScript), nodebuild.RunScript(nodebuild.NodeScript)} {
+		_, stderr, err := run(app, 10*time.Minute, nil, step...)
+		require.NoError(t, err, "%s: %s", strings.Join(step, " "), stderr)
 	}
-	// each build run over only what package.json declares it reads (and
-	// what the install read), as its container holds it, writes the same
-	sameOutput := func(t *testing.T, step string, command []string, dir string) {
-		reduced := stepinputs.Project(t, app, installed, declared[step])
-		_, stderr, err := run(reduced, 10*time.Minute, nil, command...)
-		require.NoError(t, err, "%s: %s", strings.Join(command, " "), stderr)
-		assert.Equal(t, stepinputs.Tree(t, filepath.Join(app, dir)), stepinputs.Tree(t, filepath.Join(reduced, dir)))
-	}
-	t.Run("declared inputs of build:draw", func(t *testing.T) {
-		sameOutput(t, nodebuild.DrawScript, nodebuild.RunScript(nodebuild.DrawScript), nodebuild.WebDir)
-	})
-	t.Run("declared inputs of build:node", func(t *testing.T) {
-		sameOutput(t, nodebuild.NodeScript, nodebuild.RunScript(nodebuild.NodeScript), nodebuild.NodeDir)
-	})
+	assert.FileExists(t, filepath.Join(app, nodebuild.WebDir, "main.js"))
+	assert.FileExists(t, filepath.Join(app, nodebuild.WebDir, "index.html"), "the frontend image's document root")
+	assert.FileExists(t, filepath.Join(app, nodebuild.NodeDir, "main.js"), "the backend the platform runs: /home/node/app/main.js")
 
+	bin := helpers(t)
 	cad := filepath.Join(app, nodebuild.CodeAsDataDir)
+	own := manifest.OwnCodeAsData()
+	require.Equal(t, "olympe-example", own)
 	for _, tc := range []struct {
-		name     string
-		bricks   bool
-		versions string // version.json, "" for none
-		folders  []string
+		name        string
+		bricks      bool
+		snapshotDir string
+		versions    string   // version.json, "" for none
+		folders     []string // "" for a step the module fails
 	}{
-		{"a project to deploy", false, `{"drawVersion":"2.9.2","runtimeVersion":"9.10.7"}`, []string{"olympeio.core", "olympeio.draw", "olympeio.runtime", "olympe-example"}},
-		{"a library of bricks", true, "", []string{"olympe-example"}},
+		{"a project to deploy", false, nodebuild.DefaultSnapshotDir, `{"drawVersion":"2.9.2","runtimeVersion":"9.10.7"}`, []string{"olympeio.core", "olympeio.draw", "olympeio.runtime", own}},
+		{"a library of bricks", true, nodebuild.DefaultSnapshotDir, "", []string{own}},
+		// the real toolkit exits 0 with the dependencies' code as data only: the module's check fails the step
+		{"a folder that does not exist", false, "no-such-folder", "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd, err := nodebuild.CodeAsDataCommand(toolkit, tc.bricks, nil)
+			toolkit := manifest.Tool("", nodebuild.ToolkitPackage)
+			require.Equal(t, nodebuild.ToolkitPackage, toolkit, "the toolkit the project installed")
+			cmd, err := nodebuild.CodeAsDataCommand(toolkit, tc.bricks, tc.snapshotDir, nil)
 			require.NoError(t, err)
-			_, stderr, err := run(app, 5*time.Minute, nil, cmd...)
-			require.NoError(t, err, "%s: %s", strings.Join(cmd, " "), stderr)
+			checked := nodebuild.CheckedBuildHolding(cmd, nodebuild.CodeAsDataDir, own)
+			checked[0] = filepath.Join(bin, checked[0]) // the helpers call each other through PATH
+			require.NoError(t, os.RemoveAll(cad))
+			_, stderr, err := run(app, 5*time.Minute, []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}, checked...)
+			if tc.folders == nil {
+				assert.Equal(t, 4, exitCode(err), stderr)
+				assert.Contains(t, stderr, "left no dist/codeAsData/olympe-example: the project's own code as data, from its snapshot folder, would not be deployed")
+				return
+			}
+			require.NoError(t, err, "%s: %s", strings.Join(checked, " "), stderr)
 			entries, err := os.ReadDir(cad)
 			require.NoError(t, err)
 			var folders []string
@@ -303,7 +308,7 @@ func TestTheVendorShapedExampleBuildsItsThreeOutputs(t *testing.T) {
 				}
 			}
 			assert.ElementsMatch(t, tc.folders, folders)
-			assert.FileExists(t, filepath.Join(cad, "olympe-example", "screen.newInst.json"), "the project's snapshot, its root tag's Home")
+			assert.FileExists(t, filepath.Join(cad, own, "screen.newInst.json"), "the project's snapshot, its root tag's Home")
 			if tc.versions == "" {
 				assert.NoFileExists(t, filepath.Join(cad, "version.json"))
 				return
@@ -311,7 +316,17 @@ func TestTheVendorShapedExampleBuildsItsThreeOutputs(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(cad, "version.json"))
 			require.NoError(t, err)
 			assert.JSONEq(t, tc.versions, string(data), "the design tool's version, which labels the images")
-			sameOutput(t, nodebuild.CodeAsDataVerb, cmd, nodebuild.CodeAsDataDir)
 		})
 	}
+}
+
+// helpers installs the module's helper commands (nodebuild.Helpers) in a
+// folder, as the module does in its Node.js containers, and returns it.
+func helpers(t *testing.T) string {
+	t.Helper()
+	bin := t.TempDir()
+	for name, text := range nodebuild.Helpers() {
+		require.NoError(t, os.WriteFile(filepath.Join(bin, name), []byte(text), 0o755))
+	}
+	return bin
 }
