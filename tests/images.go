@@ -763,4 +763,3 @@ func byIP(ctx context.Context, svc *dagger.Service, port int) (string, error) {
 	}
 	return net.JoinHostPort(ips[0].String(), p), nil
 }
-
