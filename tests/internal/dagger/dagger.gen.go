@@ -275,6 +275,57 @@ type LabelID string
 type ListTypeDefID string
 
 // A unique identifier for an object.
+type LowcodePipelineBuildID string
+
+// A unique identifier for an object.
+type LowcodePipelineDeliveryID string
+
+// A unique identifier for an object.
+type LowcodePipelineExampleDeliveryID string
+
+// A unique identifier for an object.
+type LowcodePipelineExampleID string
+
+// A unique identifier for an object.
+type LowcodePipelineID string
+
+// A unique identifier for an object.
+type LowcodePipelinePayloadID string
+
+// A unique identifier for an object.
+type LowcodePipelinePlanBackendID string
+
+// A unique identifier for an object.
+type LowcodePipelinePlanID string
+
+// A unique identifier for an object.
+type LowcodePipelinePlanImageID string
+
+// A unique identifier for an object.
+type LowcodePipelinePushedImageID string
+
+// A unique identifier for an object.
+type LowcodePipelineReceiptID string
+
+// A unique identifier for an object.
+type LowcodePipelineReleaseID string
+
+// A unique identifier for an object.
+type LowcodePipelineSnapshotEntryID string
+
+// A unique identifier for an object.
+type LowcodePipelineSnapshotID string
+
+// A unique identifier for an object.
+type LowcodePipelineSnapshotOutputID string
+
+// A unique identifier for an object.
+type LowcodePipelineSnapshotReportID string
+
+// A unique identifier for an object.
+type LowcodePipelineStepTimeID string
+
+// A unique identifier for an object.
 type ModuleConfigClientID string
 
 // A unique identifier for an object.
@@ -13175,6 +13226,176 @@ func (r *Query) LoadListTypeDefFromID(id ListTypeDefID) *ListTypeDef {
 	q = q.Arg("id", id)
 
 	return &ListTypeDef{
+		query: q,
+	}
+}
+
+// Load a LowcodePipelineBuild from its ID.
+func (r *Query) LoadLowcodePipelineBuildFromID(id LowcodePipelineBuildID) *LowcodePipelineBuild {
+	q := r.query.Select("loadLowcodePipelineBuildFromID")
+	q = q.Arg("id", id)
+
+	return &LowcodePipelineBuild{
+		query: q,
+	}
+}
+
+// Load a LowcodePipelineDelivery from its ID.
+func (r *Query) LoadLowcodePipelineDeliveryFromID(id LowcodePipelineDeliveryID) *LowcodePipelineDelivery {
+	q := r.query.Select("loadLowcodePipelineDeliveryFromID")
+	q = q.Arg("id", id)
+
+	return &LowcodePipelineDelivery{
+		query: q,
+	}
+}
+
+// Load a LowcodePipelineExampleDelivery from its ID.
+func (r *Query) LoadLowcodePipelineExampleDeliveryFromID(id LowcodePipelineExampleDeliveryID) *LowcodePipelineExampleDelivery {
+	q := r.query.Select("loadLowcodePipelineExampleDeliveryFromID")
+	q = q.Arg("id", id)
+
+	return &LowcodePipelineExampleDelivery{
+		query: q,
+	}
+}
+
+// Load a LowcodePipelineExample from its ID.
+func (r *Query) LoadLowcodePipelineExampleFromID(id LowcodePipelineExampleID) *LowcodePipelineExample {
+	q := r.query.Select("loadLowcodePipelineExampleFromID")
+	q = q.Arg("id", id)
+
+	return &LowcodePipelineExample{
+		query: q,
+	}
+}
+
+// Load a LowcodePipeline from its ID.
+func (r *Query) LoadLowcodePipelineFromID(id LowcodePipelineID) *LowcodePipeline {
+	q := r.query.Select("loadLowcodePipelineFromID")
+	q = q.Arg("id", id)
+
+	return &LowcodePipeline{
+		query: q,
+	}
+}
+
+// Load a LowcodePipelinePayload from its ID.
+func (r *Query) LoadLowcodePipelinePayloadFromID(id LowcodePipelinePayloadID) *LowcodePipelinePayload {
+	q := r.query.Select("loadLowcodePipelinePayloadFromID")
+	q = q.Arg("id", id)
+
+	return &LowcodePipelinePayload{
+		query: q,
+	}
+}
+
+// Load a LowcodePipelinePlanBackend from its ID.
+func (r *Query) LoadLowcodePipelinePlanBackendFromID(id LowcodePipelinePlanBackendID) *LowcodePipelinePlanBackend {
+	q := r.query.Select("loadLowcodePipelinePlanBackendFromID")
+	q = q.Arg("id", id)
+
+	return &LowcodePipelinePlanBackend{
+		query: q,
+	}
+}
+
+// Load a LowcodePipelinePlan from its ID.
+func (r *Query) LoadLowcodePipelinePlanFromID(id LowcodePipelinePlanID) *LowcodePipelinePlan {
+	q := r.query.Select("loadLowcodePipelinePlanFromID")
+	q = q.Arg("id", id)
+
+	return &LowcodePipelinePlan{
+		query: q,
+	}
+}
+
+// Load a LowcodePipelinePlanImage from its ID.
+func (r *Query) LoadLowcodePipelinePlanImageFromID(id LowcodePipelinePlanImageID) *LowcodePipelinePlanImage {
+	q := r.query.Select("loadLowcodePipelinePlanImageFromID")
+	q = q.Arg("id", id)
+
+	return &LowcodePipelinePlanImage{
+		query: q,
+	}
+}
+
+// Load a LowcodePipelinePushedImage from its ID.
+func (r *Query) LoadLowcodePipelinePushedImageFromID(id LowcodePipelinePushedImageID) *LowcodePipelinePushedImage {
+	q := r.query.Select("loadLowcodePipelinePushedImageFromID")
+	q = q.Arg("id", id)
+
+	return &LowcodePipelinePushedImage{
+		query: q,
+	}
+}
+
+// Load a LowcodePipelineReceipt from its ID.
+func (r *Query) LoadLowcodePipelineReceiptFromID(id LowcodePipelineReceiptID) *LowcodePipelineReceipt {
+	q := r.query.Select("loadLowcodePipelineReceiptFromID")
+	q = q.Arg("id", id)
+
+	return &LowcodePipelineReceipt{
+		query: q,
+	}
+}
+
+// Load a LowcodePipelineRelease from its ID.
+func (r *Query) LoadLowcodePipelineReleaseFromID(id LowcodePipelineReleaseID) *LowcodePipelineRelease {
+	q := r.query.Select("loadLowcodePipelineReleaseFromID")
+	q = q.Arg("id", id)
+
+	return &LowcodePipelineRelease{
+		query: q,
+	}
+}
+
+// Load a LowcodePipelineSnapshotEntry from its ID.
+func (r *Query) LoadLowcodePipelineSnapshotEntryFromID(id LowcodePipelineSnapshotEntryID) *LowcodePipelineSnapshotEntry {
+	q := r.query.Select("loadLowcodePipelineSnapshotEntryFromID")
+	q = q.Arg("id", id)
+
+	return &LowcodePipelineSnapshotEntry{
+		query: q,
+	}
+}
+
+// Load a LowcodePipelineSnapshot from its ID.
+func (r *Query) LoadLowcodePipelineSnapshotFromID(id LowcodePipelineSnapshotID) *LowcodePipelineSnapshot {
+	q := r.query.Select("loadLowcodePipelineSnapshotFromID")
+	q = q.Arg("id", id)
+
+	return &LowcodePipelineSnapshot{
+		query: q,
+	}
+}
+
+// Load a LowcodePipelineSnapshotOutput from its ID.
+func (r *Query) LoadLowcodePipelineSnapshotOutputFromID(id LowcodePipelineSnapshotOutputID) *LowcodePipelineSnapshotOutput {
+	q := r.query.Select("loadLowcodePipelineSnapshotOutputFromID")
+	q = q.Arg("id", id)
+
+	return &LowcodePipelineSnapshotOutput{
+		query: q,
+	}
+}
+
+// Load a LowcodePipelineSnapshotReport from its ID.
+func (r *Query) LoadLowcodePipelineSnapshotReportFromID(id LowcodePipelineSnapshotReportID) *LowcodePipelineSnapshotReport {
+	q := r.query.Select("loadLowcodePipelineSnapshotReportFromID")
+	q = q.Arg("id", id)
+
+	return &LowcodePipelineSnapshotReport{
+		query: q,
+	}
+}
+
+// Load a LowcodePipelineStepTime from its ID.
+func (r *Query) LoadLowcodePipelineStepTimeFromID(id LowcodePipelineStepTimeID) *LowcodePipelineStepTime {
+	q := r.query.Select("loadLowcodePipelineStepTimeFromID")
+	q = q.Arg("id", id)
+
+	return &LowcodePipelineStepTime{
 		query: q,
 	}
 }

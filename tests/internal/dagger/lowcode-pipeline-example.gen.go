@@ -9,14 +9,8 @@ import (
 	"github.com/dagger/querybuilder"
 )
 
-// A unique identifier for an object.
-type LowcodePipelineExampleDeliveryID string // lowcode-pipeline-example (../../:0:0)
-
-// A unique identifier for an object.
-type LowcodePipelineExampleID string // lowcode-pipeline-example (../../:0:0)
-
 // Retrieve the binding value, as type LowcodePipelineExample
-func (r *Binding) AsLowcodePipelineExample() *LowcodePipelineExample { // lowcode-pipeline-example (../../:0:0)
+func (r *Binding) AsLowcodePipelineExample() *LowcodePipelineExample { // lowcode-pipeline-example (../../../examples/go/main.go:19:6)
 	q := r.query.Select("asLowcodePipelineExample")
 
 	return &LowcodePipelineExample{
@@ -25,7 +19,7 @@ func (r *Binding) AsLowcodePipelineExample() *LowcodePipelineExample { // lowcod
 }
 
 // Retrieve the binding value, as type LowcodePipelineExampleDelivery
-func (r *Binding) AsLowcodePipelineExampleDelivery() *LowcodePipelineExampleDelivery { // lowcode-pipeline-example (../../:0:0)
+func (r *Binding) AsLowcodePipelineExampleDelivery() *LowcodePipelineExampleDelivery { // lowcode-pipeline-example (../../../examples/go/main.go:22:6)
 	q := r.query.Select("asLowcodePipelineExampleDelivery")
 
 	return &LowcodePipelineExampleDelivery{
@@ -34,7 +28,7 @@ func (r *Binding) AsLowcodePipelineExampleDelivery() *LowcodePipelineExampleDeli
 }
 
 // Create or update a binding of type LowcodePipelineExampleDelivery in the environment
-func (r *Env) WithLowcodePipelineExampleDeliveryInput(name string, value *LowcodePipelineExampleDelivery, description string) *Env { // lowcode-pipeline-example (../../:0:0)
+func (r *Env) WithLowcodePipelineExampleDeliveryInput(name string, value *LowcodePipelineExampleDelivery, description string) *Env { // lowcode-pipeline-example (../../../examples/go/main.go:22:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineExampleDeliveryInput")
 	q = q.Arg("name", name)
@@ -47,7 +41,7 @@ func (r *Env) WithLowcodePipelineExampleDeliveryInput(name string, value *Lowcod
 }
 
 // Declare a desired LowcodePipelineExampleDelivery output to be assigned in the environment
-func (r *Env) WithLowcodePipelineExampleDeliveryOutput(name string, description string) *Env { // lowcode-pipeline-example (../../:0:0)
+func (r *Env) WithLowcodePipelineExampleDeliveryOutput(name string, description string) *Env { // lowcode-pipeline-example (../../../examples/go/main.go:22:6)
 	q := r.query.Select("withLowcodePipelineExampleDeliveryOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -58,7 +52,7 @@ func (r *Env) WithLowcodePipelineExampleDeliveryOutput(name string, description 
 }
 
 // Create or update a binding of type LowcodePipelineExample in the environment
-func (r *Env) WithLowcodePipelineExampleInput(name string, value *LowcodePipelineExample, description string) *Env { // lowcode-pipeline-example (../../:0:0)
+func (r *Env) WithLowcodePipelineExampleInput(name string, value *LowcodePipelineExample, description string) *Env { // lowcode-pipeline-example (../../../examples/go/main.go:19:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineExampleInput")
 	q = q.Arg("name", name)
@@ -71,7 +65,7 @@ func (r *Env) WithLowcodePipelineExampleInput(name string, value *LowcodePipelin
 }
 
 // Declare a desired LowcodePipelineExample output to be assigned in the environment
-func (r *Env) WithLowcodePipelineExampleOutput(name string, description string) *Env { // lowcode-pipeline-example (../../:0:0)
+func (r *Env) WithLowcodePipelineExampleOutput(name string, description string) *Env { // lowcode-pipeline-example (../../../examples/go/main.go:19:6)
 	q := r.query.Select("withLowcodePipelineExampleOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -81,7 +75,7 @@ func (r *Env) WithLowcodePipelineExampleOutput(name string, description string) 
 	}
 }
 
-type LowcodePipelineExample struct { // lowcode-pipeline-example (../../:0:0)
+type LowcodePipelineExample struct { // lowcode-pipeline-example (../../../examples/go/main.go:19:6)
 	query *querybuilder.Selection
 
 	id   *ID
@@ -96,16 +90,20 @@ func (r *LowcodePipelineExample) WithGraphQLQuery(q *querybuilder.Selection) *Lo
 
 // LowcodePipelineExampleDeliverOpts contains options for LowcodePipelineExample.Deliver
 type LowcodePipelineExampleDeliverOpts struct {
+	//
 	// A registry run as a service of this session (tests, local runs)
-	RegistryService *Service // lowcode-pipeline-example (../../:0:0)
+	//
+	RegistryService *Service // lowcode-pipeline-example (../../../examples/go/main.go:54:2)
+	//
 	// Allow a plain-http webhook (local receivers only)
-	AllowHTTP bool // lowcode-pipeline-example (../../:0:0)
+	//
+	AllowHTTP bool // lowcode-pipeline-example (../../../examples/go/main.go:57:2)
 }
 
 // Build the project, publish its images and deploy them: lowcode-pipeline's deliver, one call, from Go
 //
 // It pushes and deploys, so it is never cached, like the function it calls.
-func (r *LowcodePipelineExample) Deliver(source *Directory, toolkit string, drawPackage string, repository string, tag string, webhookUrl string, webhookToken *Secret, opts ...LowcodePipelineExampleDeliverOpts) *LowcodePipelineExampleDelivery { // lowcode-pipeline-example (../../:0:0)
+func (r *LowcodePipelineExample) Deliver(source *Directory, toolkit string, drawPackage string, repository string, tag string, webhookUrl string, webhookToken *Secret, opts ...LowcodePipelineExampleDeliverOpts) *LowcodePipelineExampleDelivery { // lowcode-pipeline-example (../../../examples/go/main.go:36:1)
 	assertNotNil("source", source)
 	assertNotNil("webhookToken", webhookToken)
 	q := r.query.Select("deliver")
@@ -133,7 +131,7 @@ func (r *LowcodePipelineExample) Deliver(source *Directory, toolkit string, draw
 }
 
 // A unique identifier for this LowcodePipelineExample.
-func (r *LowcodePipelineExample) ID(ctx context.Context) (ID, error) { // lowcode-pipeline-example (../../:0:0)
+func (r *LowcodePipelineExample) ID(ctx context.Context) (ID, error) {
 	if r.id != nil {
 		return *r.id, nil
 	}
@@ -182,7 +180,7 @@ func (r *LowcodePipelineExample) UnmarshalJSON(bs []byte) error {
 }
 
 // Where each backend image would go under deploy rules, as a table: a payload built from references alone
-func (r *LowcodePipelineExample) Plan(ctx context.Context, backendRef []string, deployRule []string, backend []string) (string, error) { // lowcode-pipeline-example (../../:0:0)
+func (r *LowcodePipelineExample) Plan(ctx context.Context, backendRef []string, deployRule []string, backend []string) (string, error) { // lowcode-pipeline-example (../../../examples/go/main.go:100:1)
 	if r.plan != nil {
 		return *r.plan, nil
 	}
@@ -206,7 +204,7 @@ func (r *LowcodePipelineExample) AsNode() Node {
 }
 
 // Delivery is what Deliver reports: read from lowcode-pipeline's delivery as typed fields
-type LowcodePipelineExampleDelivery struct { // lowcode-pipeline-example (../../:0:0)
+type LowcodePipelineExampleDelivery struct { // lowcode-pipeline-example (../../../examples/go/main.go:22:6)
 	query *querybuilder.Selection
 
 	id            *ID
@@ -221,7 +219,7 @@ func (r *LowcodePipelineExampleDelivery) WithGraphQLQuery(q *querybuilder.Select
 }
 
 // A unique identifier for this LowcodePipelineExampleDelivery.
-func (r *LowcodePipelineExampleDelivery) ID(ctx context.Context) (ID, error) { // lowcode-pipeline-example (../../:0:0)
+func (r *LowcodePipelineExampleDelivery) ID(ctx context.Context) (ID, error) {
 	if r.id != nil {
 		return *r.id, nil
 	}
@@ -270,7 +268,7 @@ func (r *LowcodePipelineExampleDelivery) UnmarshalJSON(bs []byte) error {
 }
 
 // The image references the payload carried, pinned by digest
-func (r *LowcodePipelineExampleDelivery) Images(ctx context.Context) ([]string, error) { // lowcode-pipeline-example (../../:0:0)
+func (r *LowcodePipelineExampleDelivery) Images(ctx context.Context) ([]string, error) { // lowcode-pipeline-example (../../../examples/go/main.go:26:2)
 	q := r.query.Select("images")
 
 	var response []string
@@ -280,7 +278,7 @@ func (r *LowcodePipelineExampleDelivery) Images(ctx context.Context) ([]string, 
 }
 
 // SHA-256 of the payload bytes that were sent
-func (r *LowcodePipelineExampleDelivery) PayloadSha256(ctx context.Context) (string, error) { // lowcode-pipeline-example (../../:0:0)
+func (r *LowcodePipelineExampleDelivery) PayloadSha256(ctx context.Context) (string, error) { // lowcode-pipeline-example (../../../examples/go/main.go:28:2)
 	if r.payloadSha256 != nil {
 		return *r.payloadSha256, nil
 	}
@@ -293,7 +291,7 @@ func (r *LowcodePipelineExampleDelivery) PayloadSha256(ctx context.Context) (str
 }
 
 // HTTP status the webhook answered
-func (r *LowcodePipelineExampleDelivery) Status(ctx context.Context) (int, error) { // lowcode-pipeline-example (../../:0:0)
+func (r *LowcodePipelineExampleDelivery) Status(ctx context.Context) (int, error) { // lowcode-pipeline-example (../../../examples/go/main.go:24:2)
 	if r.status != nil {
 		return *r.status, nil
 	}
@@ -313,25 +311,15 @@ func (r *LowcodePipelineExampleDelivery) AsNode() Node {
 	}
 }
 
-func (r *Query) LoadLowcodePipelineExampleDeliveryFromID(id LowcodePipelineExampleDeliveryID) *LowcodePipelineExampleDelivery { // lowcode-pipeline-example (../../:0:0)
-	q := r.query.Select("loadLowcodePipelineExampleDeliveryFromID")
-	q = q.Arg("id", id)
-
-	return &LowcodePipelineExampleDelivery{
-		query: q,
-	}
-}
-
-func (r *Query) LoadLowcodePipelineExampleFromID(id LowcodePipelineExampleID) *LowcodePipelineExample { // lowcode-pipeline-example (../../:0:0)
-	q := r.query.Select("loadLowcodePipelineExampleFromID")
-	q = q.Arg("id", id)
-
-	return &LowcodePipelineExample{
-		query: q,
-	}
-}
-
-func (r *Query) LowcodePipelineExample() *LowcodePipelineExample { // lowcode-pipeline-example (../../:0:0)
+// Using lowcode-pipeline from another Dagger module, in Go
+//
+// A platform team's own module installs lowcode-pipeline as a dependency
+// (`dagger install github.com/your-org/lowcode-pipeline@<version>`; here
+// `../..`) and calls its steps with typed calls: every step returns an
+// object, and the results are read as Go values, never parsed from text.
+// Each call into the dependency is a module call (about 1.5 s): Deliver makes
+// one, Plan chains three. The engine checks in tests/ call both functions.
+func (r *Query) LowcodePipelineExample() *LowcodePipelineExample { // lowcode-pipeline-example (../../../examples/go/main.go:19:6)
 	q := r.query.Select("lowcodePipelineExample")
 
 	return &LowcodePipelineExample{

@@ -10,53 +10,8 @@ import (
 	"github.com/dagger/querybuilder"
 )
 
-// A unique identifier for an object.
-type LowcodePipelineBuildID string // lowcode-pipeline (../../:0:0)
-
-// A unique identifier for an object.
-type LowcodePipelineDeliveryID string // lowcode-pipeline (../../:0:0)
-
-// A unique identifier for an object.
-type LowcodePipelineID string // lowcode-pipeline (../../:0:0)
-
-// A unique identifier for an object.
-type LowcodePipelinePayloadID string // lowcode-pipeline (../../:0:0)
-
-// A unique identifier for an object.
-type LowcodePipelinePlanBackendID string // lowcode-pipeline (../../:0:0)
-
-// A unique identifier for an object.
-type LowcodePipelinePlanID string // lowcode-pipeline (../../:0:0)
-
-// A unique identifier for an object.
-type LowcodePipelinePlanImageID string // lowcode-pipeline (../../:0:0)
-
-// A unique identifier for an object.
-type LowcodePipelinePushedImageID string // lowcode-pipeline (../../:0:0)
-
-// A unique identifier for an object.
-type LowcodePipelineReceiptID string // lowcode-pipeline (../../:0:0)
-
-// A unique identifier for an object.
-type LowcodePipelineReleaseID string // lowcode-pipeline (../../:0:0)
-
-// A unique identifier for an object.
-type LowcodePipelineSnapshotEntryID string // lowcode-pipeline (../../:0:0)
-
-// A unique identifier for an object.
-type LowcodePipelineSnapshotID string // lowcode-pipeline (../../:0:0)
-
-// A unique identifier for an object.
-type LowcodePipelineSnapshotOutputID string // lowcode-pipeline (../../:0:0)
-
-// A unique identifier for an object.
-type LowcodePipelineSnapshotReportID string // lowcode-pipeline (../../:0:0)
-
-// A unique identifier for an object.
-type LowcodePipelineStepTimeID string // lowcode-pipeline (../../:0:0)
-
 // Retrieve the binding value, as type LowcodePipeline
-func (r *Binding) AsLowcodePipeline() *LowcodePipeline { // lowcode-pipeline (../../:0:0)
+func (r *Binding) AsLowcodePipeline() *LowcodePipeline { // lowcode-pipeline (../../../main.go:22:6)
 	q := r.query.Select("asLowcodePipeline")
 
 	return &LowcodePipeline{
@@ -65,7 +20,7 @@ func (r *Binding) AsLowcodePipeline() *LowcodePipeline { // lowcode-pipeline (..
 }
 
 // Retrieve the binding value, as type LowcodePipelineBuild
-func (r *Binding) AsLowcodePipelineBuild() *LowcodePipelineBuild { // lowcode-pipeline (../../:0:0)
+func (r *Binding) AsLowcodePipelineBuild() *LowcodePipelineBuild { // lowcode-pipeline (../../../build.go:19:6)
 	q := r.query.Select("asLowcodePipelineBuild")
 
 	return &LowcodePipelineBuild{
@@ -74,7 +29,7 @@ func (r *Binding) AsLowcodePipelineBuild() *LowcodePipelineBuild { // lowcode-pi
 }
 
 // Retrieve the binding value, as type LowcodePipelineDelivery
-func (r *Binding) AsLowcodePipelineDelivery() *LowcodePipelineDelivery { // lowcode-pipeline (../../:0:0)
+func (r *Binding) AsLowcodePipelineDelivery() *LowcodePipelineDelivery { // lowcode-pipeline (../../../delivery.go:19:6)
 	q := r.query.Select("asLowcodePipelineDelivery")
 
 	return &LowcodePipelineDelivery{
@@ -83,7 +38,7 @@ func (r *Binding) AsLowcodePipelineDelivery() *LowcodePipelineDelivery { // lowc
 }
 
 // Retrieve the binding value, as type LowcodePipelinePayload
-func (r *Binding) AsLowcodePipelinePayload() *LowcodePipelinePayload { // lowcode-pipeline (../../:0:0)
+func (r *Binding) AsLowcodePipelinePayload() *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:16:6)
 	q := r.query.Select("asLowcodePipelinePayload")
 
 	return &LowcodePipelinePayload{
@@ -92,7 +47,7 @@ func (r *Binding) AsLowcodePipelinePayload() *LowcodePipelinePayload { // lowcod
 }
 
 // Retrieve the binding value, as type LowcodePipelinePlan
-func (r *Binding) AsLowcodePipelinePlan() *LowcodePipelinePlan { // lowcode-pipeline (../../:0:0)
+func (r *Binding) AsLowcodePipelinePlan() *LowcodePipelinePlan { // lowcode-pipeline (../../../payload.go:24:6)
 	q := r.query.Select("asLowcodePipelinePlan")
 
 	return &LowcodePipelinePlan{
@@ -101,7 +56,7 @@ func (r *Binding) AsLowcodePipelinePlan() *LowcodePipelinePlan { // lowcode-pipe
 }
 
 // Retrieve the binding value, as type LowcodePipelinePlanBackend
-func (r *Binding) AsLowcodePipelinePlanBackend() *LowcodePipelinePlanBackend { // lowcode-pipeline (../../:0:0)
+func (r *Binding) AsLowcodePipelinePlanBackend() *LowcodePipelinePlanBackend { // lowcode-pipeline (../../../payload.go:48:6)
 	q := r.query.Select("asLowcodePipelinePlanBackend")
 
 	return &LowcodePipelinePlanBackend{
@@ -110,7 +65,7 @@ func (r *Binding) AsLowcodePipelinePlanBackend() *LowcodePipelinePlanBackend { /
 }
 
 // Retrieve the binding value, as type LowcodePipelinePlanImage
-func (r *Binding) AsLowcodePipelinePlanImage() *LowcodePipelinePlanImage { // lowcode-pipeline (../../:0:0)
+func (r *Binding) AsLowcodePipelinePlanImage() *LowcodePipelinePlanImage { // lowcode-pipeline (../../../payload.go:38:6)
 	q := r.query.Select("asLowcodePipelinePlanImage")
 
 	return &LowcodePipelinePlanImage{
@@ -119,7 +74,7 @@ func (r *Binding) AsLowcodePipelinePlanImage() *LowcodePipelinePlanImage { // lo
 }
 
 // Retrieve the binding value, as type LowcodePipelinePushedImage
-func (r *Binding) AsLowcodePipelinePushedImage() *LowcodePipelinePushedImage { // lowcode-pipeline (../../:0:0)
+func (r *Binding) AsLowcodePipelinePushedImage() *LowcodePipelinePushedImage { // lowcode-pipeline (../../../release.go:58:6)
 	q := r.query.Select("asLowcodePipelinePushedImage")
 
 	return &LowcodePipelinePushedImage{
@@ -128,7 +83,7 @@ func (r *Binding) AsLowcodePipelinePushedImage() *LowcodePipelinePushedImage { /
 }
 
 // Retrieve the binding value, as type LowcodePipelineReceipt
-func (r *Binding) AsLowcodePipelineReceipt() *LowcodePipelineReceipt { // lowcode-pipeline (../../:0:0)
+func (r *Binding) AsLowcodePipelineReceipt() *LowcodePipelineReceipt { // lowcode-pipeline (../../../deploy.go:21:6)
 	q := r.query.Select("asLowcodePipelineReceipt")
 
 	return &LowcodePipelineReceipt{
@@ -137,7 +92,7 @@ func (r *Binding) AsLowcodePipelineReceipt() *LowcodePipelineReceipt { // lowcod
 }
 
 // Retrieve the binding value, as type LowcodePipelineRelease
-func (r *Binding) AsLowcodePipelineRelease() *LowcodePipelineRelease { // lowcode-pipeline (../../:0:0)
+func (r *Binding) AsLowcodePipelineRelease() *LowcodePipelineRelease { // lowcode-pipeline (../../../release.go:30:6)
 	q := r.query.Select("asLowcodePipelineRelease")
 
 	return &LowcodePipelineRelease{
@@ -146,7 +101,7 @@ func (r *Binding) AsLowcodePipelineRelease() *LowcodePipelineRelease { // lowcod
 }
 
 // Retrieve the binding value, as type LowcodePipelineSnapshot
-func (r *Binding) AsLowcodePipelineSnapshot() *LowcodePipelineSnapshot { // lowcode-pipeline (../../:0:0)
+func (r *Binding) AsLowcodePipelineSnapshot() *LowcodePipelineSnapshot { // lowcode-pipeline (../../../snapshot.go:28:6)
 	q := r.query.Select("asLowcodePipelineSnapshot")
 
 	return &LowcodePipelineSnapshot{
@@ -155,7 +110,7 @@ func (r *Binding) AsLowcodePipelineSnapshot() *LowcodePipelineSnapshot { // lowc
 }
 
 // Retrieve the binding value, as type LowcodePipelineSnapshotEntry
-func (r *Binding) AsLowcodePipelineSnapshotEntry() *LowcodePipelineSnapshotEntry { // lowcode-pipeline (../../:0:0)
+func (r *Binding) AsLowcodePipelineSnapshotEntry() *LowcodePipelineSnapshotEntry { // lowcode-pipeline (../../../snapshot.go:71:6)
 	q := r.query.Select("asLowcodePipelineSnapshotEntry")
 
 	return &LowcodePipelineSnapshotEntry{
@@ -164,7 +119,7 @@ func (r *Binding) AsLowcodePipelineSnapshotEntry() *LowcodePipelineSnapshotEntry
 }
 
 // Retrieve the binding value, as type LowcodePipelineSnapshotOutput
-func (r *Binding) AsLowcodePipelineSnapshotOutput() *LowcodePipelineSnapshotOutput { // lowcode-pipeline (../../:0:0)
+func (r *Binding) AsLowcodePipelineSnapshotOutput() *LowcodePipelineSnapshotOutput { // lowcode-pipeline (../../../snapshot.go:49:6)
 	q := r.query.Select("asLowcodePipelineSnapshotOutput")
 
 	return &LowcodePipelineSnapshotOutput{
@@ -173,7 +128,7 @@ func (r *Binding) AsLowcodePipelineSnapshotOutput() *LowcodePipelineSnapshotOutp
 }
 
 // Retrieve the binding value, as type LowcodePipelineSnapshotReport
-func (r *Binding) AsLowcodePipelineSnapshotReport() *LowcodePipelineSnapshotReport { // lowcode-pipeline (../../:0:0)
+func (r *Binding) AsLowcodePipelineSnapshotReport() *LowcodePipelineSnapshotReport { // lowcode-pipeline (../../../snapshot.go:61:6)
 	q := r.query.Select("asLowcodePipelineSnapshotReport")
 
 	return &LowcodePipelineSnapshotReport{
@@ -182,7 +137,7 @@ func (r *Binding) AsLowcodePipelineSnapshotReport() *LowcodePipelineSnapshotRepo
 }
 
 // Retrieve the binding value, as type LowcodePipelineStepTime
-func (r *Binding) AsLowcodePipelineStepTime() *LowcodePipelineStepTime { // lowcode-pipeline (../../:0:0)
+func (r *Binding) AsLowcodePipelineStepTime() *LowcodePipelineStepTime { // lowcode-pipeline (../../../delivery.go:37:6)
 	q := r.query.Select("asLowcodePipelineStepTime")
 
 	return &LowcodePipelineStepTime{
@@ -191,7 +146,7 @@ func (r *Binding) AsLowcodePipelineStepTime() *LowcodePipelineStepTime { // lowc
 }
 
 // Create or update a binding of type LowcodePipelineBuild in the environment
-func (r *Env) WithLowcodePipelineBuildInput(name string, value *LowcodePipelineBuild, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelineBuildInput(name string, value *LowcodePipelineBuild, description string) *Env { // lowcode-pipeline (../../../build.go:19:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineBuildInput")
 	q = q.Arg("name", name)
@@ -204,7 +159,7 @@ func (r *Env) WithLowcodePipelineBuildInput(name string, value *LowcodePipelineB
 }
 
 // Declare a desired LowcodePipelineBuild output to be assigned in the environment
-func (r *Env) WithLowcodePipelineBuildOutput(name string, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelineBuildOutput(name string, description string) *Env { // lowcode-pipeline (../../../build.go:19:6)
 	q := r.query.Select("withLowcodePipelineBuildOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -215,7 +170,7 @@ func (r *Env) WithLowcodePipelineBuildOutput(name string, description string) *E
 }
 
 // Create or update a binding of type LowcodePipelineDelivery in the environment
-func (r *Env) WithLowcodePipelineDeliveryInput(name string, value *LowcodePipelineDelivery, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelineDeliveryInput(name string, value *LowcodePipelineDelivery, description string) *Env { // lowcode-pipeline (../../../delivery.go:19:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineDeliveryInput")
 	q = q.Arg("name", name)
@@ -228,7 +183,7 @@ func (r *Env) WithLowcodePipelineDeliveryInput(name string, value *LowcodePipeli
 }
 
 // Declare a desired LowcodePipelineDelivery output to be assigned in the environment
-func (r *Env) WithLowcodePipelineDeliveryOutput(name string, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelineDeliveryOutput(name string, description string) *Env { // lowcode-pipeline (../../../delivery.go:19:6)
 	q := r.query.Select("withLowcodePipelineDeliveryOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -239,7 +194,7 @@ func (r *Env) WithLowcodePipelineDeliveryOutput(name string, description string)
 }
 
 // Create or update a binding of type LowcodePipeline in the environment
-func (r *Env) WithLowcodePipelineInput(name string, value *LowcodePipeline, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelineInput(name string, value *LowcodePipeline, description string) *Env { // lowcode-pipeline (../../../main.go:22:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineInput")
 	q = q.Arg("name", name)
@@ -252,7 +207,7 @@ func (r *Env) WithLowcodePipelineInput(name string, value *LowcodePipeline, desc
 }
 
 // Declare a desired LowcodePipeline output to be assigned in the environment
-func (r *Env) WithLowcodePipelineOutput(name string, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelineOutput(name string, description string) *Env { // lowcode-pipeline (../../../main.go:22:6)
 	q := r.query.Select("withLowcodePipelineOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -263,7 +218,7 @@ func (r *Env) WithLowcodePipelineOutput(name string, description string) *Env { 
 }
 
 // Create or update a binding of type LowcodePipelinePayload in the environment
-func (r *Env) WithLowcodePipelinePayloadInput(name string, value *LowcodePipelinePayload, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelinePayloadInput(name string, value *LowcodePipelinePayload, description string) *Env { // lowcode-pipeline (../../../payload.go:16:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelinePayloadInput")
 	q = q.Arg("name", name)
@@ -276,7 +231,7 @@ func (r *Env) WithLowcodePipelinePayloadInput(name string, value *LowcodePipelin
 }
 
 // Declare a desired LowcodePipelinePayload output to be assigned in the environment
-func (r *Env) WithLowcodePipelinePayloadOutput(name string, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelinePayloadOutput(name string, description string) *Env { // lowcode-pipeline (../../../payload.go:16:6)
 	q := r.query.Select("withLowcodePipelinePayloadOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -287,7 +242,7 @@ func (r *Env) WithLowcodePipelinePayloadOutput(name string, description string) 
 }
 
 // Create or update a binding of type LowcodePipelinePlanBackend in the environment
-func (r *Env) WithLowcodePipelinePlanBackendInput(name string, value *LowcodePipelinePlanBackend, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelinePlanBackendInput(name string, value *LowcodePipelinePlanBackend, description string) *Env { // lowcode-pipeline (../../../payload.go:48:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelinePlanBackendInput")
 	q = q.Arg("name", name)
@@ -300,7 +255,7 @@ func (r *Env) WithLowcodePipelinePlanBackendInput(name string, value *LowcodePip
 }
 
 // Declare a desired LowcodePipelinePlanBackend output to be assigned in the environment
-func (r *Env) WithLowcodePipelinePlanBackendOutput(name string, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelinePlanBackendOutput(name string, description string) *Env { // lowcode-pipeline (../../../payload.go:48:6)
 	q := r.query.Select("withLowcodePipelinePlanBackendOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -311,7 +266,7 @@ func (r *Env) WithLowcodePipelinePlanBackendOutput(name string, description stri
 }
 
 // Create or update a binding of type LowcodePipelinePlanImage in the environment
-func (r *Env) WithLowcodePipelinePlanImageInput(name string, value *LowcodePipelinePlanImage, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelinePlanImageInput(name string, value *LowcodePipelinePlanImage, description string) *Env { // lowcode-pipeline (../../../payload.go:38:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelinePlanImageInput")
 	q = q.Arg("name", name)
@@ -324,7 +279,7 @@ func (r *Env) WithLowcodePipelinePlanImageInput(name string, value *LowcodePipel
 }
 
 // Declare a desired LowcodePipelinePlanImage output to be assigned in the environment
-func (r *Env) WithLowcodePipelinePlanImageOutput(name string, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelinePlanImageOutput(name string, description string) *Env { // lowcode-pipeline (../../../payload.go:38:6)
 	q := r.query.Select("withLowcodePipelinePlanImageOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -335,7 +290,7 @@ func (r *Env) WithLowcodePipelinePlanImageOutput(name string, description string
 }
 
 // Create or update a binding of type LowcodePipelinePlan in the environment
-func (r *Env) WithLowcodePipelinePlanInput(name string, value *LowcodePipelinePlan, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelinePlanInput(name string, value *LowcodePipelinePlan, description string) *Env { // lowcode-pipeline (../../../payload.go:24:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelinePlanInput")
 	q = q.Arg("name", name)
@@ -348,7 +303,7 @@ func (r *Env) WithLowcodePipelinePlanInput(name string, value *LowcodePipelinePl
 }
 
 // Declare a desired LowcodePipelinePlan output to be assigned in the environment
-func (r *Env) WithLowcodePipelinePlanOutput(name string, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelinePlanOutput(name string, description string) *Env { // lowcode-pipeline (../../../payload.go:24:6)
 	q := r.query.Select("withLowcodePipelinePlanOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -359,7 +314,7 @@ func (r *Env) WithLowcodePipelinePlanOutput(name string, description string) *En
 }
 
 // Create or update a binding of type LowcodePipelinePushedImage in the environment
-func (r *Env) WithLowcodePipelinePushedImageInput(name string, value *LowcodePipelinePushedImage, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelinePushedImageInput(name string, value *LowcodePipelinePushedImage, description string) *Env { // lowcode-pipeline (../../../release.go:58:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelinePushedImageInput")
 	q = q.Arg("name", name)
@@ -372,7 +327,7 @@ func (r *Env) WithLowcodePipelinePushedImageInput(name string, value *LowcodePip
 }
 
 // Declare a desired LowcodePipelinePushedImage output to be assigned in the environment
-func (r *Env) WithLowcodePipelinePushedImageOutput(name string, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelinePushedImageOutput(name string, description string) *Env { // lowcode-pipeline (../../../release.go:58:6)
 	q := r.query.Select("withLowcodePipelinePushedImageOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -383,7 +338,7 @@ func (r *Env) WithLowcodePipelinePushedImageOutput(name string, description stri
 }
 
 // Create or update a binding of type LowcodePipelineReceipt in the environment
-func (r *Env) WithLowcodePipelineReceiptInput(name string, value *LowcodePipelineReceipt, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelineReceiptInput(name string, value *LowcodePipelineReceipt, description string) *Env { // lowcode-pipeline (../../../deploy.go:21:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineReceiptInput")
 	q = q.Arg("name", name)
@@ -396,7 +351,7 @@ func (r *Env) WithLowcodePipelineReceiptInput(name string, value *LowcodePipelin
 }
 
 // Declare a desired LowcodePipelineReceipt output to be assigned in the environment
-func (r *Env) WithLowcodePipelineReceiptOutput(name string, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelineReceiptOutput(name string, description string) *Env { // lowcode-pipeline (../../../deploy.go:21:6)
 	q := r.query.Select("withLowcodePipelineReceiptOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -407,7 +362,7 @@ func (r *Env) WithLowcodePipelineReceiptOutput(name string, description string) 
 }
 
 // Create or update a binding of type LowcodePipelineRelease in the environment
-func (r *Env) WithLowcodePipelineReleaseInput(name string, value *LowcodePipelineRelease, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelineReleaseInput(name string, value *LowcodePipelineRelease, description string) *Env { // lowcode-pipeline (../../../release.go:30:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineReleaseInput")
 	q = q.Arg("name", name)
@@ -420,7 +375,7 @@ func (r *Env) WithLowcodePipelineReleaseInput(name string, value *LowcodePipelin
 }
 
 // Declare a desired LowcodePipelineRelease output to be assigned in the environment
-func (r *Env) WithLowcodePipelineReleaseOutput(name string, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelineReleaseOutput(name string, description string) *Env { // lowcode-pipeline (../../../release.go:30:6)
 	q := r.query.Select("withLowcodePipelineReleaseOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -431,7 +386,7 @@ func (r *Env) WithLowcodePipelineReleaseOutput(name string, description string) 
 }
 
 // Create or update a binding of type LowcodePipelineSnapshotEntry in the environment
-func (r *Env) WithLowcodePipelineSnapshotEntryInput(name string, value *LowcodePipelineSnapshotEntry, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelineSnapshotEntryInput(name string, value *LowcodePipelineSnapshotEntry, description string) *Env { // lowcode-pipeline (../../../snapshot.go:71:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineSnapshotEntryInput")
 	q = q.Arg("name", name)
@@ -444,7 +399,7 @@ func (r *Env) WithLowcodePipelineSnapshotEntryInput(name string, value *LowcodeP
 }
 
 // Declare a desired LowcodePipelineSnapshotEntry output to be assigned in the environment
-func (r *Env) WithLowcodePipelineSnapshotEntryOutput(name string, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelineSnapshotEntryOutput(name string, description string) *Env { // lowcode-pipeline (../../../snapshot.go:71:6)
 	q := r.query.Select("withLowcodePipelineSnapshotEntryOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -455,7 +410,7 @@ func (r *Env) WithLowcodePipelineSnapshotEntryOutput(name string, description st
 }
 
 // Create or update a binding of type LowcodePipelineSnapshot in the environment
-func (r *Env) WithLowcodePipelineSnapshotInput(name string, value *LowcodePipelineSnapshot, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelineSnapshotInput(name string, value *LowcodePipelineSnapshot, description string) *Env { // lowcode-pipeline (../../../snapshot.go:28:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineSnapshotInput")
 	q = q.Arg("name", name)
@@ -468,7 +423,7 @@ func (r *Env) WithLowcodePipelineSnapshotInput(name string, value *LowcodePipeli
 }
 
 // Declare a desired LowcodePipelineSnapshot output to be assigned in the environment
-func (r *Env) WithLowcodePipelineSnapshotOutput(name string, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelineSnapshotOutput(name string, description string) *Env { // lowcode-pipeline (../../../snapshot.go:28:6)
 	q := r.query.Select("withLowcodePipelineSnapshotOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -479,7 +434,7 @@ func (r *Env) WithLowcodePipelineSnapshotOutput(name string, description string)
 }
 
 // Create or update a binding of type LowcodePipelineSnapshotOutput in the environment
-func (r *Env) WithLowcodePipelineSnapshotOutputInput(name string, value *LowcodePipelineSnapshotOutput, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelineSnapshotOutputInput(name string, value *LowcodePipelineSnapshotOutput, description string) *Env { // lowcode-pipeline (../../../snapshot.go:49:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineSnapshotOutputInput")
 	q = q.Arg("name", name)
@@ -492,7 +447,7 @@ func (r *Env) WithLowcodePipelineSnapshotOutputInput(name string, value *Lowcode
 }
 
 // Declare a desired LowcodePipelineSnapshotOutput output to be assigned in the environment
-func (r *Env) WithLowcodePipelineSnapshotOutputOutput(name string, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelineSnapshotOutputOutput(name string, description string) *Env { // lowcode-pipeline (../../../snapshot.go:49:6)
 	q := r.query.Select("withLowcodePipelineSnapshotOutputOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -503,7 +458,7 @@ func (r *Env) WithLowcodePipelineSnapshotOutputOutput(name string, description s
 }
 
 // Create or update a binding of type LowcodePipelineSnapshotReport in the environment
-func (r *Env) WithLowcodePipelineSnapshotReportInput(name string, value *LowcodePipelineSnapshotReport, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelineSnapshotReportInput(name string, value *LowcodePipelineSnapshotReport, description string) *Env { // lowcode-pipeline (../../../snapshot.go:61:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineSnapshotReportInput")
 	q = q.Arg("name", name)
@@ -516,7 +471,7 @@ func (r *Env) WithLowcodePipelineSnapshotReportInput(name string, value *Lowcode
 }
 
 // Declare a desired LowcodePipelineSnapshotReport output to be assigned in the environment
-func (r *Env) WithLowcodePipelineSnapshotReportOutput(name string, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelineSnapshotReportOutput(name string, description string) *Env { // lowcode-pipeline (../../../snapshot.go:61:6)
 	q := r.query.Select("withLowcodePipelineSnapshotReportOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -527,7 +482,7 @@ func (r *Env) WithLowcodePipelineSnapshotReportOutput(name string, description s
 }
 
 // Create or update a binding of type LowcodePipelineStepTime in the environment
-func (r *Env) WithLowcodePipelineStepTimeInput(name string, value *LowcodePipelineStepTime, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelineStepTimeInput(name string, value *LowcodePipelineStepTime, description string) *Env { // lowcode-pipeline (../../../delivery.go:37:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineStepTimeInput")
 	q = q.Arg("name", name)
@@ -540,7 +495,7 @@ func (r *Env) WithLowcodePipelineStepTimeInput(name string, value *LowcodePipeli
 }
 
 // Declare a desired LowcodePipelineStepTime output to be assigned in the environment
-func (r *Env) WithLowcodePipelineStepTimeOutput(name string, description string) *Env { // lowcode-pipeline (../../:0:0)
+func (r *Env) WithLowcodePipelineStepTimeOutput(name string, description string) *Env { // lowcode-pipeline (../../../delivery.go:37:6)
 	q := r.query.Select("withLowcodePipelineStepTimeOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -554,7 +509,7 @@ func (r *Env) WithLowcodePipelineStepTimeOutput(name string, description string)
 //
 // Every step takes what it uses (the project is --source, the current
 // directory by default).
-type LowcodePipeline struct { // lowcode-pipeline (../../:0:0)
+type LowcodePipeline struct { // lowcode-pipeline (../../../main.go:22:6)
 	query *querybuilder.Selection
 
 	demo *string
@@ -569,31 +524,47 @@ func (r *LowcodePipeline) WithGraphQLQuery(q *querybuilder.Selection) *LowcodePi
 
 // LowcodePipelineBuildOpts contains options for LowcodePipeline.Build
 type LowcodePipelineBuildOpts struct {
+	//
 	// Project to build: a package.json with build:draw and build:node scripts (from another directory or module: pass it, e.g. --source .)
-	Source *Directory // lowcode-pipeline (../../:0:0)
+	//
+	Source *Directory // lowcode-pipeline (../../../main.go:141:2)
+	//
 	// The platform toolkit's npm package (with optional @version) that npx runs for buildCodeAsData (default: @olympeio/toolkit when package.json depends on it)
-	Toolkit string // lowcode-pipeline (../../:0:0)
+	//
+	Toolkit string // lowcode-pipeline (../../../main.go:144:2)
+	//
 	// Design-tool package whose installed version labels the images, draw_version (default: @olympeio/draw when package.json depends on it)
-	DrawPackage string // lowcode-pipeline (../../:0:0)
+	//
+	DrawPackage string // lowcode-pipeline (../../../main.go:147:2)
+	//
 	// Build the code as data too: project, or bricks (a library of bricks); none by default
-	CodeAsData LowcodePipelineCodeAsDataKind // lowcode-pipeline (../../:0:0)
+	//
+	CodeAsData LowcodePipelineCodeAsDataKind // lowcode-pipeline (../../../main.go:150:2)
+	//
 	// Further argument for buildCodeAsData, passed as it is (repeatable; needs --code-as-data)
-	CodeAsDataArg []string // lowcode-pipeline (../../:0:0)
+	//
+	CodeAsDataArg []string // lowcode-pipeline (../../../main.go:153:2)
+	//
 	// Build argument of the images' Dockerfiles, NAME=VALUE (repeatable): FRONTEND_BASE_IMAGE, WEB_USER, DOCUMENT_ROOT, BACKEND_BASE_IMAGE, CODE_AS_DATA_BASE_IMAGE, or one of your Dockerfiles' own
-	BuildArg []string // lowcode-pipeline (../../:0:0)
+	//
+	BuildArg []string // lowcode-pipeline (../../../main.go:156:2)
+	//
 	// Node.js image the builds run in (Node.js 20 or above)
 	//
+	//
 	// Default: "node:24"
-	NodeImage string // lowcode-pipeline (../../:0:0)
+	NodeImage string // lowcode-pipeline (../../../main.go:160:2)
+	//
 	// .npmrc for private registries (the platform's packages usually come from one); mounted as a secret, never in a layer
-	Npmrc *Secret // lowcode-pipeline (../../:0:0)
+	//
+	Npmrc *Secret // lowcode-pipeline (../../../main.go:163:2)
 }
 
 // Build the project: dist/web, dist/node and, when asked, dist/codeAsData, off one install, each built when first used
 //
 // A change to the sources alone does not re-run the install. The design-tool
 // version is read from the installed dependencies.
-func (r *LowcodePipeline) Build(opts ...LowcodePipelineBuildOpts) *LowcodePipelineBuild { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipeline) Build(opts ...LowcodePipelineBuildOpts) *LowcodePipelineBuild { // lowcode-pipeline (../../../main.go:136:1)
 	q := r.query.Select("build")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `source` optional argument
@@ -637,42 +608,76 @@ func (r *LowcodePipeline) Build(opts ...LowcodePipelineBuildOpts) *LowcodePipeli
 
 // LowcodePipelineDeliverOpts contains options for LowcodePipeline.Deliver
 type LowcodePipelineDeliverOpts struct {
+	//
 	// Project to build: a package.json with build:draw and build:node scripts (from another directory or module: pass it, e.g. --source .)
-	Source *Directory // lowcode-pipeline (../../:0:0)
+	//
+	Source *Directory // lowcode-pipeline (../../../main.go:58:2)
+	//
 	// The platform toolkit's npm package (with optional @version) that npx runs for buildCodeAsData (default: @olympeio/toolkit when package.json depends on it)
-	Toolkit string // lowcode-pipeline (../../:0:0)
+	//
+	Toolkit string // lowcode-pipeline (../../../main.go:61:2)
+	//
 	// Design-tool package whose installed version labels the images, draw_version (default: @olympeio/draw when package.json depends on it)
-	DrawPackage string // lowcode-pipeline (../../:0:0)
+	//
+	DrawPackage string // lowcode-pipeline (../../../main.go:64:2)
+	//
 	// Build the code as data too: project, or bricks (a library of bricks); none by default
-	CodeAsData LowcodePipelineCodeAsDataKind // lowcode-pipeline (../../:0:0)
+	//
+	CodeAsData LowcodePipelineCodeAsDataKind // lowcode-pipeline (../../../main.go:67:2)
+	//
 	// Further argument for buildCodeAsData, passed as it is (repeatable; needs --code-as-data)
-	CodeAsDataArg []string // lowcode-pipeline (../../:0:0)
+	//
+	CodeAsDataArg []string // lowcode-pipeline (../../../main.go:70:2)
+	//
 	// Build argument of the images' Dockerfiles, NAME=VALUE (repeatable): FRONTEND_BASE_IMAGE, WEB_USER, DOCUMENT_ROOT, BACKEND_BASE_IMAGE, CODE_AS_DATA_BASE_IMAGE, or one of your Dockerfiles' own
-	BuildArg []string // lowcode-pipeline (../../:0:0)
+	//
+	BuildArg []string // lowcode-pipeline (../../../main.go:73:2)
+	//
 	// Node.js image the builds run in (Node.js 20 or above)
 	//
+	//
 	// Default: "node:24"
-	NodeImage string // lowcode-pipeline (../../:0:0)
+	NodeImage string // lowcode-pipeline (../../../main.go:77:2)
+	//
 	// .npmrc for private registries (the platform's packages usually come from one); mounted as a secret, never in a layer
-	Npmrc *Secret // lowcode-pipeline (../../:0:0)
+	//
+	Npmrc *Secret // lowcode-pipeline (../../../main.go:80:2)
+	//
 	// Platform of a multi-platform image (repeatable): linux/amd64, linux/arm64 (default: the engine's)
-	Platform []Platform // lowcode-pipeline (../../:0:0)
+	//
+	Platform []Platform // lowcode-pipeline (../../../main.go:87:2)
+	//
 	// Registry user name
-	RegistryUsername string // lowcode-pipeline (../../:0:0)
+	//
+	RegistryUsername string // lowcode-pipeline (../../../main.go:90:2)
+	//
 	// Registry password or token
-	RegistryPassword *Secret // lowcode-pipeline (../../:0:0)
+	//
+	RegistryPassword *Secret // lowcode-pipeline (../../../main.go:93:2)
+	//
 	// A registry running as a Dagger service (tests, demos; what a repository on localhost needs): the repository's registry is reached there, over plain http
-	RegistryService *Service // lowcode-pipeline (../../:0:0)
+	//
+	RegistryService *Service // lowcode-pipeline (../../../main.go:96:2)
+	//
 	// Creation time of the images, which every time in them is clamped to: the commit time, RFC 3339 or Unix seconds ($SOURCE_DATE_EPOCH); default the Unix epoch, never the clock
-	Created string // lowcode-pipeline (../../:0:0)
+	//
+	Created string // lowcode-pipeline (../../../main.go:99:2)
+	//
 	// Image label KEY=VALUE (repeatable), e.g. org.opencontainers.image.revision=$GIT_SHA; a URL is shown without credentials or query
-	Label []string // lowcode-pipeline (../../:0:0)
+	//
+	Label []string // lowcode-pipeline (../../../main.go:102:2)
+	//
 	// Payload JSON file to start from instead of the reference default; it names no image: the run's are the only ones sent
-	Payload *File // lowcode-pipeline (../../:0:0)
+	//
+	Payload *File // lowcode-pipeline (../../../main.go:105:2)
+	//
 	// CA certificate (PEM) that signs a self-hosted webhook's certificate; trusted by this call only, instead of the system's
-	WebhookCaCert *File // lowcode-pipeline (../../:0:0)
+	//
+	WebhookCaCert *File // lowcode-pipeline (../../../main.go:112:2)
+	//
 	// Allow an http:// address (a local receiver); the token would travel unencrypted
-	AllowHTTP bool // lowcode-pipeline (../../:0:0)
+	//
+	AllowHTTP bool // lowcode-pipeline (../../../main.go:115:2)
 }
 
 // Build, publish and deploy in one call: the platform's reference pipeline as one module call, for CI
@@ -680,7 +685,7 @@ type LowcodePipelineDeliverOpts struct {
 // The flags are those of build, publish and deploy, all checked before
 // anything is built. One POST, never sent twice. The summary gives the
 // images, the receipt and each step's time.
-func (r *LowcodePipeline) Deliver(repository string, tag []string, webhookUrl string, webhookToken *Secret, opts ...LowcodePipelineDeliverOpts) *LowcodePipelineDelivery { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipeline) Deliver(repository string, tag []string, webhookUrl string, webhookToken *Secret, opts ...LowcodePipelineDeliverOpts) *LowcodePipelineDelivery { // lowcode-pipeline (../../../main.go:53:1)
 	assertNotNil("webhookToken", webhookToken)
 	q := r.query.Select("deliver")
 	for i := len(opts) - 1; i >= 0; i-- {
@@ -768,7 +773,7 @@ func (r *LowcodePipeline) Deliver(repository string, tag []string, webhookUrl st
 // Uses examples/app with its stand-ins for the vendor's tools, registry:3
 // and a webhook-receiver as services: no vendor account, no registry of
 // yours. Prints the images and the receipt.
-func (r *LowcodePipeline) Demo(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipeline) Demo(ctx context.Context) (string, error) { // lowcode-pipeline (../../../main.go:353:1)
 	if r.demo != nil {
 		return *r.demo, nil
 	}
@@ -781,7 +786,7 @@ func (r *LowcodePipeline) Demo(ctx context.Context) (string, error) { // lowcode
 }
 
 // A unique identifier for this LowcodePipeline.
-func (r *LowcodePipeline) ID(ctx context.Context) (ID, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipeline) ID(ctx context.Context) (ID, error) {
 	if r.id != nil {
 		return *r.id, nil
 	}
@@ -831,18 +836,24 @@ func (r *LowcodePipeline) UnmarshalJSON(bs []byte) error {
 
 // LowcodePipelineInstallOpts contains options for LowcodePipeline.Install
 type LowcodePipelineInstallOpts struct {
+	//
 	// Project to install
-	Source *Directory // lowcode-pipeline (../../:0:0)
+	//
+	Source *Directory // lowcode-pipeline (../../../main.go:185:2)
+	//
 	// Node.js image (Node.js 20 or above)
 	//
+	//
 	// Default: "node:24"
-	NodeImage string // lowcode-pipeline (../../:0:0)
+	NodeImage string // lowcode-pipeline (../../../main.go:189:2)
+	//
 	// .npmrc for private registries; mounted as a secret, never in a layer
-	Npmrc *Secret // lowcode-pipeline (../../:0:0)
+	//
+	Npmrc *Secret // lowcode-pipeline (../../../main.go:192:2)
 }
 
 // The project with its dependencies installed, ready to build: a container to explore with terminal
-func (r *LowcodePipeline) Install(opts ...LowcodePipelineInstallOpts) *Container { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipeline) Install(opts ...LowcodePipelineInstallOpts) *Container { // lowcode-pipeline (../../../main.go:180:1)
 	q := r.query.Select("install")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `source` optional argument
@@ -866,14 +877,22 @@ func (r *LowcodePipeline) Install(opts ...LowcodePipelineInstallOpts) *Container
 
 // LowcodePipelinePayloadOpts contains options for LowcodePipeline.Payload
 type LowcodePipelinePayloadOpts struct {
+	//
 	// Payload JSON file to start from instead of the reference default
-	From *File // lowcode-pipeline (../../:0:0)
+	//
+	From *File // lowcode-pipeline (../../../main.go:215:2)
+	//
 	// Frontend image reference
-	FrontendRef string // lowcode-pipeline (../../:0:0)
+	//
+	FrontendRef string // lowcode-pipeline (../../../main.go:218:2)
+	//
 	// Backend image reference (repeatable)
-	BackendRef []string // lowcode-pipeline (../../:0:0)
+	//
+	BackendRef []string // lowcode-pipeline (../../../main.go:221:2)
+	//
 	// Code-as-data image reference: only when this run built one
-	CodeAsDataRef string // lowcode-pipeline (../../:0:0)
+	//
+	CodeAsDataRef string // lowcode-pipeline (../../../main.go:224:2)
 }
 
 // A deployment payload: the reference default, or one you give, with this run's images
@@ -881,7 +900,7 @@ type LowcodePipelinePayloadOpts struct {
 // Sets the frontend image, appends the backend images and sets the
 // code-as-data image only when given; checked against every rule of the
 // interface, with every problem at once.
-func (r *LowcodePipeline) Payload(opts ...LowcodePipelinePayloadOpts) *LowcodePipelinePayload { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipeline) Payload(opts ...LowcodePipelinePayloadOpts) *LowcodePipelinePayload { // lowcode-pipeline (../../../main.go:211:1)
 	q := r.query.Select("payload")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `from` optional argument
@@ -909,26 +928,42 @@ func (r *LowcodePipeline) Payload(opts ...LowcodePipelinePayloadOpts) *LowcodePi
 
 // LowcodePipelineSnapshotOpts contains options for LowcodePipeline.Snapshot
 type LowcodePipelineSnapshotOpts struct {
+	//
 	// The project: a package.json, and the snapshot configuration
-	Source *Directory // lowcode-pipeline (../../:0:0)
+	//
+	Source *Directory // lowcode-pipeline (../../../main.go:242:2)
+	//
 	// Snapshot configuration file, relative to the project
 	//
+	//
 	// Default: "res/snapshot-config.json"
-	Config string // lowcode-pipeline (../../:0:0)
+	Config string // lowcode-pipeline (../../../main.go:246:2)
+	//
 	// The platform toolkit's npm package (with optional @version) that npx runs for snapshot (default: @olympeio/toolkit when package.json depends on it)
-	Toolkit string // lowcode-pipeline (../../:0:0)
+	//
+	Toolkit string // lowcode-pipeline (../../../main.go:249:2)
+	//
 	// The platform's orchestrator the toolkit connects to, [user@]host[:port] (443 is TLS), e.g. ci@draw.example.com:443
-	Orchestrator string // lowcode-pipeline (../../:0:0)
+	//
+	Orchestrator string // lowcode-pipeline (../../../main.go:252:2)
+	//
 	// Password of the orchestrator's user
-	OrchestratorPassword *Secret // lowcode-pipeline (../../:0:0)
+	//
+	OrchestratorPassword *Secret // lowcode-pipeline (../../../main.go:255:2)
+	//
 	// Accept an outputDir the toolkit leaves empty (push then commits the deletion of the folder)
-	AllowEmpty bool // lowcode-pipeline (../../:0:0)
+	//
+	AllowEmpty bool // lowcode-pipeline (../../../main.go:258:2)
+	//
 	// Node.js image the toolkit runs in (Node.js 20 or above)
 	//
+	//
 	// Default: "node:24"
-	NodeImage string // lowcode-pipeline (../../:0:0)
+	NodeImage string // lowcode-pipeline (../../../main.go:262:2)
+	//
 	// .npmrc for private registries; mounted as a secret, never in a layer
-	Npmrc *Secret // lowcode-pipeline (../../:0:0)
+	//
+	Npmrc *Secret // lowcode-pipeline (../../../main.go:265:2)
 }
 
 // Save code as data: run the toolkit's snapshot into the project's outputDirs; push commits them to git
@@ -936,7 +971,7 @@ type LowcodePipelineSnapshotOpts struct {
 // The toolkit runs without the configuration's git sections, into emptied
 // outputDirs. `changes export --path .` applies the snapshot to your
 // checkout; `push` commits each entry that has a git section.
-func (r *LowcodePipeline) Snapshot(opts ...LowcodePipelineSnapshotOpts) *LowcodePipelineSnapshot { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipeline) Snapshot(opts ...LowcodePipelineSnapshotOpts) *LowcodePipelineSnapshot { // lowcode-pipeline (../../../main.go:237:1)
 	q := r.query.Select("snapshot")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `source` optional argument
@@ -980,33 +1015,49 @@ func (r *LowcodePipeline) Snapshot(opts ...LowcodePipelineSnapshotOpts) *Lowcode
 
 // LowcodePipelineToolkitSnapshotOpts contains options for LowcodePipeline.ToolkitSnapshot
 type LowcodePipelineToolkitSnapshotOpts struct {
+	//
 	// The project: a package.json, and the snapshot configuration
-	Source *Directory // lowcode-pipeline (../../:0:0)
+	//
+	Source *Directory // lowcode-pipeline (../../../main.go:287:2)
+	//
 	// Snapshot configuration file, relative to the project
 	//
+	//
 	// Default: "res/snapshot-config.json"
-	Config string // lowcode-pipeline (../../:0:0)
+	Config string // lowcode-pipeline (../../../main.go:291:2)
+	//
 	// The platform toolkit's npm package (with optional @version) that npx runs for snapshot (default: @olympeio/toolkit when package.json depends on it)
-	Toolkit string // lowcode-pipeline (../../:0:0)
+	//
+	Toolkit string // lowcode-pipeline (../../../main.go:294:2)
+	//
 	// The platform's orchestrator the toolkit connects to, [user@]host[:port] (443 is TLS), e.g. ci@draw.example.com:443
-	Orchestrator string // lowcode-pipeline (../../:0:0)
+	//
+	Orchestrator string // lowcode-pipeline (../../../main.go:297:2)
+	//
 	// Password of the orchestrator's user
-	OrchestratorPassword *Secret // lowcode-pipeline (../../:0:0)
+	//
+	OrchestratorPassword *Secret // lowcode-pipeline (../../../main.go:300:2)
+	//
 	// Git access token, put in each git.repo for the toolkit; without it, git.repo's own
-	GitToken *Secret // lowcode-pipeline (../../:0:0)
+	//
+	GitToken *Secret // lowcode-pipeline (../../../main.go:303:2)
+	//
 	// Node.js image the toolkit runs in (Node.js 20 or above)
 	//
+	//
 	// Default: "node:24"
-	NodeImage string // lowcode-pipeline (../../:0:0)
+	NodeImage string // lowcode-pipeline (../../../main.go:307:2)
+	//
 	// .npmrc for private registries; mounted as a secret, never in a layer
-	Npmrc *Secret // lowcode-pipeline (../../:0:0)
+	//
+	Npmrc *Secret // lowcode-pipeline (../../../main.go:310:2)
 }
 
 // Run the toolkit's snapshot with its own git, as the interface describes: the toolkit clones, commits and pushes; the module does no git work and none of push's checks
 //
 // A --git-token goes into each git.repo's user-info for the toolkit. The
 // report says `left to the toolkit` for each entry.
-func (r *LowcodePipeline) ToolkitSnapshot(opts ...LowcodePipelineToolkitSnapshotOpts) *LowcodePipelineSnapshotReport { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipeline) ToolkitSnapshot(opts ...LowcodePipelineToolkitSnapshotOpts) *LowcodePipelineSnapshotReport { // lowcode-pipeline (../../../main.go:282:1)
 	q := r.query.Select("toolkitSnapshot")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `source` optional argument
@@ -1050,14 +1101,20 @@ func (r *LowcodePipeline) ToolkitSnapshot(opts ...LowcodePipelineToolkitSnapshot
 
 // LowcodePipelineWebhookReceiverOpts contains options for LowcodePipeline.WebhookReceiver
 type LowcodePipelineWebhookReceiverOpts struct {
+	//
 	// Port to listen on
 	//
+	//
 	// Default: 8080
-	Port int // lowcode-pipeline (../../:0:0)
+	Port int // lowcode-pipeline (../../../main.go:334:2)
+	//
 	// Certificate (PEM) to serve https with, e.g. one a private CA signed; plain http without it
-	TLSCert *File // lowcode-pipeline (../../:0:0)
+	//
+	TLSCert *File // lowcode-pipeline (../../../main.go:337:2)
+	//
 	// Private key (PEM) of --tls-cert
-	TLSKey *Secret // lowcode-pipeline (../../:0:0)
+	//
+	TLSKey *Secret // lowcode-pipeline (../../../main.go:340:2)
 }
 
 // A stand-in for the platform's webhook, for local runs and tests
@@ -1066,7 +1123,7 @@ type LowcodePipelineWebhookReceiverOpts struct {
 // payload (422 with the problems), records what it accepts (GET /_deliveries,
 // same token) and answers 200 {"message":"success"}. Plain http: deploy to it
 // with --allow-http.
-func (r *LowcodePipeline) WebhookReceiver(webhookToken *Secret, opts ...LowcodePipelineWebhookReceiverOpts) *Service { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipeline) WebhookReceiver(webhookToken *Secret, opts ...LowcodePipelineWebhookReceiverOpts) *Service { // lowcode-pipeline (../../../main.go:328:1)
 	assertNotNil("webhookToken", webhookToken)
 	q := r.query.Select("webhookReceiver")
 	for i := len(opts) - 1; i >= 0; i-- {
@@ -1099,7 +1156,7 @@ func (r *LowcodePipeline) AsNode() Node {
 }
 
 // Build is the project built: its three outputs, each built when first used, and the design-tool version that labels its images
-type LowcodePipelineBuild struct { // lowcode-pipeline (../../:0:0)
+type LowcodePipelineBuild struct { // lowcode-pipeline (../../../build.go:19:6)
 	query *querybuilder.Selection
 
 	drawVersion   *string
@@ -1116,7 +1173,7 @@ func (r *LowcodePipelineBuild) WithGraphQLQuery(q *querybuilder.Selection) *Lowc
 }
 
 // dist/node, the backend: npm run build:node
-func (r *LowcodePipelineBuild) Backend() *Directory { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineBuild) Backend() *Directory { // lowcode-pipeline (../../../build.go:27:2)
 	q := r.query.Select("backend")
 
 	return &Directory{
@@ -1126,12 +1183,14 @@ func (r *LowcodePipelineBuild) Backend() *Directory { // lowcode-pipeline (../..
 
 // LowcodePipelineBuildBackendImageOpts contains options for LowcodePipelineBuild.BackendImage
 type LowcodePipelineBuildBackendImageOpts struct {
+	//
 	// Platform to build for (default: the engine's)
-	Platform Platform // lowcode-pipeline (../../:0:0)
+	//
+	Platform Platform // lowcode-pipeline (../../../build.go:63:2)
 }
 
 // The backend image: docker/backend.Dockerfile over dist/node (SOURCES_PATH=dist/node), labelled draw_version
-func (r *LowcodePipelineBuild) BackendImage(opts ...LowcodePipelineBuildBackendImageOpts) *Container { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineBuild) BackendImage(opts ...LowcodePipelineBuildBackendImageOpts) *Container { // lowcode-pipeline (../../../build.go:59:1)
 	q := r.query.Select("backendImage")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `platform` optional argument
@@ -1146,7 +1205,7 @@ func (r *LowcodePipelineBuild) BackendImage(opts ...LowcodePipelineBuildBackendI
 }
 
 // dist/codeAsData: npx <toolkit> buildCodeAsData; empty unless built with --code-as-data
-func (r *LowcodePipelineBuild) CodeAsData() *Directory { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineBuild) CodeAsData() *Directory { // lowcode-pipeline (../../../build.go:29:2)
 	q := r.query.Select("codeAsData")
 
 	return &Directory{
@@ -1156,12 +1215,14 @@ func (r *LowcodePipelineBuild) CodeAsData() *Directory { // lowcode-pipeline (..
 
 // LowcodePipelineBuildCodeAsDataImageOpts contains options for LowcodePipelineBuild.CodeAsDataImage
 type LowcodePipelineBuildCodeAsDataImageOpts struct {
+	//
 	// Platform to build for (default: the engine's)
-	Platform Platform // lowcode-pipeline (../../:0:0)
+	//
+	Platform Platform // lowcode-pipeline (../../../build.go:74:2)
 }
 
 // The code-as-data image: docker/codeasdata.Dockerfile over dist/codeAsData (SOURCES_PATH=dist/codeAsData), labelled draw_version
-func (r *LowcodePipelineBuild) CodeAsDataImage(opts ...LowcodePipelineBuildCodeAsDataImageOpts) *Container { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineBuild) CodeAsDataImage(opts ...LowcodePipelineBuildCodeAsDataImageOpts) *Container { // lowcode-pipeline (../../../build.go:70:1)
 	q := r.query.Select("codeAsDataImage")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `platform` optional argument
@@ -1176,7 +1237,7 @@ func (r *LowcodePipelineBuild) CodeAsDataImage(opts ...LowcodePipelineBuildCodeA
 }
 
 // The whole dist directory: web, node and, when built, codeAsData
-func (r *LowcodePipelineBuild) Dist() *Directory { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineBuild) Dist() *Directory { // lowcode-pipeline (../../../build.go:31:2)
 	q := r.query.Select("dist")
 
 	return &Directory{
@@ -1185,7 +1246,7 @@ func (r *LowcodePipelineBuild) Dist() *Directory { // lowcode-pipeline (../../:0
 }
 
 // Installed version of the design-tool package (--draw-package, else @olympeio/draw): the images' draw_version label; empty for a project without one
-func (r *LowcodePipelineBuild) DrawVersion(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineBuild) DrawVersion(ctx context.Context) (string, error) { // lowcode-pipeline (../../../build.go:35:2)
 	if r.drawVersion != nil {
 		return *r.drawVersion, nil
 	}
@@ -1198,7 +1259,7 @@ func (r *LowcodePipelineBuild) DrawVersion(ctx context.Context) (string, error) 
 }
 
 // dist/web, the frontend: npm run build:draw
-func (r *LowcodePipelineBuild) Frontend() *Directory { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineBuild) Frontend() *Directory { // lowcode-pipeline (../../../build.go:25:2)
 	q := r.query.Select("frontend")
 
 	return &Directory{
@@ -1208,12 +1269,14 @@ func (r *LowcodePipelineBuild) Frontend() *Directory { // lowcode-pipeline (../.
 
 // LowcodePipelineBuildFrontendImageOpts contains options for LowcodePipelineBuild.FrontendImage
 type LowcodePipelineBuildFrontendImageOpts struct {
+	//
 	// Platform to build for (default: the engine's)
-	Platform Platform // lowcode-pipeline (../../:0:0)
+	//
+	Platform Platform // lowcode-pipeline (../../../build.go:52:2)
 }
 
 // The frontend image: docker/frontend.Dockerfile over dist/web (SOURCES_PATH=dist/web), labelled draw_version
-func (r *LowcodePipelineBuild) FrontendImage(opts ...LowcodePipelineBuildFrontendImageOpts) *Container { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineBuild) FrontendImage(opts ...LowcodePipelineBuildFrontendImageOpts) *Container { // lowcode-pipeline (../../../build.go:48:1)
 	q := r.query.Select("frontendImage")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `platform` optional argument
@@ -1228,7 +1291,7 @@ func (r *LowcodePipelineBuild) FrontendImage(opts ...LowcodePipelineBuildFronten
 }
 
 // Whether the code as data is built (--code-as-data project or bricks)
-func (r *LowcodePipelineBuild) HasCodeAsData(ctx context.Context) (bool, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineBuild) HasCodeAsData(ctx context.Context) (bool, error) { // lowcode-pipeline (../../../build.go:33:2)
 	if r.hasCodeAsData != nil {
 		return *r.hasCodeAsData, nil
 	}
@@ -1241,7 +1304,7 @@ func (r *LowcodePipelineBuild) HasCodeAsData(ctx context.Context) (bool, error) 
 }
 
 // A unique identifier for this LowcodePipelineBuild.
-func (r *LowcodePipelineBuild) ID(ctx context.Context) (ID, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineBuild) ID(ctx context.Context) (ID, error) {
 	if r.id != nil {
 		return *r.id, nil
 	}
@@ -1290,7 +1353,7 @@ func (r *LowcodePipelineBuild) UnmarshalJSON(bs []byte) error {
 }
 
 // What the build makes as JSON, for a script
-func (r *LowcodePipelineBuild) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineBuild) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../build.go:23:2)
 	if r.json != nil {
 		return *r.json, nil
 	}
@@ -1304,18 +1367,30 @@ func (r *LowcodePipelineBuild) JSON(ctx context.Context) (string, error) { // lo
 
 // LowcodePipelineBuildPublishOpts contains options for LowcodePipelineBuild.Publish
 type LowcodePipelineBuildPublishOpts struct {
+	//
 	// Platform of a multi-platform image (repeatable): linux/amd64, linux/arm64 (default: the engine's)
-	Platform []Platform // lowcode-pipeline (../../:0:0)
+	//
+	Platform []Platform // lowcode-pipeline (../../../build.go:95:2)
+	//
 	// Registry user name
-	RegistryUsername string // lowcode-pipeline (../../:0:0)
+	//
+	RegistryUsername string // lowcode-pipeline (../../../build.go:98:2)
+	//
 	// Registry password or token
-	RegistryPassword *Secret // lowcode-pipeline (../../:0:0)
+	//
+	RegistryPassword *Secret // lowcode-pipeline (../../../build.go:101:2)
+	//
 	// A registry running as a Dagger service (tests, demos; what a repository on localhost needs): the repository's registry is reached there, over plain http
-	RegistryService *Service // lowcode-pipeline (../../:0:0)
+	//
+	RegistryService *Service // lowcode-pipeline (../../../build.go:104:2)
+	//
 	// Creation time of the images, which every time in them is clamped to: the commit time, RFC 3339 or Unix seconds ($SOURCE_DATE_EPOCH); default the Unix epoch, never the clock
-	Created string // lowcode-pipeline (../../:0:0)
+	//
+	Created string // lowcode-pipeline (../../../build.go:107:2)
+	//
 	// Image label KEY=VALUE (repeatable), e.g. org.opencontainers.image.revision=$GIT_SHA; a URL is shown without credentials or query
-	Label []string // lowcode-pipeline (../../:0:0)
+	//
+	Label []string // lowcode-pipeline (../../../build.go:110:2)
 }
 
 // Build the images and push them, every time in them clamped to --created; the release names each by digest, as the payload carries it
@@ -1323,7 +1398,7 @@ type LowcodePipelineBuildPublishOpts struct {
 // Everything is checked before anything is built; the three images are built
 // and pushed concurrently. Same commit, same --created: same digests. An
 // image a tag already holds is not pushed again.
-func (r *LowcodePipelineBuild) Publish(repository string, tag []string, opts ...LowcodePipelineBuildPublishOpts) *LowcodePipelineRelease { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineBuild) Publish(repository string, tag []string, opts ...LowcodePipelineBuildPublishOpts) *LowcodePipelineRelease { // lowcode-pipeline (../../../build.go:87:1)
 	q := r.query.Select("publish")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `platform` optional argument
@@ -1360,7 +1435,7 @@ func (r *LowcodePipelineBuild) Publish(repository string, tag []string, opts ...
 }
 
 // What the build makes, for a person
-func (r *LowcodePipelineBuild) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineBuild) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../build.go:21:2)
 	if r.summary != nil {
 		return *r.summary, nil
 	}
@@ -1373,7 +1448,7 @@ func (r *LowcodePipelineBuild) Summary(ctx context.Context) (string, error) { //
 }
 
 // What the project may want to change, e.g. no lock file to pin its dependencies
-func (r *LowcodePipelineBuild) Warnings(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineBuild) Warnings(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../../build.go:37:2)
 	q := r.query.Select("warnings")
 
 	var response []string
@@ -1391,7 +1466,7 @@ func (r *LowcodePipelineBuild) AsNode() Node {
 }
 
 // Delivery is one run of the pipeline: the build, the images pushed, the payload sent and the webhook's receipt
-type LowcodePipelineDelivery struct { // lowcode-pipeline (../../:0:0)
+type LowcodePipelineDelivery struct { // lowcode-pipeline (../../../delivery.go:19:6)
 	query *querybuilder.Selection
 
 	id      *ID
@@ -1406,7 +1481,7 @@ func (r *LowcodePipelineDelivery) WithGraphQLQuery(q *querybuilder.Selection) *L
 }
 
 // The build
-func (r *LowcodePipelineDelivery) Build() *LowcodePipelineBuild { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineDelivery) Build() *LowcodePipelineBuild { // lowcode-pipeline (../../../delivery.go:25:2)
 	q := r.query.Select("build")
 
 	return &LowcodePipelineBuild{
@@ -1415,7 +1490,7 @@ func (r *LowcodePipelineDelivery) Build() *LowcodePipelineBuild { // lowcode-pip
 }
 
 // A unique identifier for this LowcodePipelineDelivery.
-func (r *LowcodePipelineDelivery) ID(ctx context.Context) (ID, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineDelivery) ID(ctx context.Context) (ID, error) {
 	if r.id != nil {
 		return *r.id, nil
 	}
@@ -1464,7 +1539,7 @@ func (r *LowcodePipelineDelivery) UnmarshalJSON(bs []byte) error {
 }
 
 // The release and the receipt as JSON, for a script
-func (r *LowcodePipelineDelivery) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineDelivery) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../delivery.go:23:2)
 	if r.json != nil {
 		return *r.json, nil
 	}
@@ -1477,7 +1552,7 @@ func (r *LowcodePipelineDelivery) JSON(ctx context.Context) (string, error) { //
 }
 
 // The payload sent
-func (r *LowcodePipelineDelivery) Payload() *LowcodePipelinePayload { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineDelivery) Payload() *LowcodePipelinePayload { // lowcode-pipeline (../../../delivery.go:29:2)
 	q := r.query.Select("payload")
 
 	return &LowcodePipelinePayload{
@@ -1486,7 +1561,7 @@ func (r *LowcodePipelineDelivery) Payload() *LowcodePipelinePayload { // lowcode
 }
 
 // The webhook's answer
-func (r *LowcodePipelineDelivery) Receipt() *LowcodePipelineReceipt { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineDelivery) Receipt() *LowcodePipelineReceipt { // lowcode-pipeline (../../../delivery.go:31:2)
 	q := r.query.Select("receipt")
 
 	return &LowcodePipelineReceipt{
@@ -1495,7 +1570,7 @@ func (r *LowcodePipelineDelivery) Receipt() *LowcodePipelineReceipt { // lowcode
 }
 
 // The images pushed, pinned by digest
-func (r *LowcodePipelineDelivery) Release() *LowcodePipelineRelease { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineDelivery) Release() *LowcodePipelineRelease { // lowcode-pipeline (../../../delivery.go:27:2)
 	q := r.query.Select("release")
 
 	return &LowcodePipelineRelease{
@@ -1504,7 +1579,7 @@ func (r *LowcodePipelineDelivery) Release() *LowcodePipelineRelease { // lowcode
 }
 
 // Where the call's time went, step by step
-func (r *LowcodePipelineDelivery) Steps(ctx context.Context) ([]LowcodePipelineStepTime, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineDelivery) Steps(ctx context.Context) ([]LowcodePipelineStepTime, error) { // lowcode-pipeline (../../../delivery.go:33:2)
 	q := r.query.Select("steps")
 
 	q = q.Select("id")
@@ -1537,7 +1612,7 @@ func (r *LowcodePipelineDelivery) Steps(ctx context.Context) ([]LowcodePipelineS
 }
 
 // The images pushed and the deployment's receipt, for a person
-func (r *LowcodePipelineDelivery) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineDelivery) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../delivery.go:21:2)
 	if r.summary != nil {
 		return *r.summary, nil
 	}
@@ -1558,7 +1633,7 @@ func (r *LowcodePipelineDelivery) AsNode() Node {
 }
 
 // Payload is a deployment payload, checked against every rule of the interface
-type LowcodePipelinePayload struct { // lowcode-pipeline (../../:0:0)
+type LowcodePipelinePayload struct { // lowcode-pipeline (../../../payload.go:16:6)
 	query *querybuilder.Selection
 
 	id      *ID
@@ -1583,29 +1658,39 @@ func (r *LowcodePipelinePayload) WithGraphQLQuery(q *querybuilder.Selection) *Lo
 
 // LowcodePipelinePayloadDeployOpts contains options for LowcodePipelinePayload.Deploy
 type LowcodePipelinePayloadDeployOpts struct {
+	//
 	// Allow an http:// address (a local receiver); the token would travel unencrypted
-	AllowHTTP bool // lowcode-pipeline (../../:0:0)
+	//
+	AllowHTTP bool // lowcode-pipeline (../../../payload.go:130:2)
+	//
 	// Time limit for connecting (TCP and TLS)
 	//
+	//
 	// Default: "10s"
-	ConnectTimeout string // lowcode-pipeline (../../:0:0)
+	ConnectTimeout string // lowcode-pipeline (../../../payload.go:134:2)
+	//
 	// Time limit for the whole call, response included
 	//
+	//
 	// Default: "60s"
-	Timeout string // lowcode-pipeline (../../:0:0)
+	Timeout string // lowcode-pipeline (../../../payload.go:138:2)
+	//
 	// How many times connecting is tried, the first included (never again once the request may have been received)
 	//
+	//
 	// Default: 4
-	ConnectAttempts int // lowcode-pipeline (../../:0:0)
+	ConnectAttempts int // lowcode-pipeline (../../../payload.go:142:2)
+	//
 	// CA certificate (PEM) that signs a self-hosted webhook's certificate; trusted by this call only, instead of the system's
-	WebhookCaCert *File // lowcode-pipeline (../../:0:0)
+	//
+	WebhookCaCert *File // lowcode-pipeline (../../../payload.go:145:2)
 }
 
 // Send the payload to the platform's webhook: one POST with Authorization: Bearer, never sent twice
 //
 // Only a failure to connect at all is retried. Any status but 200 fails
 // with the response body written out.
-func (r *LowcodePipelinePayload) Deploy(webhookUrl string, webhookToken *Secret, opts ...LowcodePipelinePayloadDeployOpts) *LowcodePipelineReceipt { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePayload) Deploy(webhookUrl string, webhookToken *Secret, opts ...LowcodePipelinePayloadDeployOpts) *LowcodePipelineReceipt { // lowcode-pipeline (../../../payload.go:122:1)
 	assertNotNil("webhookToken", webhookToken)
 	q := r.query.Select("deploy")
 	for i := len(opts) - 1; i >= 0; i-- {
@@ -1639,7 +1724,7 @@ func (r *LowcodePipelinePayload) Deploy(webhookUrl string, webhookToken *Secret,
 }
 
 // The payload as a file, payload.json
-func (r *LowcodePipelinePayload) File() *File { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePayload) File() *File { // lowcode-pipeline (../../../payload.go:191:1)
 	q := r.query.Select("file")
 
 	return &File{
@@ -1648,7 +1733,7 @@ func (r *LowcodePipelinePayload) File() *File { // lowcode-pipeline (../../:0:0)
 }
 
 // A unique identifier for this LowcodePipelinePayload.
-func (r *LowcodePipelinePayload) ID(ctx context.Context) (ID, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePayload) ID(ctx context.Context) (ID, error) {
 	if r.id != nil {
 		return *r.id, nil
 	}
@@ -1697,7 +1782,7 @@ func (r *LowcodePipelinePayload) UnmarshalJSON(bs []byte) error {
 }
 
 // The payload as JSON: what deploy sends, byte for byte
-func (r *LowcodePipelinePayload) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePayload) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../payload.go:20:2)
 	if r.json != nil {
 		return *r.json, nil
 	}
@@ -1711,14 +1796,16 @@ func (r *LowcodePipelinePayload) JSON(ctx context.Context) (string, error) { // 
 
 // LowcodePipelinePayloadPlanOpts contains options for LowcodePipelinePayload.Plan
 type LowcodePipelinePayloadPlanOpts struct {
+	//
 	// Time limit for all the matching of the plan (a Go duration)
 	//
+	//
 	// Default: "5s"
-	PlanTimeout string // lowcode-pipeline (../../:0:0)
+	PlanTimeout string // lowcode-pipeline (../../../payload.go:202:2)
 }
 
 // Where each backend image goes on an instance with these backends; fails on a backend that would receive two images and on an image that reaches no backend
-func (r *LowcodePipelinePayload) Plan(backend []string, opts ...LowcodePipelinePayloadPlanOpts) *LowcodePipelinePlan { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePayload) Plan(backend []string, opts ...LowcodePipelinePayloadPlanOpts) *LowcodePipelinePlan { // lowcode-pipeline (../../../payload.go:196:1)
 	q := r.query.Select("plan")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `planTimeout` optional argument
@@ -1735,12 +1822,14 @@ func (r *LowcodePipelinePayload) Plan(backend []string, opts ...LowcodePipelineP
 
 // LowcodePipelinePayloadRequestOpts contains options for LowcodePipelinePayload.Request
 type LowcodePipelinePayloadRequestOpts struct {
+	//
 	// Allow an http:// address (a local receiver)
-	AllowHTTP bool // lowcode-pipeline (../../:0:0)
+	//
+	AllowHTTP bool // lowcode-pipeline (../../../payload.go:175:2)
 }
 
 // The request deploy would send, the token masked: checks the payload and the address, sends nothing
-func (r *LowcodePipelinePayload) Request(ctx context.Context, webhookUrl string, opts ...LowcodePipelinePayloadRequestOpts) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePayload) Request(ctx context.Context, webhookUrl string, opts ...LowcodePipelinePayloadRequestOpts) (string, error) { // lowcode-pipeline (../../../payload.go:170:1)
 	if r.request != nil {
 		return *r.request, nil
 	}
@@ -1760,7 +1849,7 @@ func (r *LowcodePipelinePayload) Request(ctx context.Context, webhookUrl string,
 }
 
 // One line saying what the payload deploys, for a person
-func (r *LowcodePipelinePayload) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePayload) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../payload.go:18:2)
 	if r.summary != nil {
 		return *r.summary, nil
 	}
@@ -1773,7 +1862,7 @@ func (r *LowcodePipelinePayload) Summary(ctx context.Context) (string, error) { 
 }
 
 // Replace the deploy rules: each "SOURCE -> TARGET", JavaScript regular expressions matching image references and backend names
-func (r *LowcodePipelinePayload) WithDeployRules(deployRule []string) *LowcodePipelinePayload { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePayload) WithDeployRules(deployRule []string) *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:67:1)
 	q := r.query.Select("withDeployRules")
 	q = q.Arg("deployRule", deployRule)
 
@@ -1783,7 +1872,7 @@ func (r *LowcodePipelinePayload) WithDeployRules(deployRule []string) *LowcodePi
 }
 
 // Add --force-sync to extraArgs: force the code as data to be synchronised to the orchestrator
-func (r *LowcodePipelinePayload) WithForceSync() *LowcodePipelinePayload { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePayload) WithForceSync() *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:112:1)
 	q := r.query.Select("withForceSync")
 
 	return &LowcodePipelinePayload{
@@ -1792,7 +1881,7 @@ func (r *LowcodePipelinePayload) WithForceSync() *LowcodePipelinePayload { // lo
 }
 
 // Set noDowntime.promotionMode: manual promotes after an approval step (instances with no-downtime mode)
-func (r *LowcodePipelinePayload) WithPromotionMode(mode LowcodePipelineApprovalMode) *LowcodePipelinePayload { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePayload) WithPromotionMode(mode LowcodePipelineApprovalMode) *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:87:1)
 	q := r.query.Select("withPromotionMode")
 	q = q.Arg("mode", mode)
 
@@ -1802,7 +1891,7 @@ func (r *LowcodePipelinePayload) WithPromotionMode(mode LowcodePipelineApprovalM
 }
 
 // Set skipUpdateVersions to true: skip the orchestrator and toolkit update (only for dedicated snapshot versions of them)
-func (r *LowcodePipelinePayload) WithSkipUpdateVersions() *LowcodePipelinePayload { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePayload) WithSkipUpdateVersions() *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:106:1)
 	q := r.query.Select("withSkipUpdateVersions")
 
 	return &LowcodePipelinePayload{
@@ -1811,7 +1900,7 @@ func (r *LowcodePipelinePayload) WithSkipUpdateVersions() *LowcodePipelinePayloa
 }
 
 // Set codeAsData.updateMode: manual deploys the code as data after an approval step
-func (r *LowcodePipelinePayload) WithUpdateMode(mode LowcodePipelineApprovalMode) *LowcodePipelinePayload { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePayload) WithUpdateMode(mode LowcodePipelineApprovalMode) *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:79:1)
 	q := r.query.Select("withUpdateMode")
 	q = q.Arg("mode", mode)
 
@@ -1829,7 +1918,7 @@ func (r *LowcodePipelinePayload) AsNode() Node {
 }
 
 // Plan is where each backend image of a payload goes, for one instance's backends
-type LowcodePipelinePlan struct { // lowcode-pipeline (../../:0:0)
+type LowcodePipelinePlan struct { // lowcode-pipeline (../../../payload.go:24:6)
 	query *querybuilder.Selection
 
 	id      *ID
@@ -1844,7 +1933,7 @@ func (r *LowcodePipelinePlan) WithGraphQLQuery(q *querybuilder.Selection) *Lowco
 }
 
 // Each backend, with the image it receives and the rules that send it there
-func (r *LowcodePipelinePlan) Backends(ctx context.Context) ([]LowcodePipelinePlanBackend, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePlan) Backends(ctx context.Context) ([]LowcodePipelinePlanBackend, error) { // lowcode-pipeline (../../../payload.go:32:2)
 	q := r.query.Select("backends")
 
 	q = q.Select("id")
@@ -1877,7 +1966,7 @@ func (r *LowcodePipelinePlan) Backends(ctx context.Context) ([]LowcodePipelinePl
 }
 
 // A unique identifier for this LowcodePipelinePlan.
-func (r *LowcodePipelinePlan) ID(ctx context.Context) (ID, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePlan) ID(ctx context.Context) (ID, error) {
 	if r.id != nil {
 		return *r.id, nil
 	}
@@ -1926,7 +2015,7 @@ func (r *LowcodePipelinePlan) UnmarshalJSON(bs []byte) error {
 }
 
 // Each backend image, with the rules that match it and the backends it reaches
-func (r *LowcodePipelinePlan) Images(ctx context.Context) ([]LowcodePipelinePlanImage, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePlan) Images(ctx context.Context) ([]LowcodePipelinePlanImage, error) { // lowcode-pipeline (../../../payload.go:30:2)
 	q := r.query.Select("images")
 
 	q = q.Select("id")
@@ -1959,7 +2048,7 @@ func (r *LowcodePipelinePlan) Images(ctx context.Context) ([]LowcodePipelinePlan
 }
 
 // The whole plan as JSON, for a script
-func (r *LowcodePipelinePlan) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePlan) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../payload.go:28:2)
 	if r.json != nil {
 		return *r.json, nil
 	}
@@ -1972,7 +2061,7 @@ func (r *LowcodePipelinePlan) JSON(ctx context.Context) (string, error) { // low
 }
 
 // The plan as aligned columns, with its warnings, for a person
-func (r *LowcodePipelinePlan) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePlan) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../payload.go:26:2)
 	if r.summary != nil {
 		return *r.summary, nil
 	}
@@ -1985,7 +2074,7 @@ func (r *LowcodePipelinePlan) Summary(ctx context.Context) (string, error) { // 
 }
 
 // Rules that match no image, backends that receive nothing
-func (r *LowcodePipelinePlan) Warnings(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePlan) Warnings(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../../payload.go:34:2)
 	q := r.query.Select("warnings")
 
 	var response []string
@@ -2003,7 +2092,7 @@ func (r *LowcodePipelinePlan) AsNode() Node {
 }
 
 // PlanBackend is one backend of a plan
-type LowcodePipelinePlanBackend struct { // lowcode-pipeline (../../:0:0)
+type LowcodePipelinePlanBackend struct { // lowcode-pipeline (../../../payload.go:48:6)
 	query *querybuilder.Selection
 
 	id   *ID
@@ -2017,7 +2106,7 @@ func (r *LowcodePipelinePlanBackend) WithGraphQLQuery(q *querybuilder.Selection)
 }
 
 // A unique identifier for this LowcodePipelinePlanBackend.
-func (r *LowcodePipelinePlanBackend) ID(ctx context.Context) (ID, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePlanBackend) ID(ctx context.Context) (ID, error) {
 	if r.id != nil {
 		return *r.id, nil
 	}
@@ -2066,7 +2155,7 @@ func (r *LowcodePipelinePlanBackend) UnmarshalJSON(bs []byte) error {
 }
 
 // The image it receives (none or one)
-func (r *LowcodePipelinePlanBackend) Images(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePlanBackend) Images(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../../payload.go:52:2)
 	q := r.query.Select("images")
 
 	var response []string
@@ -2076,7 +2165,7 @@ func (r *LowcodePipelinePlanBackend) Images(ctx context.Context) ([]string, erro
 }
 
 // The backend's name
-func (r *LowcodePipelinePlanBackend) Name(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePlanBackend) Name(ctx context.Context) (string, error) { // lowcode-pipeline (../../../payload.go:50:2)
 	if r.name != nil {
 		return *r.name, nil
 	}
@@ -2089,7 +2178,7 @@ func (r *LowcodePipelinePlanBackend) Name(ctx context.Context) (string, error) {
 }
 
 // Indexes of the deploy rules that send it there
-func (r *LowcodePipelinePlanBackend) Rules(ctx context.Context) ([]int, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePlanBackend) Rules(ctx context.Context) ([]int, error) { // lowcode-pipeline (../../../payload.go:54:2)
 	q := r.query.Select("rules")
 
 	var response []int
@@ -2107,7 +2196,7 @@ func (r *LowcodePipelinePlanBackend) AsNode() Node {
 }
 
 // PlanImage is one backend image of a plan
-type LowcodePipelinePlanImage struct { // lowcode-pipeline (../../:0:0)
+type LowcodePipelinePlanImage struct { // lowcode-pipeline (../../../payload.go:38:6)
 	query *querybuilder.Selection
 
 	id    *ID
@@ -2121,7 +2210,7 @@ func (r *LowcodePipelinePlanImage) WithGraphQLQuery(q *querybuilder.Selection) *
 }
 
 // The backends it reaches
-func (r *LowcodePipelinePlanImage) Backends(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePlanImage) Backends(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../../payload.go:44:2)
 	q := r.query.Select("backends")
 
 	var response []string
@@ -2131,7 +2220,7 @@ func (r *LowcodePipelinePlanImage) Backends(ctx context.Context) ([]string, erro
 }
 
 // A unique identifier for this LowcodePipelinePlanImage.
-func (r *LowcodePipelinePlanImage) ID(ctx context.Context) (ID, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePlanImage) ID(ctx context.Context) (ID, error) {
 	if r.id != nil {
 		return *r.id, nil
 	}
@@ -2180,7 +2269,7 @@ func (r *LowcodePipelinePlanImage) UnmarshalJSON(bs []byte) error {
 }
 
 // The image reference
-func (r *LowcodePipelinePlanImage) Image(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePlanImage) Image(ctx context.Context) (string, error) { // lowcode-pipeline (../../../payload.go:40:2)
 	if r.image != nil {
 		return *r.image, nil
 	}
@@ -2193,7 +2282,7 @@ func (r *LowcodePipelinePlanImage) Image(ctx context.Context) (string, error) { 
 }
 
 // Indexes of the deploy rules whose source matches it
-func (r *LowcodePipelinePlanImage) Rules(ctx context.Context) ([]int, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePlanImage) Rules(ctx context.Context) ([]int, error) { // lowcode-pipeline (../../../payload.go:42:2)
 	q := r.query.Select("rules")
 
 	var response []int
@@ -2211,7 +2300,7 @@ func (r *LowcodePipelinePlanImage) AsNode() Node {
 }
 
 // PushedImage is one image pushed under one tag
-type LowcodePipelinePushedImage struct { // lowcode-pipeline (../../:0:0)
+type LowcodePipelinePushedImage struct { // lowcode-pipeline (../../../release.go:58:6)
 	query *querybuilder.Selection
 
 	digest     *string
@@ -2229,7 +2318,7 @@ func (r *LowcodePipelinePushedImage) WithGraphQLQuery(q *querybuilder.Selection)
 }
 
 // The image's digest, sha256:…
-func (r *LowcodePipelinePushedImage) Digest(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePushedImage) Digest(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:66:2)
 	if r.digest != nil {
 		return *r.digest, nil
 	}
@@ -2242,7 +2331,7 @@ func (r *LowcodePipelinePushedImage) Digest(ctx context.Context) (string, error)
 }
 
 // A unique identifier for this LowcodePipelinePushedImage.
-func (r *LowcodePipelinePushedImage) ID(ctx context.Context) (ID, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePushedImage) ID(ctx context.Context) (ID, error) {
 	if r.id != nil {
 		return *r.id, nil
 	}
@@ -2291,7 +2380,7 @@ func (r *LowcodePipelinePushedImage) UnmarshalJSON(bs []byte) error {
 }
 
 // How this run left the tag: pushed, tagged (pointed at the image, which the registry held already under another tag) or unchanged (it held the image already)
-func (r *LowcodePipelinePushedImage) Outcome(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePushedImage) Outcome(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:68:2)
 	if r.outcome != nil {
 		return *r.outcome, nil
 	}
@@ -2304,7 +2393,7 @@ func (r *LowcodePipelinePushedImage) Outcome(ctx context.Context) (string, error
 }
 
 // registry/repository:tag@sha256:…, the reference a payload carries
-func (r *LowcodePipelinePushedImage) Ref(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePushedImage) Ref(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:60:2)
 	if r.ref != nil {
 		return *r.ref, nil
 	}
@@ -2317,7 +2406,7 @@ func (r *LowcodePipelinePushedImage) Ref(ctx context.Context) (string, error) { 
 }
 
 // registry/repository
-func (r *LowcodePipelinePushedImage) Repository(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePushedImage) Repository(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:62:2)
 	if r.repository != nil {
 		return *r.repository, nil
 	}
@@ -2330,7 +2419,7 @@ func (r *LowcodePipelinePushedImage) Repository(ctx context.Context) (string, er
 }
 
 // The tag it was pushed under
-func (r *LowcodePipelinePushedImage) Tag(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelinePushedImage) Tag(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:64:2)
 	if r.tag != nil {
 		return *r.tag, nil
 	}
@@ -2351,7 +2440,7 @@ func (r *LowcodePipelinePushedImage) AsNode() Node {
 }
 
 // Receipt records one deployment request; it holds no secret
-type LowcodePipelineReceipt struct { // lowcode-pipeline (../../:0:0)
+type LowcodePipelineReceipt struct { // lowcode-pipeline (../../../deploy.go:21:6)
 	query *querybuilder.Selection
 
 	connectAttempts *int
@@ -2373,7 +2462,7 @@ func (r *LowcodePipelineReceipt) WithGraphQLQuery(q *querybuilder.Selection) *Lo
 }
 
 // How many times connecting was tried, the first included (only a failure to connect at all is tried again)
-func (r *LowcodePipelineReceipt) ConnectAttempts(ctx context.Context) (int, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineReceipt) ConnectAttempts(ctx context.Context) (int, error) { // lowcode-pipeline (../../../deploy.go:41:2)
 	if r.connectAttempts != nil {
 		return *r.connectAttempts, nil
 	}
@@ -2386,7 +2475,7 @@ func (r *LowcodePipelineReceipt) ConnectAttempts(ctx context.Context) (int, erro
 }
 
 // How long the call took, in milliseconds
-func (r *LowcodePipelineReceipt) DurationMs(ctx context.Context) (int, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineReceipt) DurationMs(ctx context.Context) (int, error) { // lowcode-pipeline (../../../deploy.go:39:2)
 	if r.durationMs != nil {
 		return *r.durationMs, nil
 	}
@@ -2399,7 +2488,7 @@ func (r *LowcodePipelineReceipt) DurationMs(ctx context.Context) (int, error) { 
 }
 
 // A unique identifier for this LowcodePipelineReceipt.
-func (r *LowcodePipelineReceipt) ID(ctx context.Context) (ID, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineReceipt) ID(ctx context.Context) (ID, error) {
 	if r.id != nil {
 		return *r.id, nil
 	}
@@ -2448,7 +2537,7 @@ func (r *LowcodePipelineReceipt) UnmarshalJSON(bs []byte) error {
 }
 
 // The image references the payload deploys
-func (r *LowcodePipelineReceipt) Images(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineReceipt) Images(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../../deploy.go:35:2)
 	q := r.query.Select("images")
 
 	var response []string
@@ -2458,7 +2547,7 @@ func (r *LowcodePipelineReceipt) Images(ctx context.Context) ([]string, error) {
 }
 
 // The whole receipt as JSON, for a script
-func (r *LowcodePipelineReceipt) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineReceipt) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:25:2)
 	if r.json != nil {
 		return *r.json, nil
 	}
@@ -2471,7 +2560,7 @@ func (r *LowcodePipelineReceipt) JSON(ctx context.Context) (string, error) { // 
 }
 
 // The answer's message: success
-func (r *LowcodePipelineReceipt) Message(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineReceipt) Message(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:29:2)
 	if r.message != nil {
 		return *r.message, nil
 	}
@@ -2484,7 +2573,7 @@ func (r *LowcodePipelineReceipt) Message(ctx context.Context) (string, error) { 
 }
 
 // SHA-256 of the payload sent
-func (r *LowcodePipelineReceipt) PayloadSha256(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineReceipt) PayloadSha256(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:33:2)
 	if r.payloadSha256 != nil {
 		return *r.payloadSha256, nil
 	}
@@ -2497,7 +2586,7 @@ func (r *LowcodePipelineReceipt) PayloadSha256(ctx context.Context) (string, err
 }
 
 // When the request was sent (RFC 3339, UTC)
-func (r *LowcodePipelineReceipt) SentAt(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineReceipt) SentAt(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:37:2)
 	if r.sentAt != nil {
 		return *r.sentAt, nil
 	}
@@ -2510,7 +2599,7 @@ func (r *LowcodePipelineReceipt) SentAt(ctx context.Context) (string, error) { /
 }
 
 // HTTP status of the answer: 200 (0 on a dry run)
-func (r *LowcodePipelineReceipt) Status(ctx context.Context) (int, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineReceipt) Status(ctx context.Context) (int, error) { // lowcode-pipeline (../../../deploy.go:27:2)
 	if r.status != nil {
 		return *r.status, nil
 	}
@@ -2523,7 +2612,7 @@ func (r *LowcodePipelineReceipt) Status(ctx context.Context) (int, error) { // l
 }
 
 // What was sent where and what came back, for a person
-func (r *LowcodePipelineReceipt) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineReceipt) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:23:2)
 	if r.summary != nil {
 		return *r.summary, nil
 	}
@@ -2536,7 +2625,7 @@ func (r *LowcodePipelineReceipt) Summary(ctx context.Context) (string, error) { 
 }
 
 // The webhook address, user-info and query values redacted
-func (r *LowcodePipelineReceipt) URL(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineReceipt) URL(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:31:2)
 	if r.url != nil {
 		return *r.url, nil
 	}
@@ -2549,7 +2638,7 @@ func (r *LowcodePipelineReceipt) URL(ctx context.Context) (string, error) { // l
 }
 
 // What was odd about a 200 answer, e.g. a body that is not {"message": "success"}
-func (r *LowcodePipelineReceipt) Warnings(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineReceipt) Warnings(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../../deploy.go:43:2)
 	q := r.query.Select("warnings")
 
 	var response []string
@@ -2567,7 +2656,7 @@ func (r *LowcodePipelineReceipt) AsNode() Node {
 }
 
 // Release is the images pushed to a registry, each named by digest
-type LowcodePipelineRelease struct { // lowcode-pipeline (../../:0:0)
+type LowcodePipelineRelease struct { // lowcode-pipeline (../../../release.go:30:6)
 	query *querybuilder.Selection
 
 	id      *ID
@@ -2591,7 +2680,7 @@ func (r *LowcodePipelineRelease) WithGraphQLQuery(q *querybuilder.Selection) *Lo
 }
 
 // The backend image, one reference per tag
-func (r *LowcodePipelineRelease) Backend(ctx context.Context) ([]LowcodePipelinePushedImage, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineRelease) Backend(ctx context.Context) ([]LowcodePipelinePushedImage, error) { // lowcode-pipeline (../../../release.go:38:2)
 	q := r.query.Select("backend")
 
 	q = q.Select("id")
@@ -2624,7 +2713,7 @@ func (r *LowcodePipelineRelease) Backend(ctx context.Context) ([]LowcodePipeline
 }
 
 // The code-as-data image, one reference per tag; empty when the build has no code as data
-func (r *LowcodePipelineRelease) CodeAsData(ctx context.Context) ([]LowcodePipelinePushedImage, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineRelease) CodeAsData(ctx context.Context) ([]LowcodePipelinePushedImage, error) { // lowcode-pipeline (../../../release.go:40:2)
 	q := r.query.Select("codeAsData")
 
 	q = q.Select("id")
@@ -2657,7 +2746,7 @@ func (r *LowcodePipelineRelease) CodeAsData(ctx context.Context) ([]LowcodePipel
 }
 
 // The frontend image, one reference per tag
-func (r *LowcodePipelineRelease) Frontend(ctx context.Context) ([]LowcodePipelinePushedImage, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineRelease) Frontend(ctx context.Context) ([]LowcodePipelinePushedImage, error) { // lowcode-pipeline (../../../release.go:36:2)
 	q := r.query.Select("frontend")
 
 	q = q.Select("id")
@@ -2690,7 +2779,7 @@ func (r *LowcodePipelineRelease) Frontend(ctx context.Context) ([]LowcodePipelin
 }
 
 // A unique identifier for this LowcodePipelineRelease.
-func (r *LowcodePipelineRelease) ID(ctx context.Context) (ID, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineRelease) ID(ctx context.Context) (ID, error) {
 	if r.id != nil {
 		return *r.id, nil
 	}
@@ -2739,7 +2828,7 @@ func (r *LowcodePipelineRelease) UnmarshalJSON(bs []byte) error {
 }
 
 // The whole release as JSON, for a script
-func (r *LowcodePipelineRelease) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineRelease) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:34:2)
 	if r.json != nil {
 		return *r.json, nil
 	}
@@ -2753,15 +2842,17 @@ func (r *LowcodePipelineRelease) JSON(ctx context.Context) (string, error) { // 
 
 // LowcodePipelineReleasePayloadOpts contains options for LowcodePipelineRelease.Payload
 type LowcodePipelineReleasePayloadOpts struct {
+	//
 	// Payload JSON file to start from instead of the reference default; it names no image: the run's are the only ones sent
-	From *File // lowcode-pipeline (../../:0:0)
+	//
+	From *File // lowcode-pipeline (../../../release.go:104:2)
 }
 
 // The deployment payload of this release: the reference default, or one you give, with the release's images
 //
 // Each image is the first tag's reference pinned by digest. A --from that
 // names an image of its own is refused.
-func (r *LowcodePipelineRelease) Payload(opts ...LowcodePipelineReleasePayloadOpts) *LowcodePipelinePayload { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineRelease) Payload(opts ...LowcodePipelineReleasePayloadOpts) *LowcodePipelinePayload { // lowcode-pipeline (../../../release.go:100:1)
 	q := r.query.Select("payload")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `from` optional argument
@@ -2777,16 +2868,20 @@ func (r *LowcodePipelineRelease) Payload(opts ...LowcodePipelineReleasePayloadOp
 
 // LowcodePipelineReleaseSbomsOpts contains options for LowcodePipelineRelease.Sboms
 type LowcodePipelineReleaseSbomsOpts struct {
+	//
 	// syft's published image, whose /syft is used (pin it by digest: name:tag@sha256:…)
 	//
+	//
 	// Default: "docker.io/anchore/syft:v1.51.0@sha256:678bfa565b60f747aac0f8e964fe5588a24445b8d0a480e91f6efd70020dfbb0"
-	SyftImage string // lowcode-pipeline (../../:0:0)
+	SyftImage string // lowcode-pipeline (../../../release.go:115:2)
+	//
 	// Build syft from its Go module at the same version instead (slow on an empty engine cache)
-	ToolsFromSource bool // lowcode-pipeline (../../:0:0)
+	//
+	ToolsFromSource bool // lowcode-pipeline (../../../release.go:118:2)
 }
 
 // The SPDX JSON SBOM of each pushed image (frontend.spdx.json, backend.spdx.json, codeasdata.spdx.json), by syft
-func (r *LowcodePipelineRelease) Sboms(opts ...LowcodePipelineReleaseSbomsOpts) *Directory { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineRelease) Sboms(opts ...LowcodePipelineReleaseSbomsOpts) *Directory { // lowcode-pipeline (../../../release.go:111:1)
 	q := r.query.Select("sboms")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `syftImage` optional argument
@@ -2806,22 +2901,32 @@ func (r *LowcodePipelineRelease) Sboms(opts ...LowcodePipelineReleaseSbomsOpts) 
 
 // LowcodePipelineReleaseSignOpts contains options for LowcodePipelineRelease.Sign
 type LowcodePipelineReleaseSignOpts struct {
+	//
 	// Password of --cosign-key
-	CosignPassword *Secret // lowcode-pipeline (../../:0:0)
+	//
+	CosignPassword *Secret // lowcode-pipeline (../../../release.go:143:2)
+	//
 	// Attest each image's SPDX SBOM (syft) on its digest too
-	AttestSbom bool // lowcode-pipeline (../../:0:0)
+	//
+	AttestSbom bool // lowcode-pipeline (../../../release.go:146:2)
+	//
 	// cosign's published image, whose /ko-app/cosign is used (pin it by digest: name:tag@sha256:…)
 	//
+	//
 	// Default: "gcr.io/projectsigstore/cosign:v2.6.5@sha256:ad281047f85c5e1fc6ffbc30c2b55be3b07b4032bef715a12122ce5829619aca"
-	CosignImage string // lowcode-pipeline (../../:0:0)
+	CosignImage string // lowcode-pipeline (../../../release.go:150:2)
+	//
 	// syft's published image, for --attest-sbom (default: docker.io/anchore/syft:v1.51.0@sha256:678bfa565b60f747aac0f8e964fe5588a24445b8d0a480e91f6efd70020dfbb0)
-	SyftImage string // lowcode-pipeline (../../:0:0)
+	//
+	SyftImage string // lowcode-pipeline (../../../release.go:153:2)
+	//
 	// Build cosign (and syft) from their Go modules at the same versions instead (slow on an empty engine cache)
-	ToolsFromSource bool // lowcode-pipeline (../../:0:0)
+	//
+	ToolsFromSource bool // lowcode-pipeline (../../../release.go:156:2)
 }
 
 // Sign each pushed digest with cosign, and attest its SBOM with --attest-sbom; verify with cosign verify --key cosign.pub
-func (r *LowcodePipelineRelease) Sign(cosignKey *Secret, opts ...LowcodePipelineReleaseSignOpts) *LowcodePipelineRelease { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineRelease) Sign(cosignKey *Secret, opts ...LowcodePipelineReleaseSignOpts) *LowcodePipelineRelease { // lowcode-pipeline (../../../release.go:137:1)
 	assertNotNil("cosignKey", cosignKey)
 	q := r.query.Select("sign")
 	for i := len(opts) - 1; i >= 0; i-- {
@@ -2854,7 +2959,7 @@ func (r *LowcodePipelineRelease) Sign(cosignKey *Secret, opts ...LowcodePipeline
 }
 
 // Whether each pushed digest was signed with cosign (sign)
-func (r *LowcodePipelineRelease) Signed(ctx context.Context) (bool, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineRelease) Signed(ctx context.Context) (bool, error) { // lowcode-pipeline (../../../release.go:42:2)
 	if r.signed != nil {
 		return *r.signed, nil
 	}
@@ -2867,7 +2972,7 @@ func (r *LowcodePipelineRelease) Signed(ctx context.Context) (bool, error) { // 
 }
 
 // Each image's references, one a line, for a person
-func (r *LowcodePipelineRelease) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineRelease) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:32:2)
 	if r.summary != nil {
 		return *r.summary, nil
 	}
@@ -2888,7 +2993,7 @@ func (r *LowcodePipelineRelease) AsNode() Node {
 }
 
 // Snapshot is what the toolkit's snapshot command wrote into each outputDir
-type LowcodePipelineSnapshot struct { // lowcode-pipeline (../../:0:0)
+type LowcodePipelineSnapshot struct { // lowcode-pipeline (../../../snapshot.go:28:6)
 	query *querybuilder.Selection
 
 	id      *ID
@@ -2903,7 +3008,7 @@ func (r *LowcodePipelineSnapshot) WithGraphQLQuery(q *querybuilder.Selection) *L
 }
 
 // The changes to the project's outputDirs: export --path . applies additions, changes and deletions there and touches nothing else
-func (r *LowcodePipelineSnapshot) Changes() *Changeset { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineSnapshot) Changes() *Changeset { // lowcode-pipeline (../../../snapshot.go:34:2)
 	q := r.query.Select("changes")
 
 	return &Changeset{
@@ -2912,7 +3017,7 @@ func (r *LowcodePipelineSnapshot) Changes() *Changeset { // lowcode-pipeline (..
 }
 
 // Each entry of the configuration, in its order
-func (r *LowcodePipelineSnapshot) Entries(ctx context.Context) ([]LowcodePipelineSnapshotOutput, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineSnapshot) Entries(ctx context.Context) ([]LowcodePipelineSnapshotOutput, error) { // lowcode-pipeline (../../../snapshot.go:36:2)
 	q := r.query.Select("entries")
 
 	q = q.Select("id")
@@ -2945,7 +3050,7 @@ func (r *LowcodePipelineSnapshot) Entries(ctx context.Context) ([]LowcodePipelin
 }
 
 // A unique identifier for this LowcodePipelineSnapshot.
-func (r *LowcodePipelineSnapshot) ID(ctx context.Context) (ID, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineSnapshot) ID(ctx context.Context) (ID, error) {
 	if r.id != nil {
 		return *r.id, nil
 	}
@@ -2994,7 +3099,7 @@ func (r *LowcodePipelineSnapshot) UnmarshalJSON(bs []byte) error {
 }
 
 // The same as JSON, for a script
-func (r *LowcodePipelineSnapshot) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineSnapshot) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:32:2)
 	if r.json != nil {
 		return *r.json, nil
 	}
@@ -3008,30 +3113,46 @@ func (r *LowcodePipelineSnapshot) JSON(ctx context.Context) (string, error) { //
 
 // LowcodePipelineSnapshotPushOpts contains options for LowcodePipelineSnapshot.Push
 type LowcodePipelineSnapshotPushOpts struct {
+	//
 	// Git access token (recommended: then git.repo carries none, and the token is never in the project). Without it, a token in git.repo's user-info is used
-	GitToken *Secret // lowcode-pipeline (../../:0:0)
+	//
+	GitToken *Secret // lowcode-pipeline (../../../snapshot.go:111:2)
+	//
 	// User name sent with the token (default: the one in git.repo, else x-access-token; GitLab: oauth2, Bitbucket: x-token-auth)
-	GitUsername string // lowcode-pipeline (../../:0:0)
+	//
+	GitUsername string // lowcode-pipeline (../../../snapshot.go:114:2)
+	//
 	// CA certificate (PEM) that signs a self-hosted git server's certificate; trusted by the git step only, instead of the system's
-	GitCaCert *File // lowcode-pipeline (../../:0:0)
+	//
+	GitCaCert *File // lowcode-pipeline (../../../snapshot.go:117:2)
+	//
 	// Create git.branch when the remote has no such branch: from the default branch, or as the first commit of an empty repository
-	CreateBranch bool // lowcode-pipeline (../../:0:0)
+	//
+	CreateBranch bool // lowcode-pipeline (../../../snapshot.go:120:2)
+	//
 	// Refuse a commit that deletes more than this share of the files under outputDir (1 lets any deletion through)
 	//
+	//
 	// Default: 0.5
-	MaxDeleteRatio float64 // lowcode-pipeline (../../:0:0)
+	MaxDeleteRatio float64 // lowcode-pipeline (../../../snapshot.go:124:2)
+	//
 	// Pushes to try when the branch keeps moving, the first included
 	//
+	//
 	// Default: 5
-	PushAttempts int // lowcode-pipeline (../../:0:0)
+	PushAttempts int // lowcode-pipeline (../../../snapshot.go:128:2)
+	//
 	// Time limit for the git work of one entry (a Go duration); git also gives up on a transfer below 1000 bytes/s for a minute
 	//
+	//
 	// Default: "10m"
-	Timeout string // lowcode-pipeline (../../:0:0)
+	Timeout string // lowcode-pipeline (../../../snapshot.go:132:2)
+	//
 	// Commit author, "Name <email>"
 	//
+	//
 	// Default: "lowcode-pipeline <lowcode-pipeline@users.noreply.invalid>"
-	Author string // lowcode-pipeline (../../:0:0)
+	Author string // lowcode-pipeline (../../../snapshot.go:136:2)
 }
 
 // Commit and push each entry that has a git section, only when its outputDir changed
@@ -3044,7 +3165,7 @@ type LowcodePipelineSnapshotPushOpts struct {
 // refused unless allowed. The first failing entry stops the run; the report
 // says what reached each remote, and the function fails after it when an
 // entry failed.
-func (r *LowcodePipelineSnapshot) Push(opts ...LowcodePipelineSnapshotPushOpts) *LowcodePipelineSnapshotReport { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineSnapshot) Push(opts ...LowcodePipelineSnapshotPushOpts) *LowcodePipelineSnapshotReport { // lowcode-pipeline (../../../snapshot.go:107:1)
 	q := r.query.Select("push")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `gitToken` optional argument
@@ -3087,7 +3208,7 @@ func (r *LowcodePipelineSnapshot) Push(opts ...LowcodePipelineSnapshotPushOpts) 
 }
 
 // Each entry's outputDir and how many files it holds, for a person
-func (r *LowcodePipelineSnapshot) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineSnapshot) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:30:2)
 	if r.summary != nil {
 		return *r.summary, nil
 	}
@@ -3108,7 +3229,7 @@ func (r *LowcodePipelineSnapshot) AsNode() Node {
 }
 
 // SnapshotEntry is what push did for one entry
-type LowcodePipelineSnapshotEntry struct { // lowcode-pipeline (../../:0:0)
+type LowcodePipelineSnapshotEntry struct { // lowcode-pipeline (../../../snapshot.go:71:6)
 	query *querybuilder.Selection
 
 	branch       *string
@@ -3128,7 +3249,7 @@ func (r *LowcodePipelineSnapshotEntry) WithGraphQLQuery(q *querybuilder.Selectio
 }
 
 // The branch pushed to (git.branch)
-func (r *LowcodePipelineSnapshotEntry) Branch(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineSnapshotEntry) Branch(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:77:2)
 	if r.branch != nil {
 		return *r.branch, nil
 	}
@@ -3141,7 +3262,7 @@ func (r *LowcodePipelineSnapshotEntry) Branch(ctx context.Context) (string, erro
 }
 
 // Whether a commit was pushed
-func (r *LowcodePipelineSnapshotEntry) Changed(ctx context.Context) (bool, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineSnapshotEntry) Changed(ctx context.Context) (bool, error) { // lowcode-pipeline (../../../snapshot.go:81:2)
 	if r.changed != nil {
 		return *r.changed, nil
 	}
@@ -3154,7 +3275,7 @@ func (r *LowcodePipelineSnapshotEntry) Changed(ctx context.Context) (bool, error
 }
 
 // The branch's commit after the run: the new commit, or the tip when unchanged
-func (r *LowcodePipelineSnapshotEntry) Commit(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineSnapshotEntry) Commit(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:83:2)
 	if r.commit != nil {
 		return *r.commit, nil
 	}
@@ -3167,7 +3288,7 @@ func (r *LowcodePipelineSnapshotEntry) Commit(ctx context.Context) (string, erro
 }
 
 // A unique identifier for this LowcodePipelineSnapshotEntry.
-func (r *LowcodePipelineSnapshotEntry) ID(ctx context.Context) (ID, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineSnapshotEntry) ID(ctx context.Context) (ID, error) {
 	if r.id != nil {
 		return *r.id, nil
 	}
@@ -3216,7 +3337,7 @@ func (r *LowcodePipelineSnapshotEntry) UnmarshalJSON(bs []byte) error {
 }
 
 // snapshooter.name
-func (r *LowcodePipelineSnapshotEntry) Name(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineSnapshotEntry) Name(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:73:2)
 	if r.name != nil {
 		return *r.name, nil
 	}
@@ -3229,7 +3350,7 @@ func (r *LowcodePipelineSnapshotEntry) Name(ctx context.Context) (string, error)
 }
 
 // pushed, unchanged, failed: <reason>, not attempted (after a failure), or left to the toolkit (toolkit-snapshot)
-func (r *LowcodePipelineSnapshotEntry) Outcome(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineSnapshotEntry) Outcome(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:79:2)
 	if r.outcome != nil {
 		return *r.outcome, nil
 	}
@@ -3242,7 +3363,7 @@ func (r *LowcodePipelineSnapshotEntry) Outcome(ctx context.Context) (string, err
 }
 
 // snapshooter.outputDir, the folder committed
-func (r *LowcodePipelineSnapshotEntry) OutputDir(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineSnapshotEntry) OutputDir(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:75:2)
 	if r.outputDir != nil {
 		return *r.outputDir, nil
 	}
@@ -3255,7 +3376,7 @@ func (r *LowcodePipelineSnapshotEntry) OutputDir(ctx context.Context) (string, e
 }
 
 // How many pushes it took, the first included (a push rejected because the branch moved is re-applied and tried again)
-func (r *LowcodePipelineSnapshotEntry) PushAttempts(ctx context.Context) (int, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineSnapshotEntry) PushAttempts(ctx context.Context) (int, error) { // lowcode-pipeline (../../../snapshot.go:85:2)
 	if r.pushAttempts != nil {
 		return *r.pushAttempts, nil
 	}
@@ -3276,7 +3397,7 @@ func (r *LowcodePipelineSnapshotEntry) AsNode() Node {
 }
 
 // SnapshotOutput is one entry's outputDir as the toolkit wrote it
-type LowcodePipelineSnapshotOutput struct { // lowcode-pipeline (../../:0:0)
+type LowcodePipelineSnapshotOutput struct { // lowcode-pipeline (../../../snapshot.go:49:6)
 	query *querybuilder.Selection
 
 	files     *int
@@ -3293,7 +3414,7 @@ func (r *LowcodePipelineSnapshotOutput) WithGraphQLQuery(q *querybuilder.Selecti
 }
 
 // How many files the toolkit wrote there
-func (r *LowcodePipelineSnapshotOutput) Files(ctx context.Context) (int, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineSnapshotOutput) Files(ctx context.Context) (int, error) { // lowcode-pipeline (../../../snapshot.go:55:2)
 	if r.files != nil {
 		return *r.files, nil
 	}
@@ -3306,7 +3427,7 @@ func (r *LowcodePipelineSnapshotOutput) Files(ctx context.Context) (int, error) 
 }
 
 // A unique identifier for this LowcodePipelineSnapshotOutput.
-func (r *LowcodePipelineSnapshotOutput) ID(ctx context.Context) (ID, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineSnapshotOutput) ID(ctx context.Context) (ID, error) {
 	if r.id != nil {
 		return *r.id, nil
 	}
@@ -3355,7 +3476,7 @@ func (r *LowcodePipelineSnapshotOutput) UnmarshalJSON(bs []byte) error {
 }
 
 // snapshooter.name
-func (r *LowcodePipelineSnapshotOutput) Name(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineSnapshotOutput) Name(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:51:2)
 	if r.name != nil {
 		return *r.name, nil
 	}
@@ -3368,7 +3489,7 @@ func (r *LowcodePipelineSnapshotOutput) Name(ctx context.Context) (string, error
 }
 
 // snapshooter.outputDir
-func (r *LowcodePipelineSnapshotOutput) OutputDir(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineSnapshotOutput) OutputDir(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:53:2)
 	if r.outputDir != nil {
 		return *r.outputDir, nil
 	}
@@ -3381,7 +3502,7 @@ func (r *LowcodePipelineSnapshotOutput) OutputDir(ctx context.Context) (string, 
 }
 
 // Whether the entry has a git section, which push commits
-func (r *LowcodePipelineSnapshotOutput) Pushed(ctx context.Context) (bool, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineSnapshotOutput) Pushed(ctx context.Context) (bool, error) { // lowcode-pipeline (../../../snapshot.go:57:2)
 	if r.pushed != nil {
 		return *r.pushed, nil
 	}
@@ -3402,7 +3523,7 @@ func (r *LowcodePipelineSnapshotOutput) AsNode() Node {
 }
 
 // SnapshotReport is what push did for each entry with a git section
-type LowcodePipelineSnapshotReport struct { // lowcode-pipeline (../../:0:0)
+type LowcodePipelineSnapshotReport struct { // lowcode-pipeline (../../../snapshot.go:61:6)
 	query *querybuilder.Selection
 
 	id      *ID
@@ -3417,7 +3538,7 @@ func (r *LowcodePipelineSnapshotReport) WithGraphQLQuery(q *querybuilder.Selecti
 }
 
 // One per entry with a git section, in the configuration's order
-func (r *LowcodePipelineSnapshotReport) Entries(ctx context.Context) ([]LowcodePipelineSnapshotEntry, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineSnapshotReport) Entries(ctx context.Context) ([]LowcodePipelineSnapshotEntry, error) { // lowcode-pipeline (../../../snapshot.go:67:2)
 	q := r.query.Select("entries")
 
 	q = q.Select("id")
@@ -3450,7 +3571,7 @@ func (r *LowcodePipelineSnapshotReport) Entries(ctx context.Context) ([]LowcodeP
 }
 
 // A unique identifier for this LowcodePipelineSnapshotReport.
-func (r *LowcodePipelineSnapshotReport) ID(ctx context.Context) (ID, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineSnapshotReport) ID(ctx context.Context) (ID, error) {
 	if r.id != nil {
 		return *r.id, nil
 	}
@@ -3499,7 +3620,7 @@ func (r *LowcodePipelineSnapshotReport) UnmarshalJSON(bs []byte) error {
 }
 
 // The whole report as JSON, for a script
-func (r *LowcodePipelineSnapshotReport) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineSnapshotReport) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:65:2)
 	if r.json != nil {
 		return *r.json, nil
 	}
@@ -3512,7 +3633,7 @@ func (r *LowcodePipelineSnapshotReport) JSON(ctx context.Context) (string, error
 }
 
 // One line an entry: where it went and what happened, for a person
-func (r *LowcodePipelineSnapshotReport) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineSnapshotReport) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:63:2)
 	if r.summary != nil {
 		return *r.summary, nil
 	}
@@ -3533,7 +3654,7 @@ func (r *LowcodePipelineSnapshotReport) AsNode() Node {
 }
 
 // How long one of a delivery's steps took in its call
-type LowcodePipelineStepTime struct { // lowcode-pipeline (../../:0:0)
+type LowcodePipelineStepTime struct { // lowcode-pipeline (../../../delivery.go:37:6)
 	query *querybuilder.Selection
 
 	id   *ID
@@ -3548,7 +3669,7 @@ func (r *LowcodePipelineStepTime) WithGraphQLQuery(q *querybuilder.Selection) *L
 }
 
 // A unique identifier for this LowcodePipelineStepTime.
-func (r *LowcodePipelineStepTime) ID(ctx context.Context) (ID, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineStepTime) ID(ctx context.Context) (ID, error) {
 	if r.id != nil {
 		return *r.id, nil
 	}
@@ -3597,7 +3718,7 @@ func (r *LowcodePipelineStepTime) UnmarshalJSON(bs []byte) error {
 }
 
 // Its time in milliseconds
-func (r *LowcodePipelineStepTime) Ms(ctx context.Context) (int, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineStepTime) Ms(ctx context.Context) (int, error) { // lowcode-pipeline (../../../delivery.go:41:2)
 	if r.ms != nil {
 		return *r.ms, nil
 	}
@@ -3610,7 +3731,7 @@ func (r *LowcodePipelineStepTime) Ms(ctx context.Context) (int, error) { // lowc
 }
 
 // build (the install, and the design-tool version), publish (the builds, which run when first used, the images and their pushes), payload or deploy
-func (r *LowcodePipelineStepTime) Step(ctx context.Context) (string, error) { // lowcode-pipeline (../../:0:0)
+func (r *LowcodePipelineStepTime) Step(ctx context.Context) (string, error) { // lowcode-pipeline (../../../delivery.go:39:2)
 	if r.step != nil {
 		return *r.step, nil
 	}
@@ -3630,142 +3751,11 @@ func (r *LowcodePipelineStepTime) AsNode() Node {
 	}
 }
 
-func (r *Query) LoadLowcodePipelineBuildFromID(id LowcodePipelineBuildID) *LowcodePipelineBuild { // lowcode-pipeline (../../:0:0)
-	q := r.query.Select("loadLowcodePipelineBuildFromID")
-	q = q.Arg("id", id)
-
-	return &LowcodePipelineBuild{
-		query: q,
-	}
-}
-
-func (r *Query) LoadLowcodePipelineDeliveryFromID(id LowcodePipelineDeliveryID) *LowcodePipelineDelivery { // lowcode-pipeline (../../:0:0)
-	q := r.query.Select("loadLowcodePipelineDeliveryFromID")
-	q = q.Arg("id", id)
-
-	return &LowcodePipelineDelivery{
-		query: q,
-	}
-}
-
-func (r *Query) LoadLowcodePipelineFromID(id LowcodePipelineID) *LowcodePipeline { // lowcode-pipeline (../../:0:0)
-	q := r.query.Select("loadLowcodePipelineFromID")
-	q = q.Arg("id", id)
-
-	return &LowcodePipeline{
-		query: q,
-	}
-}
-
-func (r *Query) LoadLowcodePipelinePayloadFromID(id LowcodePipelinePayloadID) *LowcodePipelinePayload { // lowcode-pipeline (../../:0:0)
-	q := r.query.Select("loadLowcodePipelinePayloadFromID")
-	q = q.Arg("id", id)
-
-	return &LowcodePipelinePayload{
-		query: q,
-	}
-}
-
-func (r *Query) LoadLowcodePipelinePlanBackendFromID(id LowcodePipelinePlanBackendID) *LowcodePipelinePlanBackend { // lowcode-pipeline (../../:0:0)
-	q := r.query.Select("loadLowcodePipelinePlanBackendFromID")
-	q = q.Arg("id", id)
-
-	return &LowcodePipelinePlanBackend{
-		query: q,
-	}
-}
-
-func (r *Query) LoadLowcodePipelinePlanFromID(id LowcodePipelinePlanID) *LowcodePipelinePlan { // lowcode-pipeline (../../:0:0)
-	q := r.query.Select("loadLowcodePipelinePlanFromID")
-	q = q.Arg("id", id)
-
-	return &LowcodePipelinePlan{
-		query: q,
-	}
-}
-
-func (r *Query) LoadLowcodePipelinePlanImageFromID(id LowcodePipelinePlanImageID) *LowcodePipelinePlanImage { // lowcode-pipeline (../../:0:0)
-	q := r.query.Select("loadLowcodePipelinePlanImageFromID")
-	q = q.Arg("id", id)
-
-	return &LowcodePipelinePlanImage{
-		query: q,
-	}
-}
-
-func (r *Query) LoadLowcodePipelinePushedImageFromID(id LowcodePipelinePushedImageID) *LowcodePipelinePushedImage { // lowcode-pipeline (../../:0:0)
-	q := r.query.Select("loadLowcodePipelinePushedImageFromID")
-	q = q.Arg("id", id)
-
-	return &LowcodePipelinePushedImage{
-		query: q,
-	}
-}
-
-func (r *Query) LoadLowcodePipelineReceiptFromID(id LowcodePipelineReceiptID) *LowcodePipelineReceipt { // lowcode-pipeline (../../:0:0)
-	q := r.query.Select("loadLowcodePipelineReceiptFromID")
-	q = q.Arg("id", id)
-
-	return &LowcodePipelineReceipt{
-		query: q,
-	}
-}
-
-func (r *Query) LoadLowcodePipelineReleaseFromID(id LowcodePipelineReleaseID) *LowcodePipelineRelease { // lowcode-pipeline (../../:0:0)
-	q := r.query.Select("loadLowcodePipelineReleaseFromID")
-	q = q.Arg("id", id)
-
-	return &LowcodePipelineRelease{
-		query: q,
-	}
-}
-
-func (r *Query) LoadLowcodePipelineSnapshotEntryFromID(id LowcodePipelineSnapshotEntryID) *LowcodePipelineSnapshotEntry { // lowcode-pipeline (../../:0:0)
-	q := r.query.Select("loadLowcodePipelineSnapshotEntryFromID")
-	q = q.Arg("id", id)
-
-	return &LowcodePipelineSnapshotEntry{
-		query: q,
-	}
-}
-
-func (r *Query) LoadLowcodePipelineSnapshotFromID(id LowcodePipelineSnapshotID) *LowcodePipelineSnapshot { // lowcode-pipeline (../../:0:0)
-	q := r.query.Select("loadLowcodePipelineSnapshotFromID")
-	q = q.Arg("id", id)
-
-	return &LowcodePipelineSnapshot{
-		query: q,
-	}
-}
-
-func (r *Query) LoadLowcodePipelineSnapshotOutputFromID(id LowcodePipelineSnapshotOutputID) *LowcodePipelineSnapshotOutput { // lowcode-pipeline (../../:0:0)
-	q := r.query.Select("loadLowcodePipelineSnapshotOutputFromID")
-	q = q.Arg("id", id)
-
-	return &LowcodePipelineSnapshotOutput{
-		query: q,
-	}
-}
-
-func (r *Query) LoadLowcodePipelineSnapshotReportFromID(id LowcodePipelineSnapshotReportID) *LowcodePipelineSnapshotReport { // lowcode-pipeline (../../:0:0)
-	q := r.query.Select("loadLowcodePipelineSnapshotReportFromID")
-	q = q.Arg("id", id)
-
-	return &LowcodePipelineSnapshotReport{
-		query: q,
-	}
-}
-
-func (r *Query) LoadLowcodePipelineStepTimeFromID(id LowcodePipelineStepTimeID) *LowcodePipelineStepTime { // lowcode-pipeline (../../:0:0)
-	q := r.query.Select("loadLowcodePipelineStepTimeFromID")
-	q = q.Arg("id", id)
-
-	return &LowcodePipelineStepTime{
-		query: q,
-	}
-}
-
-func (r *Query) LowcodePipeline() *LowcodePipeline { // lowcode-pipeline (../../:0:0)
+// LowcodePipeline is the module: it holds nothing, so that a call costs one module function call and no constructor
+//
+// Every step takes what it uses (the project is --source, the current
+// directory by default).
+func (r *Query) LowcodePipeline() *LowcodePipeline { // lowcode-pipeline (../../../main.go:22:6)
 	q := r.query.Select("lowcodePipeline")
 
 	return &LowcodePipeline{
@@ -3774,7 +3764,7 @@ func (r *Query) LowcodePipeline() *LowcodePipeline { // lowcode-pipeline (../../
 }
 
 // ApprovalMode gates a code-as-data deployment or a promotion behind an approval step
-type LowcodePipelineApprovalMode string // lowcode-pipeline (../../:0:0)
+type LowcodePipelineApprovalMode string // lowcode-pipeline (../../../main.go:37:6)
 
 func (LowcodePipelineApprovalMode) IsEnum() {}
 
@@ -3824,14 +3814,15 @@ func (v *LowcodePipelineApprovalMode) UnmarshalJSON(dt []byte) error {
 
 const (
 	// Deploy or promote automatically
-	LowcodePipelineApprovalModeAuto LowcodePipelineApprovalMode = "auto"
+	LowcodePipelineApprovalModeAuto LowcodePipelineApprovalMode = "auto" // lowcode-pipeline (../../../main.go:41:2)
 
 	// Wait for an approval step
-	LowcodePipelineApprovalModeManual LowcodePipelineApprovalMode = "manual"
+	LowcodePipelineApprovalModeManual LowcodePipelineApprovalMode = "manual" // lowcode-pipeline (../../../main.go:43:2)
+
 )
 
 // CodeAsDataKind says whether and how build makes dist/codeAsData
-type LowcodePipelineCodeAsDataKind string // lowcode-pipeline (../../:0:0)
+type LowcodePipelineCodeAsDataKind string // lowcode-pipeline (../../../main.go:25:6)
 
 func (LowcodePipelineCodeAsDataKind) IsEnum() {}
 
@@ -3885,11 +3876,12 @@ func (v *LowcodePipelineCodeAsDataKind) UnmarshalJSON(dt []byte) error {
 
 const (
 	// The code as data as a library of bricks, the project's own only: buildCodeAsData --codeAsData.mode project
-	LowcodePipelineCodeAsDataKindBricks LowcodePipelineCodeAsDataKind = "bricks"
+	LowcodePipelineCodeAsDataKindBricks LowcodePipelineCodeAsDataKind = "bricks" // lowcode-pipeline (../../../main.go:33:2)
 
 	// No code as data (the default)
-	LowcodePipelineCodeAsDataKindNone LowcodePipelineCodeAsDataKind = "none"
+	LowcodePipelineCodeAsDataKindNone LowcodePipelineCodeAsDataKind = "none" // lowcode-pipeline (../../../main.go:29:2)
 
 	// The code as data as a final project, with its dependencies': buildCodeAsData --codeAsData.mode all
-	LowcodePipelineCodeAsDataKindProject LowcodePipelineCodeAsDataKind = "project"
+	LowcodePipelineCodeAsDataKindProject LowcodePipelineCodeAsDataKind = "project" // lowcode-pipeline (../../../main.go:31:2)
+
 )
