@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -119,8 +120,10 @@ func newRecipe(ctx context.Context, b *Build, kind images.Kind, labels [][2]stri
 // context on its content, so an image whose output and files did not change
 // is not built again when another file of the project did. A Dockerfile
 // whose copies of $SOURCES_PATH take the whole context (outputContext) gets
-// the build output as its context, the Dockerfile beside it left out of the
-// copy by a .dockerignore, as docker build leaves it out (engine-facts 30).
+// the build output as its context, the Dockerfile's folder beside it left out
+// of the copy by a .dockerignore, as docker build leaves it out (engine-facts
+// 30); an output holding a folder of that name would lack it in the image,
+// which built() refuses.
 func (r *recipe) build(platform dagger.Platform) *dagger.Container {
 	args := make([]dagger.BuildArg, len(r.args))
 	for i, a := range r.args {
@@ -129,7 +132,8 @@ func (r *recipe) build(platform dagger.Platform) *dagger.Container {
 	var buildContext *dagger.Directory
 	switch {
 	case r.outputContext:
-		buildContext = r.dist.WithNewFile(dockerignore, r.kind.Dockerfile()+"\n"+dockerignore+"\n")
+		// the Dockerfile's folder whole: a file left out leaves its folder in the copy
+		buildContext = r.dist.WithNewFile(dockerignore, path.Dir(r.kind.Dockerfile())+"\n"+dockerignore+"\n")
 	case r.narrow:
 		buildContext = r.project.Filter(dagger.DirectoryFilterOpts{Include: append([]string{dockerignore}, r.context...)}).
 			WithDirectory(r.kind.SourcesPath(), r.dist)
