@@ -119,10 +119,10 @@ func newRecipe(ctx context.Context, b *Build, kind images.Kind, labels [][2]stri
 // Dockerfile reads, only those (and .dockerignore): the engine keys that
 // context on its content, so an image whose output and files did not change
 // is not built again when another file of the project did. A Dockerfile
-// whose copies of $SOURCES_PATH take the whole context (outputContext) gets
-// the build output as its context, the Dockerfile's folder beside it left out
-// of the copy by a .dockerignore, as docker build leaves it out (engine-facts
-// 30); an output holding a folder of that name would lack it in the image,
+// whose copies of $SOURCES_PATH take the whole context (outputContext,
+// engine-facts 57) gets the build output as its context, the Dockerfile's
+// folder beside it left out of the copy by a .dockerignore (engine-facts 30,
+// 58); an output holding a folder of that name would lack it in the image,
 // which built() refuses.
 func (r *recipe) build(platform dagger.Platform) *dagger.Container {
 	args := make([]dagger.BuildArg, len(r.args))
