@@ -108,17 +108,7 @@ func TestCheckedBuildFailsAStepThatWroteNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := CheckedBuild([]string{"sh", "-c", tc.script}, WebDir)
 			assert.Equal(t, []string{BuildHelper, WebDir, "sh", "-c", tc.script}, cmd, "the engine's progress shows the step itself")
-			run := command(context.Background(), t, cmd)
-			run.Dir = t.TempDir()
-			out, err := run.CombinedOutput()
-			if tc.wantCode == 0 {
-				assert.NoError(t, err, string(out))
-				return
-			}
-			var exit *exec.ExitError
-			require.ErrorAs(t, err, &exit)
-			assert.Equal(t, tc.wantCode, exit.ExitCode())
-			assert.Contains(t, string(out), tc.wantErr)
+			exits(t, cmd, tc.wantCode, tc.wantErr)
 		})
 	}
 }
@@ -137,19 +127,26 @@ func TestTheCodeAsDataStepFailsWithoutTheProjectsOwnFolder(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := CheckedBuildHolding([]string{"sh", "-c", tc.script}, CodeAsDataDir, "acme.app")
-			run := command(context.Background(), t, cmd)
-			run.Dir = t.TempDir()
-			out, err := run.CombinedOutput()
-			if tc.wantCode == 0 {
-				assert.NoError(t, err, string(out))
-				return
-			}
-			var exit *exec.ExitError
-			require.ErrorAs(t, err, &exit)
-			assert.Equal(t, tc.wantCode, exit.ExitCode())
-			assert.Contains(t, string(out), tc.wantErr)
+			exits(t, cmd, tc.wantCode, tc.wantErr)
 		})
 	}
+}
+
+// exits runs cmd in an empty folder and checks its exit code and, when it
+// fails, that its output holds wantErr.
+func exits(t *testing.T, cmd []string, wantCode int, wantErr string) {
+	t.Helper()
+	run := command(context.Background(), t, cmd)
+	run.Dir = t.TempDir()
+	out, err := run.CombinedOutput()
+	if wantCode == 0 {
+		assert.NoError(t, err, string(out))
+		return
+	}
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, wantCode, exit.ExitCode())
+	assert.Contains(t, string(out), wantErr)
 }
 
 func TestCheckedBuildLeavesItsOutputReadableByAll(t *testing.T) {
