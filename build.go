@@ -251,10 +251,7 @@ func (s *buildSpec) run(ctx context.Context) (*Build, error) {
 		in.inputs.Described(nodebuild.NodeDir, "npm run build:node", nodebuild.NodeScript, in.tookWholeProject())}}
 	b.Dist = dag.Directory().WithDirectory("web", b.Frontend).WithDirectory("node", b.Backend)
 	if s.codeAsData != nil {
-		checked := nodebuild.CheckedBuild(s.codeAsData, nodebuild.CodeAsDataDir)
-		if own := s.manifest.OwnCodeAsData(); own != "" {
-			checked = nodebuild.CheckedBuildHolding(s.codeAsData, nodebuild.CodeAsDataDir, own)
-		}
+		checked := nodebuild.CheckedBuildHolding(s.codeAsData, nodebuild.CodeAsDataDir, s.manifest.OwnCodeAsData())
 		b.CodeAsData = output(in.forStep(nodebuild.CodeAsDataVerb), checked, nodebuild.CodeAsDataDir)
 		b.Dist = b.Dist.WithDirectory("codeAsData", b.CodeAsData)
 		doc.Outputs = append(doc.Outputs, in.inputs.Described(nodebuild.CodeAsDataDir, "buildCodeAsData", nodebuild.CodeAsDataVerb, in.tookWholeProject()))

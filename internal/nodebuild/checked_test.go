@@ -126,10 +126,10 @@ func TestTheCodeAsDataStepFailsWithoutTheProjectsOwnFolder(t *testing.T) {
 		{"nothing at all is the plain check's", "true", 4, "left dist/codeAsData missing or empty"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := CheckedBuildHolding([]string{"sh", "-c", tc.script}, CodeAsDataDir, "acme.app")
-			exits(t, cmd, tc.wantCode, tc.wantErr)
+			exits(t, CheckedBuildHolding([]string{"sh", "-c", tc.script}, CodeAsDataDir, "acme.app"), tc.wantCode, tc.wantErr)
 		})
 	}
+	assert.Equal(t, CheckedBuild([]string{"x"}, CodeAsDataDir), CheckedBuildHolding([]string{"x"}, CodeAsDataDir, ""), "a project without a name has no folder to look for")
 }
 
 // exits runs cmd in an empty folder and checks its exit code and, when it

@@ -105,7 +105,11 @@ func CheckedBuild(cmd []string, dir string) []string {
 
 // CheckedBuildHolding is CheckedBuild that also fails the step when it left
 // dir without a non-empty folder sub: the code as data's step, whose
-// toolkit exits 0 having found none of the project's own code as data.
+// toolkit exits 0 having found none of the project's own code as data. No
+// sub (a project without a name) is CheckedBuild.
 func CheckedBuildHolding(cmd []string, dir, sub string) []string {
+	if sub == "" {
+		return CheckedBuild(cmd, dir)
+	}
 	return append([]string{BuildHelper, dir, "--holds", sub}, cmd...)
 }
