@@ -17,6 +17,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"dagger/lowcode-pipeline/internal/fielderr"
+	"dagger/lowcode-pipeline/internal/gitref"
 	"dagger/lowcode-pipeline/internal/jsontree"
 	"dagger/lowcode-pipeline/internal/loopback"
 	"dagger/lowcode-pipeline/internal/redact"
@@ -331,7 +332,7 @@ func gitSection(errs *fielderr.List, p string, v any) *Git {
 	}
 	g.Branch = str(errs, obj, p, "branch", "the branch to clone and push")
 	if g.Branch != "" {
-		if err := CheckBranch(g.Branch); err != nil {
+		if err := gitref.CheckBranch(g.Branch); err != nil {
 			errs.Addf(p+".branch", "%s: %v", fielderr.Quote(g.Branch), err)
 		}
 	}
@@ -356,24 +357,6 @@ func checkRepo(raw string) error {
 		return fmt.Errorf("%s: must not have a query or fragment", shown)
 	case redact.Ambiguous(raw):
 		return fmt.Errorf("%s: has an @ after the host, which other tools read as credentials: put a token only as https://<token>@host/… (or pass --git-token)", shown)
-	}
-	return nil
-}
-
-var badRef = regexp.MustCompile(`[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//`)
-
-// CheckBranch applies git's ref-name rules to a branch name.
-func CheckBranch(b string) error {
-	switch {
-	case badRef.MatchString(b):
-		return fmt.Errorf("not a valid branch name: no spaces, control characters, ~ ^ : ? * [ \\, \"..\", \"@{\" or \"//\"")
-	case strings.HasPrefix(b, "-"), strings.HasPrefix(b, "/"), strings.HasSuffix(b, "/"), strings.HasSuffix(b, "."), strings.HasSuffix(b, ".lock"), b == "@":
-		return fmt.Errorf("not a valid branch name: it may not start with - or /, end with /, . or .lock, or be @")
-	}
-	for _, part := range strings.Split(b, "/") {
-		if strings.HasPrefix(part, ".") {
-			return fmt.Errorf("not a valid branch name: no component may start with \".\"")
-		}
 	}
 	return nil
 }

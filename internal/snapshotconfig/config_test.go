@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"dagger/lowcode-pipeline/internal/fielderr"
+	"dagger/lowcode-pipeline/internal/gitref"
 )
 
 const (
@@ -35,6 +36,19 @@ func TestParseReadsEveryField(t *testing.T) {
 	assert.Equal(t, Snapshooter{Name: "Main", RootTags: []string{tag1, tag2}, Exclude: []string{"00000000000000000003"}, OutputDir: "codeasdata/main"}, entries[0].Snapshooter)
 	assert.Equal(t, &Git{Repo: "https://git.example.com/team/code.git", Branch: "snapshots/main", CommitMessage: "snapshot {folder} at {date}"}, entries[0].Git)
 	assert.Nil(t, entries[1].Git)
+}
+
+// withGitSection is one valid entry with the git section given, each value
+// written as JSON.
+func withGitSection(repo, branch, message string) string {
+	q := func(v string) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			panic(err)
+		}
+		return string(b)
+	}
+	return `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"o"},"git":{"repo":` + q(repo) + `,"branch":` + q(branch) + `,"commitMessage":` + q(message) + `}}]`
 }
 
 // The bad inputs of the spec's rules, with the path and message each must give.
@@ -60,8 +74,12 @@ var invalid = []struct {
 	{"no snapshooter", `[{"git":{"repo":"https://g.example.com/r.git","branch":"main","commitMessage":"m"}}]`, "[0].snapshooter", "required"},
 	{"git without branch", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"o"},"git":{"repo":"https://g.example.com/r.git","commitMessage":"m"}}]`, "[0].git.branch", "required"},
 	{"git over ssh", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"o"},"git":{"repo":"ssh://g.example.com/r.git","branch":"main","commitMessage":"m"}}]`, "[0].git.repo", "must be an https address"},
-	{"a bad branch", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"o"},"git":{"repo":"https://g.example.com/r.git","branch":"feature..x","commitMessage":"m"}}]`, "[0].git.branch", "not a valid branch name"},
-	{"a branch ending in .lock", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"o"},"git":{"repo":"https://g.example.com/r.git","branch":"main.lock","commitMessage":"m"}}]`, "[0].git.branch", "not a valid branch name"},
+	{"a bad branch", withGitSection("https://g.example.com/r.git", "feature..x", "m"), "[0].git.branch", `"feature..x": not a branch name git accepts (it holds "..")`},
+	{"a branch ending in .lock", withGitSection("https://g.example.com/r.git", "main.lock", "m"), "[0].git.branch", `"main.lock": not a branch name git accepts (its part "main.lock" ends with ".lock"`},
+	{"a branch named HEAD", withGitSection("https://g.example.com/r.git", "HEAD", "m"), "[0].git.branch", `"HEAD": not a branch name git accepts (HEAD names the commit checked out, never a branch): a name ` + "`git check-ref-format --branch`" + ` accepts`},
+	{"a branch with a folder ending in .lock", withGitSection("https://g.example.com/r.git", "release.lock/1", "m"), "[0].git.branch", `its part "release.lock" ends with ".lock"`},
+	{"a branch with a middle folder ending in .lock", withGitSection("https://g.example.com/r.git", "a/b.lock/c", "m"), "[0].git.branch", `its part "b.lock" ends with ".lock"`},
+	{"a branch that is @ alone", withGitSection("https://g.example.com/r.git", "@", "m"), "[0].git.branch", `"@" alone is git's shorthand for HEAD`},
 	{"an empty commit message", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"o"},"git":{"repo":"https://g.example.com/r.git","branch":"main","commitMessage":""}}]`, "[0].git.commitMessage", "must not be empty"},
 	{"an object instead of an array", `{"snapshooter":{}}`, "", "must be a JSON array"},
 	{"an empty array", `[]`, "", "no snapshot entries"},
@@ -183,6 +201,30 @@ func TestSchemaAndValidatorAgree(t *testing.T) {
 	}
 }
 
+// The schema's branch pattern gives the validator's verdict (git's rules,
+// internal/gitref) on names at the edge of each rule, so that an editor
+// marks the branch git would refuse.
+func TestSchemaAndValidatorAgreeOnBranchNames(t *testing.T) {
+	s := compileSchema(t)
+	names := []string{
+		"main", "snapshots/main", "a/-b", "v1.2/x.y", "lock/x-lock", "a@b", "{", "HEAD/x", "heads/HEAD", "héllo/日本", "a.locked",
+		"HEAD", "@", "-x", "release.lock/1", "a/b.lock/c", "main.lock", ".lock", "a/.b", ".a", "a..b", "a.", "a/", "/a", "a//b",
+		"a@{1}", "a b", "a~1", "a^", "a:b", "a?", "a*", "a[", `a\\b`, "a\x7fb", "a\u2028/.b", "a\u2028.lock", "x\u2028..",
+	}
+	refused := 0
+	for _, name := range names {
+		var branch string
+		require.NoError(t, json.Unmarshal([]byte(`"`+name+`"`), &branch), name)
+		in := withGitSection("https://g.example.com/r.git", branch, "m")
+		_, err := Parse([]byte(in))
+		assert.Equal(t, err == nil, schemaAccepts(t, s, in), "%q: the schema and the validator disagree (validator: %v)", branch, err)
+		if err != nil {
+			refused++
+		}
+	}
+	assert.Greater(t, refused, 20, "names on both sides of the rules")
+}
+
 func TestTheExampleConfigIsValid(t *testing.T) {
 	data, err := os.ReadFile("../../examples/app/res/snapshot-config.json")
 	require.NoError(t, err)
@@ -204,7 +246,7 @@ func FuzzParse(f *testing.F) {
 			if checkOutputDir(e.Snapshooter.OutputDir) != nil || len(e.Snapshooter.RootTags) == 0 {
 				t.Fatalf("accepted %+v", e)
 			}
-			if e.Git != nil && CheckBranch(e.Git.Branch) != nil {
+			if e.Git != nil && gitref.CheckBranch(e.Git.Branch) != nil {
 				t.Fatalf("accepted branch %q", e.Git.Branch)
 			}
 		}
