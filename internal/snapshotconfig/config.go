@@ -343,24 +343,6 @@ func gitSection(errs *fielderr.List, p string, v any) *Git {
 	return g
 }
 
-func checkRepo(raw string) error {
-	u, err := url.Parse(raw)
-	shown := redact.Quote(raw)
-	switch {
-	case err != nil:
-		return fmt.Errorf("%s is not a URL", shown)
-	case u.Scheme != "https":
-		return fmt.Errorf("%s: must be an https address (https://<repository_url>.git)", shown)
-	case u.Host == "":
-		return fmt.Errorf("%s: has no host", shown)
-	case u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(raw, "?#"):
-		return fmt.Errorf("%s: must not have a query or fragment", shown)
-	case redact.Ambiguous(raw):
-		return fmt.Errorf("%s: has an @ after the host, which other tools read as credentials: put a token only as https://<token>@host/… (or pass --git-token)", shown)
-	}
-	return nil
-}
-
 // DateLayout is {date}: yyyy.MM.dd HH:mm:ss, on the 24-hour clock as the
 // platform's toolkit renders it (the interface's "hh" would lose whether it
 // was morning or afternoon), every field zero-padded, in UTC: a CI runner's

@@ -80,6 +80,11 @@ var invalid = []struct {
 	{"a branch with a folder ending in .lock", withGitSection("https://g.example.com/r.git", "release.lock/1", "m"), "[0].git.branch", `its part "release.lock" ends with ".lock"`},
 	{"a branch with a middle folder ending in .lock", withGitSection("https://g.example.com/r.git", "a/b.lock/c", "m"), "[0].git.branch", `its part "b.lock" ends with ".lock"`},
 	{"a branch that is @ alone", withGitSection("https://g.example.com/r.git", "@", "m"), "[0].git.branch", `"@" alone is git's shorthand for HEAD`},
+	{"the template's <token> left in git.repo", withGitSection("https://<token>@g.example.com/r.git", "main", "m"), "[0].git.repo", `"<token>" (where the token goes) is a placeholder`},
+	{"$GIT_TOKEN left in git.repo", withGitSection("https://$GIT_TOKEN@g.example.com/r.git", "main", "m"), "[0].git.repo", `"$GIT_TOKEN" (where the token goes) is a placeholder`},
+	{"${GIT_TOKEN} after a user name", withGitSection("https://oauth2:${GIT_TOKEN}@g.example.com/r.git", "main", "m"), "[0].git.repo", `"${GIT_TOKEN}" (where the token goes) is a placeholder`},
+	{"the template's <repository_url>", withGitSection("https://<repository_url>.git", "main", "m"), "[0].git.repo", `"<repository_url>" is a placeholder`},
+	{"a variable in the path", withGitSection("https://g.example.com/team/$REPO.git", "main", "m"), "[0].git.repo", `"$REPO" is a placeholder`},
 	{"an empty commit message", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"o"},"git":{"repo":"https://g.example.com/r.git","branch":"main","commitMessage":""}}]`, "[0].git.commitMessage", "must not be empty"},
 	{"an object instead of an array", `{"snapshooter":{}}`, "", "must be a JSON array"},
 	{"an empty array", `[]`, "", "no snapshot entries"},
@@ -223,6 +228,30 @@ func TestSchemaAndValidatorAgreeOnBranchNames(t *testing.T) {
 		}
 	}
 	assert.Greater(t, refused, 20, "names on both sides of the rules")
+}
+
+// The schema's repo pattern refuses the placeholders the validator names,
+// and accepts the addresses around them that the validator accepts.
+func TestSchemaAndValidatorAgreeOnPlaceholders(t *testing.T) {
+	s := compileSchema(t)
+	refused := 0
+	for _, repo := range []string{
+		"https://git.example.com/team/code.git", "https://ghp_abc@git.example.com/code.git", "https://oauth2:glpat-x@git.example.com/code.git",
+		"https://user:Pa$$WORD@git.example.com/code.git", "https://user:$ecret99@git.example.com/code.git", "https://g.example.com/a$b/c.git",
+		"https://g.example.com/$lower.git", "https://u:a:$X@g.example.com/c.git", "https://$(a:b)@g.example.com/c.git",
+		"https://<token>@g.example.com/r.git", "https://${GIT_TOKEN}@g.example.com/r.git", "https://$GIT_TOKEN@g.example.com/r.git",
+		"https://oauth2:$GIT_TOKEN@g.example.com/r.git", "https://$(GIT_TOKEN)@g.example.com/r.git", "https://x:${{secrets.T}}@g.example.com/r.git",
+		"https://<repository_url>.git", "https://<token>@<repository_url>.git", "https://g.example.com/team/$REPO.git", "https://g.example.com/${REPO}",
+		"https://$GIT_TOKEN:x@g.example.com/r.git", "https://$GIT_TOKENx@g.example.com/r.git", "https://a$GIT_TOKEN@g.example.com/r.git",
+	} {
+		in := withGitSection(repo, "main", "m")
+		_, err := Parse([]byte(in))
+		assert.Equal(t, err == nil, schemaAccepts(t, s, in), "%s: the schema and the validator disagree (validator: %v)", repo, err)
+		if err != nil {
+			refused++
+		}
+	}
+	assert.Greater(t, refused, 10, "addresses on both sides of the rule")
 }
 
 func TestTheExampleConfigIsValid(t *testing.T) {
