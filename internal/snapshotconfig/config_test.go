@@ -41,14 +41,13 @@ func TestParseReadsEveryField(t *testing.T) {
 // withGitSection is one valid entry with the git section given, each value
 // written as JSON.
 func withGitSection(repo, branch, message string) string {
-	q := func(v string) string {
-		b, err := json.Marshal(v)
-		if err != nil {
-			panic(err)
-		}
-		return string(b)
-	}
-	return `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"o"},"git":{"repo":` + q(repo) + `,"branch":` + q(branch) + `,"commitMessage":` + q(message) + `}}]`
+	return `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"o"},"git":{"repo":` + jsonString(repo) +
+		`,"branch":` + jsonString(branch) + `,"commitMessage":` + jsonString(message) + `}}]`
+}
+
+// jsonString is v as a JSON string literal, < > & as they are.
+func jsonString(v string) string {
+	return string(quoteJSON(v))
 }
 
 // The bad inputs of the spec's rules, with the path and message each must give.
@@ -85,6 +84,10 @@ var invalid = []struct {
 	{"${GIT_TOKEN} after a user name", withGitSection("https://oauth2:${GIT_TOKEN}@g.example.com/r.git", "main", "m"), "[0].git.repo", `"${GIT_TOKEN}" (where the token goes) is a placeholder`},
 	{"the template's <repository_url>", withGitSection("https://<repository_url>.git", "main", "m"), "[0].git.repo", `"<repository_url>" is a placeholder`},
 	{"a variable in the path", withGitSection("https://g.example.com/team/$REPO.git", "main", "m"), "[0].git.repo", `"$REPO" is a placeholder`},
+	{"ESC in outputDir", configWith("M", "code/\x1b[2Jx", "main", "m"), "[0].snapshooter.outputDir", `"code/\x1b[2Jx": holds the control character U+001B`},
+	{"CSI in the name", configWith("M\u009b31m", "o", "main", "m"), "[0].snapshooter.name", `"M\u009b31m": holds the control character U+009B`},
+	{"CSI in the branch", configWith("M", "o", "snap\u009b31m", "m"), "[0].git.branch", `"snap\u009b31m": holds the control character U+009B`},
+	{"BEL in the commit message", configWith("M", "o", "main", "m\a"), "[0].git.commitMessage", `"m\a": holds the control character U+0007; line feeds alone are allowed`},
 	{"an empty commit message", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"o"},"git":{"repo":"https://g.example.com/r.git","branch":"main","commitMessage":""}}]`, "[0].git.commitMessage", "must not be empty"},
 	{"an object instead of an array", `{"snapshooter":{}}`, "", "must be a JSON array"},
 	{"an empty array", `[]`, "", "no snapshot entries"},
@@ -193,6 +196,7 @@ func TestSchemaAndValidatorAgree(t *testing.T) {
 		entry(`,"exclude":["` + tag2 + `"]`),
 		`[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"./code/main"},"git":{"repo":"https://git.example.com/team/code.git","branch":"feature/snap-1","commitMessage":"{folder} {date}"}}]`,
 		`[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"a..b"},"git":{"repo":"https://tok@git.example.com/code.git","branch":"main","commitMessage":"m"}}]`,
+		configWith("Commandes – été", "codeasdata/été", "snapshots/été", "snapshot {folder}\n\nTaken at {date}.\n"),
 	}
 	for _, in := range valid {
 		_, err := Parse([]byte(in))
@@ -265,6 +269,7 @@ func TestTheExampleConfigIsValid(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(entry("")))
 	f.Add([]byte(`[{"snapshooter":{"name":"M","rootTags":[1],"outputDir":"../x"},"git":{"repo":"https://t@h/r.git","branch":"a..b","commitMessage":"{date}"}}]`))
+	f.Add([]byte(configWith("M\u009b", "o\x1b", "snap\u0085", "m\n\r\a")))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		entries, err := Parse(data)
 		if err != nil {
@@ -275,8 +280,14 @@ func FuzzParse(f *testing.F) {
 			if checkOutputDir(e.Snapshooter.OutputDir) != nil || len(e.Snapshooter.RootTags) == 0 {
 				t.Fatalf("accepted %+v", e)
 			}
-			if e.Git != nil && gitref.CheckBranch(e.Git.Branch) != nil {
+			if checkControls(e.Snapshooter.Name, false) != nil {
+				t.Fatalf("accepted name %q", e.Snapshooter.Name)
+			}
+			if e.Git != nil && (gitref.CheckBranch(e.Git.Branch) != nil || checkControls(e.Git.Branch, false) != nil) {
 				t.Fatalf("accepted branch %q", e.Git.Branch)
+			}
+			if e.Git != nil && checkControls(e.Git.CommitMessage, true) != nil {
+				t.Fatalf("accepted commit message %q", e.Git.CommitMessage)
 			}
 		}
 		_, _ = json.Marshal(entries)
