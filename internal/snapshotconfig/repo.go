@@ -10,8 +10,8 @@ import (
 	"dagger/lowcode-pipeline/internal/redact"
 )
 
-// tokenFlag is how the module is given the token instead of git.repo.
-const tokenFlag = "push --git-token env://GIT_TOKEN"
+// tokenFlag is how the module is given the token instead of in git.repo.
+const tokenFlag = "push --git-token env://GIT_TOKEN; toolkit-snapshot takes the same flag"
 
 func checkRepo(raw string) error {
 	if err := checkPlaceholders(raw); err != nil {
@@ -78,7 +78,7 @@ func checkPlaceholders(raw string) error {
 	if len(named) > 1 {
 		what = "are placeholders"
 	}
-	found := fmt.Sprintf("%s %s left from the template, which nothing fills in (git would send it as it is)", strings.Join(named, " and "), what)
+	found := fmt.Sprintf("%s %s left in the address, which nothing fills in: the file is read as it is", strings.Join(named, " and "), what)
 	switch {
 	case len(inToken) > 0 && len(inAddress) > 0:
 		return fmt.Errorf("%s: write the repository's own address without a token, https://host/org/repo.git, and give the token apart (%s)", found, tokenFlag)

@@ -12,17 +12,17 @@ import (
 // CI file's variable, left in git.repo: the error names the placeholder and
 // says how the token is given instead.
 func TestARepoWithATemplatePlaceholderSaysWhatToWriteInstead(t *testing.T) {
-	const apart = "give the token apart (push --git-token env://GIT_TOKEN)"
+	const apart = "give the token apart (push --git-token env://GIT_TOKEN; toolkit-snapshot takes the same flag)"
 	for _, tc := range []struct {
 		name, repo string
 		want       []string
 	}{
 		{"the template's <token>", "https://<token>@git.example.com/team/code.git",
-			[]string{`[0].git.repo: "<token>" (where the token goes) is a placeholder left from the template, which nothing fills in`, `git.repo carries no token; write "https://git.example.com/team/code.git"`, apart}},
+			[]string{`[0].git.repo: "<token>" (where the token goes) is a placeholder left in the address, which nothing fills in: the file is read as it is`, `git.repo carries no token; write "https://git.example.com/team/code.git"`, apart}},
 		{"a shell variable with braces", "https://${GIT_TOKEN}@git.example.com/team/code.git",
 			[]string{`"${GIT_TOKEN}" (where the token goes) is a placeholder`, `write "https://git.example.com/team/code.git"`, apart}},
 		{"a shell variable, which parses as a token", "https://$GIT_TOKEN@git.example.com/team/code.git",
-			[]string{`"$GIT_TOKEN" (where the token goes) is a placeholder`, "git would send it as it is", apart}},
+			[]string{`"$GIT_TOKEN" (where the token goes) is a placeholder`, "which nothing fills in: the file is read as it is", apart}},
 		{"a variable after a user name", "https://oauth2:$GIT_TOKEN@git.example.com/team/code.git",
 			[]string{`"$GIT_TOKEN" (where the token goes) is a placeholder`, `write "https://git.example.com/team/code.git"`}},
 		{"GitHub Actions' expression", "https://x-access-token:${{ secrets.GIT_TOKEN }}@github.com/team/code.git",
@@ -30,7 +30,7 @@ func TestARepoWithATemplatePlaceholderSaysWhatToWriteInstead(t *testing.T) {
 		{"Azure Pipelines' macro", "https://$(GIT_TOKEN)@dev.azure.com/org/p/_git/code",
 			[]string{`"$(GIT_TOKEN)" (where the token goes)`, `write "https://dev.azure.com/org/p/_git/code"`}},
 		{"the template's <repository_url>", "https://<repository_url>.git",
-			[]string{`"<repository_url>" is a placeholder left from the template`, "write the repository's own https address, https://host/org/repo.git"}},
+			[]string{`"<repository_url>" is a placeholder left in the address`, "write the repository's own https address, https://host/org/repo.git"}},
 		{"the whole template", "https://<token>@<repository_url>.git",
 			[]string{`"<token>" (where the token goes) and "<repository_url>" are placeholders`, "without a token, https://host/org/repo.git", apart}},
 	} {
