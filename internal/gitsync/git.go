@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"dagger/lowcode-pipeline/internal/fielderr"
+	"dagger/lowcode-pipeline/internal/gitref"
 	"dagger/lowcode-pipeline/internal/redact"
 	"dagger/lowcode-pipeline/internal/secret"
 )
@@ -41,6 +43,10 @@ func newGit(o Options) (*git, error) {
 		return nil, fmt.Errorf("repository %s: must be https", redact.String(o.RemoteURL))
 	case o.Branch == "", o.OutputDir == "", o.Snapshot == "":
 		return nil, errors.New("branch, outputDir and snapshot folder are required")
+	}
+	// git itself lets some through: symbolic-ref and push take refs/heads/HEAD
+	if err := gitref.CheckBranch(o.Branch); err != nil {
+		return nil, fmt.Errorf("branch %s: %w", fielderr.Quote(o.Branch), err)
 	}
 	config := [][2]string{
 		{"credential.helper", ""},

@@ -221,3 +221,21 @@ func TestAnOutputDirIsAPathNeverAPathspec(t *testing.T) {
 	assert.True(t, res.Changed, "the snapshot was committed, not dropped as a pathspec that matched nothing")
 	assert.FileExists(t, filepath.Join(r.Checkout(t), ":(top)codeasdata/main/a.patch.json"))
 }
+
+// A branch git would refuse to create by name is refused before any git
+// work, even where git itself lets it through: on an empty remote with
+// CreateBranch, symbolic-ref and push take refs/heads/HEAD as it is.
+func TestABranchGitRefusesIsRefusedBeforeAnyGitWork(t *testing.T) {
+	for _, branch := range []string{"HEAD", "release.lock/1", "a/b.lock/c", "-x", "a..b"} {
+		t.Run(branch, func(t *testing.T) {
+			r, l := gittest.NewEmptyRemote(t), &leaktest.Recorder{}
+			o := opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}"}), l)
+			o.Branch, o.CreateBranch = branch, true
+			_, err := Sync(context.Background(), o)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), fmt.Sprintf("branch %q: not a branch name git accepts", branch))
+			assert.Zero(t, r.Pushes.Load(), "nothing was pushed")
+			assert.NoDirExists(t, o.WorkDir, "no git work was done")
+		})
+	}
+}

@@ -222,8 +222,10 @@ func FuzzParseAuthor(f *testing.F) {
 
 func TestOutputDirsCannotHideFromGitOrTheTerminal(t *testing.T) {
 	for _, tc := range []struct{ dir, want string }{
-		{"codeasdata/a\x00b", "NUL, line feed or carriage return"},
-		{"codeasdata/a\nb", "NUL, line feed or carriage return"},
+		{"codeasdata/a\x00b", "holds the control character U+0000"},
+		{"codeasdata/a\nb", "holds the control character U+000A"},
+		{"codeasdata/a\x1b[2Jb", "holds the control character U+001B"},
+		{"codeasdata/a\u009bb", "holds the control character U+009B"},
 		{"code/.GIT/objects", "must not be inside .git, in any spelling"},
 		{".Git", "must not be inside .git"},
 		{".g\u200cit/hooks", "must not be inside .git"},
@@ -258,7 +260,7 @@ func TestANulInTheCommitMessageIsRefusedWhenTheFileIsRead(t *testing.T) {
 	_, err := Parse([]byte(`[{"snapshooter":{"name":"a","rootTags":["00000000000000000001"],"outputDir":"cad"},
 		"git":{"repo":"https://git.example.com/r.git","branch":"main","commitMessage":"snap\u0000shot"}}]`))
 	assert.ErrorContains(t, err, "[0].git.commitMessage")
-	assert.ErrorContains(t, err, "must not contain a NUL")
+	assert.ErrorContains(t, err, "holds the control character U+0000")
 }
 
 func TestOverlapsAreFoundInOnePass(t *testing.T) {

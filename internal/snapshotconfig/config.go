@@ -17,6 +17,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"dagger/lowcode-pipeline/internal/fielderr"
+	"dagger/lowcode-pipeline/internal/gitref"
 	"dagger/lowcode-pipeline/internal/jsontree"
 	"dagger/lowcode-pipeline/internal/loopback"
 	"dagger/lowcode-pipeline/internal/redact"
@@ -169,6 +170,7 @@ func str(errs *fielderr.List, obj *jsontree.Object, p, key, what string) string 
 		errs.Addf(p, "must be a string (%s), got %s", what, jsontree.TypeName(v))
 	case strings.TrimSpace(s) == "":
 		errs.Addf(p, "must not be empty: %s", what)
+		return "" // one problem a field: the field's own rules need not say it again
 	}
 	return s
 }
@@ -180,6 +182,9 @@ func snapshooter(errs *fielderr.List, p string, v any) Snapshooter {
 		return s
 	}
 	s.Name = str(errs, obj, p, "name", "the label of the snapshot job")
+	if err := checkControls(s.Name, false); err != nil {
+		errs.Addf(p+".name", "%s: %v", fielderr.Quote(s.Name), err)
+	}
 	if rv, ok := obj.Fields["rootTags"]; ok {
 		s.RootTags = tags(errs, p+".rootTags", rv)
 		if s.RootTags != nil && len(s.RootTags) == 0 {
@@ -234,10 +239,11 @@ func tags(errs *fielderr.List, p string, v any) []string {
 }
 
 func checkOutputDir(dir string) error {
+	if err := checkControls(dir, false); err != nil {
+		return err
+	}
 	clean := path.Clean(dir)
 	switch {
-	case strings.ContainsAny(dir, "\x00\n\r"):
-		return fmt.Errorf("must not contain a NUL, line feed or carriage return")
 	case strings.ContainsRune(dir, utf8.RuneError):
 		return fmt.Errorf("holds U+FFFD, which is what invalid UTF-8 in the file becomes: write the folder's name in UTF-8")
 	case strings.HasPrefix(dir, ":"):
@@ -258,6 +264,23 @@ func checkOutputDir(dir string) error {
 		return fmt.Errorf("must not be inside .git, in any spelling a file system may read as .git (letter case, ignorable characters, full-width or dotless letters, trailing dots or spaces, GIT~1)")
 	}
 	return nil
+}
+
+// checkControls refuses a control character (C0, DEL, C1) in a value that
+// a summary, a log or git log prints: a terminal acts on it (ESC and CSI,
+// U+009B, start escape sequences; BS, CR and DEL rewrite what was printed;
+// BEL rings). A commit message's lines keep their line feeds.
+func checkControls(s string, lines bool) error {
+	i := strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) && !(lines && r == '\n') })
+	if i < 0 {
+		return nil
+	}
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	allowed := "no control character (C0, DEL or C1): a terminal printing it would act on it"
+	if lines {
+		allowed = "line feeds alone are allowed, no other control character (C0, DEL or C1): a terminal printing it would act on it"
+	}
+	return fmt.Errorf("holds the control character U+%04X; %s", r, allowed)
 }
 
 // readsAsGit: a folder name that git, or a case- or Unicode-folding file
@@ -331,51 +354,19 @@ func gitSection(errs *fielderr.List, p string, v any) *Git {
 	}
 	g.Branch = str(errs, obj, p, "branch", "the branch to clone and push")
 	if g.Branch != "" {
-		if err := CheckBranch(g.Branch); err != nil {
+		err := gitref.CheckBranch(g.Branch)
+		if err == nil { // git takes C1 controls: it reads bytes
+			err = checkControls(g.Branch, false)
+		}
+		if err != nil {
 			errs.Addf(p+".branch", "%s: %v", fielderr.Quote(g.Branch), err)
 		}
 	}
 	g.CommitMessage = str(errs, obj, p, "commitMessage", "the commit message template ({date} and {folder} are replaced)")
-	if strings.ContainsRune(g.CommitMessage, 0) {
-		errs.Addf(p+".commitMessage", "%s: must not contain a NUL (git cannot pass it)", fielderr.Quote(g.CommitMessage))
+	if err := checkControls(g.CommitMessage, true); err != nil {
+		errs.Addf(p+".commitMessage", "%s: %v", fielderr.Quote(g.CommitMessage), err)
 	}
 	return g
-}
-
-func checkRepo(raw string) error {
-	u, err := url.Parse(raw)
-	shown := redact.Quote(raw)
-	switch {
-	case err != nil:
-		return fmt.Errorf("%s is not a URL", shown)
-	case u.Scheme != "https":
-		return fmt.Errorf("%s: must be an https address (https://<repository_url>.git)", shown)
-	case u.Host == "":
-		return fmt.Errorf("%s: has no host", shown)
-	case u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(raw, "?#"):
-		return fmt.Errorf("%s: must not have a query or fragment", shown)
-	case redact.Ambiguous(raw):
-		return fmt.Errorf("%s: has an @ after the host, which other tools read as credentials: put a token only as https://<token>@host/… (or pass --git-token)", shown)
-	}
-	return nil
-}
-
-var badRef = regexp.MustCompile(`[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//`)
-
-// CheckBranch applies git's ref-name rules to a branch name.
-func CheckBranch(b string) error {
-	switch {
-	case badRef.MatchString(b):
-		return fmt.Errorf("not a valid branch name: no spaces, control characters, ~ ^ : ? * [ \\, \"..\", \"@{\" or \"//\"")
-	case strings.HasPrefix(b, "-"), strings.HasPrefix(b, "/"), strings.HasSuffix(b, "/"), strings.HasSuffix(b, "."), strings.HasSuffix(b, ".lock"), b == "@":
-		return fmt.Errorf("not a valid branch name: it may not start with - or /, end with /, . or .lock, or be @")
-	}
-	for _, part := range strings.Split(b, "/") {
-		if strings.HasPrefix(part, ".") {
-			return fmt.Errorf("not a valid branch name: no component may start with \".\"")
-		}
-	}
-	return nil
 }
 
 // DateLayout is {date}: yyyy.MM.dd HH:mm:ss, on the 24-hour clock as the

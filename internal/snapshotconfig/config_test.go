@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"dagger/lowcode-pipeline/internal/fielderr"
+	"dagger/lowcode-pipeline/internal/gitref"
 )
 
 const (
@@ -35,6 +36,18 @@ func TestParseReadsEveryField(t *testing.T) {
 	assert.Equal(t, Snapshooter{Name: "Main", RootTags: []string{tag1, tag2}, Exclude: []string{"00000000000000000003"}, OutputDir: "codeasdata/main"}, entries[0].Snapshooter)
 	assert.Equal(t, &Git{Repo: "https://git.example.com/team/code.git", Branch: "snapshots/main", CommitMessage: "snapshot {folder} at {date}"}, entries[0].Git)
 	assert.Nil(t, entries[1].Git)
+}
+
+// withGitSection is one valid entry with the git section given, each value
+// written as JSON.
+func withGitSection(repo, branch, message string) string {
+	return `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"o"},"git":{"repo":` + jsonString(repo) +
+		`,"branch":` + jsonString(branch) + `,"commitMessage":` + jsonString(message) + `}}]`
+}
+
+// jsonString is v as a JSON string literal, < > & as they are.
+func jsonString(v string) string {
+	return string(quoteJSON(v))
 }
 
 // The bad inputs of the spec's rules, with the path and message each must give.
@@ -60,8 +73,21 @@ var invalid = []struct {
 	{"no snapshooter", `[{"git":{"repo":"https://g.example.com/r.git","branch":"main","commitMessage":"m"}}]`, "[0].snapshooter", "required"},
 	{"git without branch", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"o"},"git":{"repo":"https://g.example.com/r.git","commitMessage":"m"}}]`, "[0].git.branch", "required"},
 	{"git over ssh", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"o"},"git":{"repo":"ssh://g.example.com/r.git","branch":"main","commitMessage":"m"}}]`, "[0].git.repo", "must be an https address"},
-	{"a bad branch", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"o"},"git":{"repo":"https://g.example.com/r.git","branch":"feature..x","commitMessage":"m"}}]`, "[0].git.branch", "not a valid branch name"},
-	{"a branch ending in .lock", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"o"},"git":{"repo":"https://g.example.com/r.git","branch":"main.lock","commitMessage":"m"}}]`, "[0].git.branch", "not a valid branch name"},
+	{"a bad branch", withGitSection("https://g.example.com/r.git", "feature..x", "m"), "[0].git.branch", `"feature..x": not a branch name git accepts (it holds "..")`},
+	{"a branch ending in .lock", withGitSection("https://g.example.com/r.git", "main.lock", "m"), "[0].git.branch", `"main.lock": not a branch name git accepts (its part "main.lock" ends with ".lock"`},
+	{"a branch named HEAD", withGitSection("https://g.example.com/r.git", "HEAD", "m"), "[0].git.branch", `"HEAD": not a branch name git accepts (HEAD names the commit checked out, never a branch): a name ` + "`git check-ref-format --branch`" + ` accepts`},
+	{"a branch with a folder ending in .lock", withGitSection("https://g.example.com/r.git", "release.lock/1", "m"), "[0].git.branch", `its part "release.lock" ends with ".lock"`},
+	{"a branch with a middle folder ending in .lock", withGitSection("https://g.example.com/r.git", "a/b.lock/c", "m"), "[0].git.branch", `its part "b.lock" ends with ".lock"`},
+	{"a branch that is @ alone", withGitSection("https://g.example.com/r.git", "@", "m"), "[0].git.branch", `"@" alone is git's shorthand for HEAD`},
+	{"the template's <token> left in git.repo", withGitSection("https://<token>@g.example.com/r.git", "main", "m"), "[0].git.repo", `"<token>" (where the token goes) is a placeholder`},
+	{"$GIT_TOKEN left in git.repo", withGitSection("https://$GIT_TOKEN@g.example.com/r.git", "main", "m"), "[0].git.repo", `"$GIT_TOKEN" (where the token goes) is a placeholder`},
+	{"${GIT_TOKEN} after a user name", withGitSection("https://oauth2:${GIT_TOKEN}@g.example.com/r.git", "main", "m"), "[0].git.repo", `"${GIT_TOKEN}" (where the token goes) is a placeholder`},
+	{"the template's <repository_url>", withGitSection("https://<repository_url>.git", "main", "m"), "[0].git.repo", `"<repository_url>" is a placeholder`},
+	{"a variable in the path", withGitSection("https://g.example.com/team/$REPO.git", "main", "m"), "[0].git.repo", `"$REPO" is a placeholder`},
+	{"ESC in outputDir", configWith("M", "code/\x1b[2Jx", "main", "m"), "[0].snapshooter.outputDir", `"code/\x1b[2Jx": holds the control character U+001B`},
+	{"CSI in the name", configWith("M\u009b31m", "o", "main", "m"), "[0].snapshooter.name", `"M\u009b31m": holds the control character U+009B`},
+	{"CSI in the branch", configWith("M", "o", "snap\u009b31m", "m"), "[0].git.branch", `"snap\u009b31m": holds the control character U+009B`},
+	{"BEL in the commit message", configWith("M", "o", "main", "m\a"), "[0].git.commitMessage", `"m\a": holds the control character U+0007; line feeds alone are allowed`},
 	{"an empty commit message", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"o"},"git":{"repo":"https://g.example.com/r.git","branch":"main","commitMessage":""}}]`, "[0].git.commitMessage", "must not be empty"},
 	{"an object instead of an array", `{"snapshooter":{}}`, "", "must be a JSON array"},
 	{"an empty array", `[]`, "", "no snapshot entries"},
@@ -170,6 +196,7 @@ func TestSchemaAndValidatorAgree(t *testing.T) {
 		entry(`,"exclude":["` + tag2 + `"]`),
 		`[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"./code/main"},"git":{"repo":"https://git.example.com/team/code.git","branch":"feature/snap-1","commitMessage":"{folder} {date}"}}]`,
 		`[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"a..b"},"git":{"repo":"https://tok@git.example.com/code.git","branch":"main","commitMessage":"m"}}]`,
+		configWith("Commandes – été", "codeasdata/été", "snapshots/été", "snapshot {folder}\n\nTaken at {date}.\n"),
 	}
 	for _, in := range valid {
 		_, err := Parse([]byte(in))
@@ -183,6 +210,54 @@ func TestSchemaAndValidatorAgree(t *testing.T) {
 	}
 }
 
+// The schema's branch pattern gives the validator's verdict (git's rules,
+// internal/gitref) on names at the edge of each rule, so that an editor
+// marks the branch git would refuse.
+func TestSchemaAndValidatorAgreeOnBranchNames(t *testing.T) {
+	s := compileSchema(t)
+	names := []string{
+		"main", "snapshots/main", "a/-b", "v1.2/x.y", "lock/x-lock", "a@b", "{", "HEAD/x", "heads/HEAD", "héllo/日本", "a.locked",
+		"HEAD", "@", "-x", "release.lock/1", "a/b.lock/c", "main.lock", ".lock", "a/.b", ".a", "a..b", "a.", "a/", "/a", "a//b",
+		"a@{1}", "a b", "a~1", "a^", "a:b", "a?", "a*", "a[", `a\\b`, "a\x7fb", "a\u2028/.b", "a\u2028.lock", "x\u2028..",
+	}
+	refused := 0
+	for _, name := range names {
+		var branch string
+		require.NoError(t, json.Unmarshal([]byte(`"`+name+`"`), &branch), name)
+		in := withGitSection("https://g.example.com/r.git", branch, "m")
+		_, err := Parse([]byte(in))
+		assert.Equal(t, err == nil, schemaAccepts(t, s, in), "%q: the schema and the validator disagree (validator: %v)", branch, err)
+		if err != nil {
+			refused++
+		}
+	}
+	assert.Greater(t, refused, 20, "names on both sides of the rules")
+}
+
+// The schema's repo pattern refuses the placeholders the validator names,
+// and accepts the addresses around them that the validator accepts.
+func TestSchemaAndValidatorAgreeOnPlaceholders(t *testing.T) {
+	s := compileSchema(t)
+	refused := 0
+	for _, repo := range []string{
+		"https://git.example.com/team/code.git", "https://ghp_abc@git.example.com/code.git", "https://oauth2:glpat-x@git.example.com/code.git",
+		"https://user:Pa$$WORD@git.example.com/code.git", "https://user:$ecret99@git.example.com/code.git", "https://g.example.com/a$b/c.git",
+		"https://g.example.com/$lower.git", "https://u:a:$X@g.example.com/c.git", "https://$(a:b)@g.example.com/c.git",
+		"https://<token>@g.example.com/r.git", "https://${GIT_TOKEN}@g.example.com/r.git", "https://$GIT_TOKEN@g.example.com/r.git",
+		"https://oauth2:$GIT_TOKEN@g.example.com/r.git", "https://$(GIT_TOKEN)@g.example.com/r.git", "https://x:${{secrets.T}}@g.example.com/r.git",
+		"https://<repository_url>.git", "https://<token>@<repository_url>.git", "https://g.example.com/team/$REPO.git", "https://g.example.com/${REPO}",
+		"https://$GIT_TOKEN:x@g.example.com/r.git", "https://$GIT_TOKENx@g.example.com/r.git", "https://a$GIT_TOKEN@g.example.com/r.git",
+	} {
+		in := withGitSection(repo, "main", "m")
+		_, err := Parse([]byte(in))
+		assert.Equal(t, err == nil, schemaAccepts(t, s, in), "%s: the schema and the validator disagree (validator: %v)", repo, err)
+		if err != nil {
+			refused++
+		}
+	}
+	assert.Greater(t, refused, 10, "addresses on both sides of the rule")
+}
+
 func TestTheExampleConfigIsValid(t *testing.T) {
 	data, err := os.ReadFile("../../examples/app/res/snapshot-config.json")
 	require.NoError(t, err)
@@ -194,6 +269,7 @@ func TestTheExampleConfigIsValid(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(entry("")))
 	f.Add([]byte(`[{"snapshooter":{"name":"M","rootTags":[1],"outputDir":"../x"},"git":{"repo":"https://t@h/r.git","branch":"a..b","commitMessage":"{date}"}}]`))
+	f.Add([]byte(configWith("M\u009b", "o\x1b", "snap\u0085", "m\n\r\a")))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		entries, err := Parse(data)
 		if err != nil {
@@ -204,8 +280,14 @@ func FuzzParse(f *testing.F) {
 			if checkOutputDir(e.Snapshooter.OutputDir) != nil || len(e.Snapshooter.RootTags) == 0 {
 				t.Fatalf("accepted %+v", e)
 			}
-			if e.Git != nil && CheckBranch(e.Git.Branch) != nil {
+			if checkControls(e.Snapshooter.Name, false) != nil {
+				t.Fatalf("accepted name %q", e.Snapshooter.Name)
+			}
+			if e.Git != nil && (gitref.CheckBranch(e.Git.Branch) != nil || checkControls(e.Git.Branch, false) != nil) {
 				t.Fatalf("accepted branch %q", e.Git.Branch)
+			}
+			if e.Git != nil && checkControls(e.Git.CommitMessage, true) != nil {
+				t.Fatalf("accepted commit message %q", e.Git.CommitMessage)
 			}
 		}
 		_, _ = json.Marshal(entries)

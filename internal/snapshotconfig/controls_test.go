@@ -1,0 +1,102 @@
+package snapshotconfig
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"dagger/lowcode-pipeline/internal/fielderr"
+)
+
+// configWith is one entry whose name, outputDir, branch and commit message
+// are given, each written as JSON.
+func configWith(name, outputDir, branch, message string) string {
+	in := withGitSection("https://g.example.com/r.git", branch, message)
+	in = strings.Replace(in, `"name":"M"`, `"name":`+jsonString(name), 1)
+	return strings.Replace(in, `"outputDir":"o"`, `"outputDir":`+jsonString(outputDir), 1)
+}
+
+// A value that summaries and logs print is refused when it holds a control
+// character: a terminal acts on ESC and CSI (escape sequences), BS, CR and
+// DEL (they rewrite what was printed), BEL. The error names the entry and
+// field and shows the value with the character made visible.
+func TestAControlCharacterInAPrintedValueIsRefusedAndShownVisibly(t *testing.T) {
+	for _, tc := range []struct {
+		name, field, value, shown string
+	}{
+		{"ESC in outputDir", "outputDir", "codeasdata/\x1b[2Jmain", `"codeasdata/\x1b[2Jmain"`},
+		{"CSI, the one-character C1 form of ESC [, in outputDir", "outputDir", "codeasdata/\u009b2Jmain", `"codeasdata/\u009b2Jmain"`},
+		{"a backspace in outputDir", "outputDir", "codeasdata/main\b\b\b\bprod", `"codeasdata/main\b\b\b\bprod"`},
+		{"BEL in outputDir", "outputDir", "codeasdata/\amain", `"codeasdata/\amain"`},
+		{"DEL in outputDir", "outputDir", "codeasdata/\x7fmain", `"codeasdata/\x7fmain"`},
+		{"a tab in outputDir", "outputDir", "codeasdata/\tmain", `"codeasdata/\tmain"`},
+		{"a line feed in outputDir", "outputDir", "codeasdata/\nmain", `"codeasdata/\nmain"`},
+		{"NEL, a C1 line break, in outputDir", "outputDir", "codeasdata/\u0085main", `"codeasdata/\u0085main"`},
+		{"ESC in the name", "name", "orders\x1b]0;owned\a", `"orders\x1b]0;owned\a"`},
+		{"CSI in the name", "name", "orders\u009b31m", `"orders\u009b31m"`},
+		{"a carriage return in the name", "name", "orders\rall good", `"orders\rall good"`},
+		{"a line feed in the name", "name", "orders\n[1] fake: pushed", `"orders\n[1] fake: pushed"`},
+		{"CSI in the branch, which git would take", "branch", "snap\u009b31m", `"snap\u009b31m"`},
+		{"ESC in the commit message", "commitMessage", "snapshot\x1b[2J {date}", `"snapshot\x1b[2J {date}"`},
+		{"a carriage return in the commit message", "commitMessage", "snapshot\r\n{date}", `"snapshot\r\n{date}"`},
+		{"a tab in the commit message", "commitMessage", "snapshot\t{date}", `"snapshot\t{date}"`},
+		{"NUL in the commit message", "commitMessage", "snapshot\x00", `"snapshot\x00"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name, dir, branch, msg := "orders", "codeasdata/main", "main", "snapshot {date}"
+			path := "[0].snapshooter." + tc.field
+			switch tc.field {
+			case "name":
+				name = tc.value
+			case "outputDir":
+				dir = tc.value
+			case "branch":
+				branch, path = tc.value, "[0].git.branch"
+			case "commitMessage":
+				msg, path = tc.value, "[0].git.commitMessage"
+			}
+			_, err := Parse([]byte(configWith(name, dir, branch, msg)))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), path+": "+tc.shown+": ")
+			assert.Contains(t, err.Error(), "control character")
+			assert.NotContains(t, err.Error(), tc.value, "the raw value is never printed")
+		})
+	}
+}
+
+// A commit message may have several lines: line feeds alone are kept.
+func TestACommitMessageKeepsItsLineFeeds(t *testing.T) {
+	entries, err := Parse([]byte(configWith("orders", "codeasdata/main", "main", "snapshot {folder}\n\nTaken at {date} by the scheduled job.\n")))
+	require.NoError(t, err)
+	assert.Equal(t, "snapshot {folder}\n\nTaken at {date} by the scheduled job.\n", entries[0].Git.CommitMessage)
+
+	_, err = Parse([]byte(configWith("orders", "codeasdata/main", "main", "snapshot\r\n{date}")))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "line feeds alone are allowed", "the error says what the message may hold")
+}
+
+// Printable text stays accepted in each field, whatever its script.
+func TestPrintableValuesAreAccepted(t *testing.T) {
+	_, err := Parse([]byte(configWith("Commandes – été 日本", "codeasdata/été/日本", "snapshots/été", "instantané {folder} — {date}")))
+	assert.NoError(t, err)
+}
+
+// A value of blanks alone is one problem, not two: it is empty.
+func TestABlankValueIsOneProblem(t *testing.T) {
+	for _, tc := range []struct{ name, in, path string }{
+		{"a name of a line feed", configWith("\n", "o", "main", "m"), "[0].snapshooter.name"},
+		{"an outputDir of a tab", configWith("M", "\t", "main", "m"), "[0].snapshooter.outputDir"},
+		{"a commit message of a carriage return", configWith("M", "o", "main", "\r"), "[0].git.commitMessage"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.in))
+			var list fielderr.List
+			require.ErrorAs(t, err, &list)
+			require.Len(t, list, 1, "%v", err)
+			assert.Equal(t, tc.path, list[0].Path)
+			assert.Contains(t, list[0].Message, "must not be empty")
+		})
+	}
+}
