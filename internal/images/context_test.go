@@ -47,15 +47,28 @@ func TestContextPathsAreWhatTheDockerfileCopies(t *testing.T) {
 
 // The examples' Dockerfiles and the module's own read nothing of the
 // context but the build output, with the build arguments the module gives
-// them: an image build is keyed on that output alone.
+// them: an image build is keyed on that output alone. Those that declare ARG
+// SOURCES_PATH read it by name; examples/olympe's, shaped as the vendor's
+// template, copy the whole context, which is then the output alone.
 func TestTheExamplesDockerfilesReadTheirOutputOnly(t *testing.T) {
-	for _, dir := range []string{"../../examples/app/docker", "../../examples/olympe/docker", "../../docker"} {
+	for _, tc := range []struct {
+		dir      string
+		template bool
+	}{{"../../examples/app/docker", false}, {"../../docker", false}, {"../../examples/olympe/docker", true}} {
 		for _, kind := range []Kind{Frontend, Backend, CodeAsData} {
-			data, err := os.ReadFile(path.Join(dir, string(kind)+".Dockerfile"))
+			data, err := os.ReadFile(path.Join(tc.dir, string(kind)+".Dockerfile"))
 			require.NoError(t, err)
-			got, ok := ContextPaths(data, Args(nil).For(kind, "node:24"))
-			require.True(t, ok, "%s/%s", dir, kind)
-			assert.Equal(t, []string{kind.SourcesPath()}, got, "%s/%s", dir, kind)
+			args := Args(nil).For(kind, "node:24")
+			if tc.template {
+				copies, err := SourcesCopies(data, args)
+				require.NoError(t, err)
+				assert.True(t, OutputIsContext(copies), "%s/%s copies $SOURCES_PATH without ARG SOURCES_PATH", tc.dir, kind)
+				assert.Zero(t, ProjectRead(data, args), "%s/%s reads nothing else of the context", tc.dir, kind)
+				continue
+			}
+			got, ok := ContextPaths(data, args)
+			require.True(t, ok, "%s/%s", tc.dir, kind)
+			assert.Equal(t, []string{kind.SourcesPath()}, got, "%s/%s", tc.dir, kind)
 		}
 	}
 }
