@@ -30,7 +30,8 @@ import (
 // and with line breaks, other control characters and spaces (as they are
 // or escaped: \r\n, \n, %0A, &#10;) anywhere between two characters, as
 // when an echo is wrapped at a column (MIME at 76, PEM at 64), folded, or
-// split across lines. The zero value scrubs nothing.
+// split across lines, git's "remote: " at the start of a line included.
+// The zero value scrubs nothing.
 type Scrubber struct {
 	targets []secret.Text // what is searched for: kept secret, as fmt may print a Scrubber
 }
@@ -165,6 +166,10 @@ func spellings(text string, at int, buf []spelling) []spelling {
 	buf = append(buf, spelling{text[at : at+size], size})
 	rest := text[at:]
 	switch rest[0] {
+	case '\n':
+		if strings.HasPrefix(rest[1:], gitRemote) {
+			buf = append(buf, spelling{"\n", 1 + len(gitRemote)})
+		}
 	case '+':
 		buf = append(buf, spelling{" ", 1})
 	case '%':
@@ -187,6 +192,9 @@ func spellings(text string, at int, buf []spelling) []spelling {
 	}
 	return buf
 }
+
+// gitRemote is what git writes before each line a remote sent.
+const gitRemote = "remote: "
 
 // jsonUnicode reads \uXXXX at the start of s, or a surrogate pair of two.
 func jsonUnicode(s string) (rune, int, bool) {

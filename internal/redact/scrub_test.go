@@ -208,3 +208,11 @@ func FuzzScrubLeavesNoSpellingOfTheSecret(f *testing.F) {
 		assert.NotContains(t, out, spelling)
 	})
 }
+
+// git writes "remote: " before each line a remote sent: a secret a remote
+// echoed across lines is found past it, and the prefix elsewhere is kept.
+func TestScrubReadsPastGitsRemotePrefix(t *testing.T) {
+	s := NewScrubber(secret.New(tok))
+	out := s.Scrub("remote: denied for " + tok[:12] + "\nremote: " + tok[12:] + "\nremote: done")
+	assert.Equal(t, "remote: denied for ***\nremote: done", out)
+}
