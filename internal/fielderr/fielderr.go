@@ -121,12 +121,13 @@ func (l List) MarshalJSON() ([]byte, error) {
 // "oci-publish: " or "snapshot-push: "), each cut, at most five and a count
 // of the rest: what an error repeats of an exec, since the engine's message
 // only says the process exited non-zero. Nothing else of the output is
-// repeated: it stays in the engine's log, where secrets are masked.
+// repeated: it stays in the engine's log, where secrets are masked. A line
+// may repeat what a server said (a git remote's message): it is Printable.
 func ToolLines(stderr string) []string {
 	var said []string
 	for _, line := range strings.Split(stderr, "\n") {
 		if strings.HasPrefix(line, "lowcode-pipeline: ") || strings.HasPrefix(line, "oci-publish: ") || strings.HasPrefix(line, "snapshot-push: ") {
-			said = append(said, Cut(line, 1000))
+			said = append(said, Cut(Printable(line), 1000))
 		}
 	}
 	if len(said) > 5 {

@@ -37,6 +37,9 @@ func FuzzQuote(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		q := Quote(s)
 		assert.LessOrEqual(t, len(q), 2*MaxValue+len("… (9999999999 bytes)"))
+		if strings.HasSuffix(q, `"`) && !strings.ContainsAny(s, `\"`) {
+			assert.Equal(t, `"`+Printable(s)+`"`, q, "Quote shows a character as Printable does")
+		}
 		if strings.HasSuffix(q, `"`) {
 			whole, err := strconv.Unquote(q)
 			assert.NoError(t, err, q)
@@ -73,6 +76,8 @@ func TestToolLinesRepeatOnlyWhatOurToolsSaid(t *testing.T) {
 		"  lowcode-pipeline: indented, so not ours\n"
 	assert.Equal(t, []string{"lowcode-pipeline: node image node:18 has Node.js v18.20.4: the platform needs 20 or above"}, ToolLines(stderr))
 	assert.Empty(t, ToolLines("npm ERR! something else"))
+	assert.Equal(t, []string{`snapshot-push: remote: \x1b[1Aforged\r`}, ToolLines("snapshot-push: remote: \x1b[1Aforged\r\n"),
+		"what a server said through our tool is shown, not obeyed")
 	many := strings.Repeat("oci-publish: x\n", 9) + "snapshot-push: " + strings.Repeat("y", 5000)
 	got := ToolLines(many)
 	assert.Len(t, got, 6)

@@ -24,10 +24,10 @@ import (
 type git struct {
 	env []string // all but the login's header: see environ
 	// auth is the login's header, the value of git's config entry authAt
-	// (http.extraHeader); secrets are what scrub masks.
+	// (http.extraHeader); scrubber masks its secrets in what git prints.
 	auth     secret.Text
 	authAt   int
-	secrets  []secret.Text
+	scrubber redact.Scrubber
 	timeout  time.Duration
 	lowSpeed string // git's low-speed limit, as an error names it
 }
@@ -57,7 +57,7 @@ func newGit(o Options) (*git, error) {
 	if o.Token.Set() {
 		basic := base64.StdEncoding.EncodeToString([]byte(o.Username + ":" + o.Token.Reveal()))
 		g.auth = secret.New("Authorization: Basic " + basic)
-		g.secrets = []secret.Text{o.Token, secret.New(basic)}
+		g.scrubber = redact.NewScrubber(o.Token, secret.New(basic))
 	} else {
 		config = append(config, [2]string{"core.askPass", ""})
 	}
@@ -138,11 +138,10 @@ func (g *git) head(ctx context.Context, dir string) string {
 	return out
 }
 
+// scrub is git's output without the login's secrets, in any spelling a
+// remote may echo them in, and with every address shown as redact shows it.
 func (g *git) scrub(s string) string {
-	for _, text := range g.secrets {
-		s = strings.ReplaceAll(s, text.Reveal(), "***")
-	}
-	return redact.URLsIn(s)
+	return redact.URLsIn(g.scrubber.Scrub(s))
 }
 
 // checkout prepares dir on the tip of o.Branch, creating the branch when it

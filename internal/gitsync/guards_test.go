@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -238,4 +240,36 @@ func TestABranchGitRefusesIsRefusedBeforeAnyGitWork(t *testing.T) {
 			assert.NoDirExists(t, o.WorkDir, "no git work was done")
 		})
 	}
+}
+
+// A remote that echoes the login back in its message (git prints a
+// text/plain answer as "remote: …" lines) gets no piece of it into the
+// error: not the token split across lines, not the header's base64
+// wrapped as MIME wraps it.
+func TestARemoteThatEchoesTheLoginGetsNoneOfItPrinted(t *testing.T) {
+	var basic string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		basic = strings.TrimPrefix(r.Header.Get("Authorization"), "Basic ")
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusForbidden)
+		header := base64.StdEncoding.EncodeToString([]byte("Authorization: " + r.Header.Get("Authorization")))
+		fmt.Fprintf(w, "denied for %s\n%s\nheaders:\n", token[:9], token[9:])
+		for len(header) > 76 {
+			fmt.Fprintln(w, header[:76])
+			header = header[76:]
+		}
+		fmt.Fprintln(w, header)
+	}))
+	t.Cleanup(srv.Close)
+	l := &leaktest.Recorder{}
+	o := Options{RemoteURL: srv.URL + "/code.git", Branch: "main", OutputDir: "o", Snapshot: snapshotDir(t, map[string]string{"a": "{}"}),
+		Message: "m", Token: secret.New(token), AllowHTTP: true, Logf: l.Logf}
+	_, err := Sync(context.Background(), o)
+	require.Error(t, err)
+	require.NotEmpty(t, basic, "the remote was asked")
+	require.Contains(t, err.Error(), "denied for", "the remote's message is shown")
+	l.Add(err.Error())
+	joined := strings.NewReplacer("\n", "", "remote: ", "", " ", "").Replace(err.Error())
+	l.Add(joined)
+	l.AssertClean(t, token, token[:9], token[9:], basic, basic[4:20])
 }

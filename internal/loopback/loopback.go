@@ -6,21 +6,77 @@ package loopback
 
 import (
 	"net"
+	"net/netip"
+	"strconv"
 	"strings"
 )
 
 // Host says whether host — a name or an IP address, with a port or not, an
-// IPv6 address in brackets or not — names the machine itself: localhost, a
-// loopback address (127.0.0.0/8, ::1), or the unspecified address (0.0.0.0,
-// ::), which a connection takes for the machine too.
+// IPv6 address in brackets or not — names the machine itself: localhost or
+// a name under it (RFC 6761), a loopback address (127.0.0.0/8, ::1, an
+// IPv4-mapped one), or the unspecified address (0.0.0.0, ::), which a
+// connection takes for the machine too. An address counts in every
+// spelling a resolver takes: 127.1, 0x7f000001, 2130706433, 0177.0.0.1,
+// 0:0:0:0:0:0:0:1, ::1%lo, a trailing dot.
 func Host(host string) bool {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		return true
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
+	ip, ok := address(host)
+	return ok && (ip.IsLoopback() || ip.IsUnspecified())
+}
+
+// address reads host as an IP address: IPv6 (a zone dropped, an
+// IPv4-mapped one unmapped), or IPv4 as inet_aton reads it.
+func address(host string) (netip.Addr, bool) {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return ip.WithZone("").Unmap(), true
+	}
+	return inetAton(host)
+}
+
+// inetAton reads IPv4 as the C library's resolver does (curl, git, ping):
+// one to four numbers, each decimal, octal (a leading 0) or hexadecimal
+// (0x), the last filling the bytes left: 127.1 is 127.0.0.1, 2130706433
+// and 0x7f000001 are too.
+func inetAton(s string) (netip.Addr, bool) {
+	parts := strings.Split(s, ".")
+	if len(parts) > 4 {
+		return netip.Addr{}, false
+	}
+	var v uint64
+	for i, p := range parts {
+		n, ok := number(p)
+		bits := 8
+		if i == len(parts)-1 {
+			bits = 8 * (4 - i)
+		}
+		if !ok || n >= 1<<bits {
+			return netip.Addr{}, false
+		}
+		v = v<<bits | n
+	}
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true
+}
+
+// number is one part of an inet_aton address.
+func number(p string) (uint64, bool) {
+	base := 10
+	switch {
+	case len(p) >= 2 && (p[:2] == "0x" || p[:2] == "0X"):
+		if p = p[2:]; p == "" {
+			return 0, true // "0x" alone is 0 to the C library
+		}
+		base = 16
+	case len(p) >= 2 && p[0] == '0':
+		p, base = p[1:], 8
+	}
+	n, err := strconv.ParseUint(p, base, 32) // no sign, no "_": as the C library
+
+	return n, err == nil
 }

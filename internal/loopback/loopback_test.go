@@ -1,6 +1,7 @@
 package loopback
 
 import (
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -8,43 +9,64 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-func TestHost(t *testing.T) {
+func TestHostTellsThisMachineFromOthers(t *testing.T) {
 	for _, tc := range []struct {
-		host string
-		want bool
+		name, host string
+		want       bool
 	}{
-		{"localhost", true},
-		{"localhost:5000", true},
-		{"LocalHost:5000", true},
-		{"localhost.", true},
-		{"127.0.0.1", true},
-		{"127.0.0.1:8080", true},
-		{"127.1.2.3:8080", true},
-		{"[::1]:5000", true},
-		{"::1", true},
-		{"[::1]", true},
-		{"0.0.0.0:5000", true},
-		{"[::]:443", true},
-		{"::ffff:127.0.0.1", true},
-		{"registry.example.com", false},
-		{"registry.example.com:5000", false},
-		{"localhost.example.com", false},
-		{"mylocalhost", false},
-		{"10.87.0.12:5000", false},
-		{"128.0.0.1", false},
-		{"[::2]:5000", false},
-		{"registry", false},
-		{"", false},
+		{"localhost", "localhost", true},
+		{"localhost with a port", "localhost:5000", true},
+		{"localhost in mixed case", "LocalHost:5000", true},
+		{"localhost in capitals", "LOCALHOST", true},
+		{"localhost with the root's dot", "localhost.", true},
+		{"a name under localhost (RFC 6761)", "registry.localhost:5000", true},
+		{"127.0.0.1", "127.0.0.1", true},
+		{"127.0.0.1 with a port", "127.0.0.1:8080", true},
+		{"anywhere in 127/8", "127.1.2.3:8080", true},
+		{"IPv4 with a trailing dot", "127.0.0.1.", true},
+		{"IPv4 of two parts", "127.1", true},
+		{"IPv4 of three parts", "127.0.1:8080", true},
+		{"IPv4 as one hexadecimal number", "0x7f000001", true},
+		{"IPv4 as one hexadecimal number in capitals", "0X7F000001:80", true},
+		{"IPv4 as one decimal number", "2130706433", true},
+		{"IPv4 in octal parts", "0177.0.0.1", true},
+		{"IPv4 in hexadecimal parts", "0x7f.0x0.0x0.0x1", true},
+		{"the unspecified address as 0", "0:8080", true},
+		{"IPv6 loopback", "::1", true},
+		{"IPv6 loopback in brackets", "[::1]", true},
+		{"IPv6 loopback in brackets with a port", "[::1]:5000", true},
+		{"IPv6 loopback written out", "0:0:0:0:0:0:0:1", true},
+		{"IPv6 loopback with a zone", "[::1%lo]:5000", true},
+		{"IPv4-mapped loopback", "::ffff:127.0.0.1", true},
+		{"IPv4-mapped loopback in hexadecimal", "[::ffff:7f00:1]:80", true},
+		{"the unspecified IPv4 address", "0.0.0.0:5000", true},
+		{"the unspecified IPv6 address", "[::]:443", true},
+		{"a registry's name", "registry.example.com", false},
+		{"a registry's name with a port", "registry.example.com:5000", false},
+		{"a name that starts with localhost", "localhost.example.com", false},
+		{"a name that ends in localhost", "mylocalhost", false},
+		{"a private address", "10.87.0.12:5000", false},
+		{"next to 127/8", "128.0.0.1", false},
+		{"next to 127/8 as one number", "2147483648", false},
+		{"octal that reads as 10.0.0.1", "012.0.0.1", false},
+		{"another IPv6 address", "[::2]:5000", false},
+		{"a short name", "registry", false},
+		{"a Dagger service's name", "2d4e8a1b0c3f5d6e", false},
+		{"a number too big for IPv4", "4294967296", false},
+		{"a part too big for its place", "127.256.0.1", false},
+		{"five parts", "127.0.0.0.1", false},
+		{"not octal", "0179.0.0.1", false},
+		{"nothing", "", false},
 	} {
-		t.Run(tc.host, func(t *testing.T) {
-			assert.Equal(t, tc.want, Host(tc.host))
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, Host(tc.host), tc.host)
 		})
 	}
 }
 
 // A port, or brackets around an IPv6 address, never change the answer.
 func FuzzHost(f *testing.F) {
-	for _, s := range []string{"localhost", "127.0.0.1", "::1", "0.0.0.0", "registry.example.com", "10.0.0.1", "::ffff:127.0.0.1"} {
+	for _, s := range []string{"localhost", "127.0.0.1", "::1", "0.0.0.0", "registry.example.com", "10.0.0.1", "::ffff:127.0.0.1", "127.1", "0x7f000001", "0177.0.0.1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, host string) {
@@ -55,6 +77,33 @@ func FuzzHost(f *testing.F) {
 		assert.Equal(t, want, Host(net.JoinHostPort(host, "5000")), "with a port")
 		if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
 			assert.Equal(t, want, Host("["+host+"]"), "in brackets")
+		}
+	})
+}
+
+// Every spelling of an IPv4 address a resolver takes says the same as the
+// address itself: this machine for 127/8 and 0.0.0.0, another one else.
+func FuzzEverySpellingOfAnIPv4AddressIsTheAddress(f *testing.F) {
+	for _, v := range []uint32{0x7f000001, 0x7fffffff, 0, 0x0a000001, 0x80000000, 0x7effffff} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v uint32) {
+		a, b, c, d := v>>24, v>>16&0xff, v>>8&0xff, v&0xff
+		want := a == 127 || v == 0
+		for _, spelling := range []string{
+			fmt.Sprintf("%d.%d.%d.%d", a, b, c, d),
+			fmt.Sprintf("%d.%d.%d.%d.", a, b, c, d),
+			fmt.Sprintf("%d", v),
+			fmt.Sprintf("0x%x", v),
+			fmt.Sprintf("0X%08X", v),
+			fmt.Sprintf("0%o.0%o.0%o.0%o", a, b, c, d),
+			fmt.Sprintf("0x%x.0x%x.0x%x.0x%x", a, b, c, d),
+			fmt.Sprintf("%d.%d.%d", a, b, v&0xffff),
+			fmt.Sprintf("%d.0x%x", a, v&0xffffff),
+			fmt.Sprintf("::ffff:%d.%d.%d.%d", a, b, c, d),
+			fmt.Sprintf("[::ffff:%x:%x]:443", v>>16, v&0xffff),
+		} {
+			assert.Equal(t, want, Host(spelling), spelling)
 		}
 	})
 }

@@ -1,7 +1,9 @@
 // Package redact is the one place that decides how an address may be shown:
 // in an image label, a git remote in an error, a webhook receipt. It keeps
 // the scheme, host and path, and drops the user-info (tokens), the query
-// (private_token=…, sig=…) and the fragment.
+// (private_token=…, sig=…) and the fragment. A secret the module holds may
+// still stand in what is kept, or in anything else a server sends back:
+// Scrubber hides it there, in every spelling.
 package redact
 
 import (

@@ -5,12 +5,19 @@
 // (tests/engine-facts.md), so every result object of the module carries these
 // two renderings as fields, computed when the object is made: reading a field
 // costs no module call.
+//
+// Every value a Text shows that a server or a file wrote (a webhook's
+// message, an entry's name or outputDir, a warning) is fielderr.Printable:
+// a Text reaches a terminal or a CI log, where a line feed or an ESC
+// sequence of the value's own could forge a line.
 package results
 
 import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"dagger/lowcode-pipeline/internal/fielderr"
 )
 
 // PushedImage is one pushed image under one tag.
@@ -78,8 +85,8 @@ type Receipt struct {
 // Text says what was sent where and what came back, the warnings last.
 func (r Receipt) Text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "deployed: %d %s\n", r.Status, r.Message)
-	fmt.Fprintf(&b, "webhook:  %s\n", r.Url)
+	fmt.Fprintf(&b, "deployed: %d %s\n", r.Status, fielderr.Printable(r.Message))
+	fmt.Fprintf(&b, "webhook:  %s\n", fielderr.Printable(r.Url))
 	fmt.Fprintf(&b, "payload:  sha256 %s\n", r.PayloadSha256)
 	if len(r.Images) == 0 {
 		b.WriteString("images:   none\n")
@@ -89,7 +96,7 @@ func (r Receipt) Text() string {
 		if i == 0 {
 			label = "images:"
 		}
-		fmt.Fprintf(&b, "%-9s %s\n", label, im)
+		fmt.Fprintf(&b, "%-9s %s\n", label, fielderr.Printable(im))
 	}
 	fmt.Fprintf(&b, "sent at %s in %d ms, %s\n", r.SentAt, r.DurationMs, plural(r.ConnectAttempts, "connection attempt"))
 	b.WriteString(warnings(r.Warnings))
@@ -119,7 +126,7 @@ func (r SnapshotReport) Text() string {
 	}
 	var b strings.Builder
 	for i, e := range r.Entries {
-		fmt.Fprintf(&b, "[%d] %s: %s → %s: %s", i, e.Name, e.OutputDir, e.Branch, e.Outcome)
+		fmt.Fprintf(&b, "[%d] %s: %s → %s: %s", i, fielderr.Printable(e.Name), fielderr.Printable(e.OutputDir), fielderr.Printable(e.Branch), fielderr.Printable(e.Outcome))
 		if e.Commit != "" {
 			fmt.Fprintf(&b, " (%s)", short(e.Commit))
 		}
@@ -162,7 +169,7 @@ type Build struct {
 func (b Build) Text() string {
 	s := "outputs: " + strings.Join(b.Outputs, ", ") + "\n"
 	if b.DrawVersion != "" {
-		s += "draw_version " + b.DrawVersion + "\n"
+		s += "draw_version " + fielderr.Printable(b.DrawVersion) + "\n"
 	}
 	return s + warnings(b.Warnings)
 }
@@ -170,7 +177,7 @@ func (b Build) Text() string {
 func warnings(ws []string) string {
 	var b strings.Builder
 	for _, w := range ws {
-		fmt.Fprintf(&b, "warning: %s\n", w)
+		fmt.Fprintf(&b, "warning: %s\n", fielderr.Printable(w))
 	}
 	return b.String()
 }
@@ -192,7 +199,7 @@ type Snapshot struct {
 func (s Snapshot) Text() string {
 	var b strings.Builder
 	for i, e := range s.Entries {
-		fmt.Fprintf(&b, "[%d] %s: %s, %s", i, e.Name, e.OutputDir, plural(e.Files, "file"))
+		fmt.Fprintf(&b, "[%d] %s: %s, %s", i, fielderr.Printable(e.Name), fielderr.Printable(e.OutputDir), plural(e.Files, "file"))
 		if e.Pushed {
 			b.WriteString(" (git section: push commits it)")
 		}

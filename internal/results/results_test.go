@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -124,4 +126,33 @@ func TestTextSaysWhatAPersonNeeds(t *testing.T) {
 			assert.True(t, strings.HasSuffix(tc.text, "\n"), "ends in a line feed, as a terminal wants")
 		})
 	}
+}
+
+// A value a server or a file wrote cannot add a line to a Text, move the
+// cursor or colour it: its control characters are shown as escapes, and
+// each Text has exactly the lines it would have without them.
+func TestTextShowsWhatAServerOrAFileWroteWithoutObeyingIt(t *testing.T) {
+	const forged = "ok\r\n::error::forged\x1b[2K\u009b1A\xff"
+	const shown = `ok\r\n::error::forged\x1b[2K\u009b1A\xff`
+	for _, tc := range []struct {
+		name  string
+		text  string
+		lines int
+	}{
+		{"a receipt's message", Receipt{Status: 200, Message: forged, ConnectAttempts: 1}.Text(), 5},
+		{"a receipt's address, images and warnings", Receipt{Status: 200, Url: forged, Images: []string{forged}, Warnings: []string{forged}}.Text(), 6},
+		{"a snapshot report's entry", SnapshotReport{Entries: []SnapshotEntry{{Name: forged, OutputDir: forged, Branch: forged, Outcome: "failed: " + forged}}}.Text(), 1},
+		{"a snapshot's entry", Snapshot{Entries: []SnapshotDir{{Name: forged, OutputDir: forged, Files: 1}}}.Text(), 1},
+		{"a build's design-tool version and warnings", Build{Outputs: []string{"dist/web"}, DrawVersion: forged, Warnings: []string{forged}}.Text(), 3},
+		{"a delivery's receipt", Delivery{Receipt: Receipt{Status: 200, Message: forged}}.Text(), 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Contains(t, tc.text, shown)
+			assert.Equal(t, tc.lines, strings.Count(tc.text, "\n"), "no line but the Text's own:\n%s", tc.text)
+			assert.False(t, strings.ContainsFunc(strings.ReplaceAll(tc.text, "\n", ""), func(r rune) bool { return !unicode.IsPrint(r) }),
+				"nothing but printable characters and the Text's own line feeds: %q", tc.text)
+			assert.True(t, utf8.ValidString(tc.text))
+		})
+	}
+	assert.Contains(t, Receipt{Status: 200, Message: forged}.Text(), "deployed: 200 "+shown+"\n", "the summary's first line stays the receipt's")
 }

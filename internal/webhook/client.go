@@ -74,7 +74,9 @@ type Config struct {
 	Direct bool
 }
 
-// Receipt records one delivery. It holds no secret.
+// Receipt records one delivery. It holds no secret, and no character a
+// terminal would act on: what the server said is kept as Prepared.text
+// shows it.
 type Receipt struct {
 	SentAt          time.Time `json:"sentAt"`
 	URL             string    `json:"url"`
@@ -86,7 +88,8 @@ type Receipt struct {
 	Warnings        []string  `json:"warnings,omitempty"`
 }
 
-// Error is a failed deployment call. Its text never holds the token.
+// Error is a failed deployment call. Its text and Body never hold the
+// token, nor a character a terminal would act on.
 type Error struct {
 	// Status is the HTTP status, or 0 when no response came.
 	Status int
@@ -105,22 +108,27 @@ type Prepared struct {
 	url      *url.URL
 	redacted string // the address as it may be printed: receipts, the request shown
 	shown    string // redacted, cut, for messages
-	scrubber *scrubber
+	scrubber redact.Scrubber
 }
 
 // maxShownURL is what a message shows of the address at most.
 const maxShownURL = 300
 
-// Prepare checks the address and fills in defaults.
+// Prepare checks the token and the address, and fills in defaults.
 func Prepare(cfg Config) (*Prepared, error) {
 	if len(cfg.URL) > MaxURLBytes {
 		return nil, fmt.Errorf("--webhook-url is %d bytes, more than the %d a webhook address takes: check the value (a whole file?); nothing was sent", len(cfg.URL), MaxURLBytes)
+	}
+	if err := checkToken(cfg.Token); err != nil {
+		return nil, err
 	}
 	u, err := url.Parse(cfg.URL)
 	if err != nil {
 		return nil, fmt.Errorf("webhook URL %s is not a URL", redact.Quote(cfg.URL))
 	}
-	redacted := Redact(cfg.URL)
+	p := &Prepared{url: u, scrubber: redact.NewScrubber(cfg.Token)}
+	// a careless address may hold the token in its path too
+	redacted := p.text(Redact(cfg.URL))
 	// what messages show of it: cut, as escaping can make a 2 KiB address 6
 	shown := fielderr.Cut(redacted, maxShownURL)
 	switch {
@@ -134,14 +142,6 @@ func Prepare(cfg Config) (*Prepared, error) {
 		return nil, fmt.Errorf("webhook URL %s has no host", shown)
 	case redact.Ambiguous(cfg.URL):
 		return nil, errors.New("--webhook-url has an '@' after its host (in the path, query or fragment), which some parsers read as user-info, so the address could be neither printed safely nor trusted to reach the host it seems to: write it as %40; nothing was sent")
-	case !cfg.Token.Set():
-		return nil, errors.New("webhook token is empty: the call needs Authorization: Bearer <token>")
-	case strings.ContainsAny(cfg.Token.Reveal(), "\r\n"):
-		return nil, errors.New("webhook token contains a line break: check the secret's value (a trailing newline from a file?)")
-	case strings.ContainsFunc(cfg.Token.Reveal(), func(r rune) bool { return r < 0x20 || r == 0x7f }) || !utf8.ValidString(cfg.Token.Reveal()):
-		return nil, errors.New("--webhook-token contains a control character (a NUL?) or invalid UTF-8, which no HTTP header can carry: check the secret's value; nothing was sent")
-	case len(cfg.Token.Reveal()) > MaxTokenBytes:
-		return nil, fmt.Errorf("--webhook-token is %d bytes, more than the %d an HTTP header line carries (nginx's and Apache's default limit): check the secret's value (a whole file?); nothing was sent", len(cfg.Token.Reveal()), MaxTokenBytes)
 	}
 	if cfg.ConnectTimeout <= 0 {
 		cfg.ConnectTimeout = DefaultConnectTimeout
@@ -164,7 +164,24 @@ func Prepare(cfg Config) (*Prepared, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	return &Prepared{cfg: cfg, url: u, redacted: redacted, shown: shown, scrubber: newScrubber(cfg.Token.Reveal())}, nil
+	p.cfg, p.redacted, p.shown = cfg, redacted, shown
+	return p, nil
+}
+
+// checkToken refuses a token no Authorization header can carry, first: the
+// scrubbing of every message is made from it.
+func checkToken(token secret.Text) error {
+	switch tok := token.Reveal(); {
+	case !token.Set():
+		return errors.New("webhook token is empty: the call needs Authorization: Bearer <token>")
+	case strings.ContainsAny(tok, "\r\n"):
+		return errors.New("webhook token contains a line break: check the secret's value (a trailing newline from a file?)")
+	case strings.ContainsFunc(tok, func(r rune) bool { return r < 0x20 || r == 0x7f }) || !utf8.ValidString(tok):
+		return errors.New("--webhook-token contains a control character (a NUL?) or invalid UTF-8, which no HTTP header can carry: check the secret's value; nothing was sent")
+	case len(tok) > MaxTokenBytes:
+		return fmt.Errorf("--webhook-token is %d bytes, more than the %d an HTTP header line carries (nginx's and Apache's default limit): check the secret's value (a whole file?); nothing was sent", len(tok), MaxTokenBytes)
+	}
+	return nil
 }
 
 // CheckConnectAttempts refuses a --connect-attempts below 1: it counts the
@@ -289,7 +306,7 @@ func (p *Prepared) readResponse(resp *http.Response, rec *Receipt) error {
 	if resp.StatusCode == http.StatusOK {
 		data, err := p.readBody(resp)
 		if err != nil {
-			rec.Warnings = append(rec.Warnings, "HTTP 200, but the response body could not be read: "+p.scrub(err.Error()))
+			rec.Warnings = append(rec.Warnings, "HTTP 200, but the response body could not be read: "+p.text(err.Error()))
 			return nil
 		}
 		var answer struct {
@@ -299,8 +316,8 @@ func (p *Prepared) readResponse(resp *http.Response, rec *Receipt) error {
 		case err != nil || answer.Message == nil:
 			rec.Warnings = append(rec.Warnings, fmt.Sprintf("HTTP 200, but the body is not the expected {\"message\": …} JSON: %s", p.excerpt(data)))
 		case *answer.Message != "success":
-			rec.Message = fielderr.Cut(p.scrub(*answer.Message), 500)
-			rec.Warnings = append(rec.Warnings, fmt.Sprintf("HTTP 200 with message %q instead of \"success\"", rec.Message))
+			rec.Message = fielderr.Cut(p.text(*answer.Message), 500)
+			rec.Warnings = append(rec.Warnings, fmt.Sprintf(`HTTP 200 with message "%s" instead of "success"`, rec.Message))
 		default:
 			rec.Message = *answer.Message
 		}
@@ -314,19 +331,19 @@ func (p *Prepared) readResponse(resp *http.Response, rec *Receipt) error {
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		return &Error{Status: resp.StatusCode, Body: body, Sent: true, msg: fmt.Sprintf(
 			"deployment failed: %s redirects to %s, which is not followed (the token and payload go only to the address given); use the final address as the webhook URL. Response body: %s",
-			status, Redact(resp.Header.Get("Location")), body)}
+			status, fielderr.Cut(p.text(Redact(resp.Header.Get("Location"))), maxShownURL), body)}
 	}
 	return &Error{Status: resp.StatusCode, Body: body, Sent: true, msg: fmt.Sprintf("deployment failed: %s %s. Response body: %s", p.shown, status, body)}
 }
 
-// excerpt shows a response body within MaxErrorBody, marked when cut, with
-// the token scrubbed in case the server echoes request headers: scrubbed
-// first, then cut, so no piece of a token echoed across the cut is kept.
+// excerpt shows a response body within MaxErrorBody, marked when cut, as
+// text: the token scrubbed in case the server echoes request headers, then
+// cut, so no piece of a token echoed across the cut is kept.
 func (p *Prepared) excerpt(data []byte) string {
 	if len(data) == 0 {
 		return "(empty)"
 	}
-	s := p.scrub(string(data))
+	s := p.text(string(data))
 	if len(s) > p.cfg.MaxErrorBody {
 		s = strings.ToValidUTF8(s[:p.cfg.MaxErrorBody], "") + fmt.Sprintf("… [truncated after %d bytes]", p.cfg.MaxErrorBody)
 	}
@@ -339,8 +356,12 @@ func (p *Prepared) readBody(resp *http.Response) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(resp.Body, int64(p.cfg.MaxErrorBody+8*len(p.cfg.Token.Reveal())+64)))
 }
 
-func (p *Prepared) scrub(s string) string {
-	return p.scrubber.scrub(s)
+// text is what a server said (or an address, or an error that repeats a
+// server) as it may be printed or kept in a receipt: the token scrubbed in
+// every spelling, then every character a terminal would act on shown as an
+// escape, so that no server can forge a line of a CI log.
+func (p *Prepared) text(s string) string {
+	return fielderr.Printable(p.scrubber.Scrub(s))
 }
 
 // describe turns a transport error into a message that says which limit or
@@ -363,7 +384,7 @@ func (p *Prepared) describe(ctx context.Context, err error, connected bool) stri
 	default:
 		msg = fmt.Sprintf("could not connect to %s: %v", p.shown, err)
 	}
-	return "deployment failed: " + p.scrub(msg)
+	return "deployment failed: " + p.text(msg)
 }
 
 func isTimeout(err error) bool {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net"
 	"net/http"
@@ -17,6 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/secret"
@@ -400,6 +403,14 @@ func FuzzPrepare(f *testing.F) {
 		}
 		assert.NotEmpty(t, tok)
 		assert.NotContains(t, tok, "\n")
+		if strings.Count(p.RedactedURL(), "***") > strings.Count(Redact(address), "***") {
+			// the address holds the token (a careless configuration): what is
+			// printed of it is scrubbed, and need not parse as an address
+			if tokenLike(tok) {
+				assert.NotContains(t, p.RedactedURL(), tok)
+			}
+			return
+		}
 		shown, err := url.Parse(p.RedactedURL())
 		require.NoError(t, err, "the printed address parses")
 		assert.Nil(t, shown.User, "no user-info printed")
@@ -458,6 +469,11 @@ func TestNoPieceOfTheTokenSurvivesInAnEchoedBody(t *testing.T) {
 		{"base64 of the Authorization header", `{"auth":"` + bearerB64 + `"}`},
 		{"base64 inside a longer blob", `{"blob":"` + base64.StdEncoding.EncodeToString([]byte("xyAuthorization: Bearer "+tok+"\r\nHost: x")) + `"}`},
 		{"URL-safe base64", `{"blob":"` + base64.URLEncoding.EncodeToString([]byte("Bearer "+tok)) + `"}`},
+		{"HTML-escaped", `<pre>` + html.EscapeString("Authorization: Bearer "+tok) + `</pre>`},
+		{"split across lines, each half as it is", "echo: " + tok[:10] + "\n" + tok[10:] + "\n"},
+		{"base64 of the header wrapped at 64 columns (PEM)", wrapAt(base64.StdEncoding.EncodeToString([]byte("GET / HTTP/1.1\r\nAuthorization: Bearer "+tok+"\r\n")), 64, "\n")},
+		{"base64 of the header wrapped at 76 columns (MIME)", wrapAt(base64.StdEncoding.EncodeToString([]byte("Content-Type: application/json\r\nAuthorization: Bearer "+tok)), 76, "\r\n")},
+		{"base64 of the header wrapped at 20 columns in JSON", `{"dump":"` + wrapAt(base64.StdEncoding.EncodeToString([]byte("xyAuthorization: Bearer "+tok)), 20, `\n`) + `"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -475,8 +491,142 @@ func TestNoPieceOfTheTokenSurvivesInAnEchoedBody(t *testing.T) {
 			require.Equal(t, 1, leaks.Count("response body:"), "the body is written out in the log")
 			leaks.AssertClean(t, "s3cr3t", "t0k3n", "odd", bearerB64[8:20])
 			assert.Less(t, len(msg), DefaultMaxErrorBody+400, "the body stays cut")
+			// the lines of a wrapped echo, joined again, hold no piece of it
+			joined := strings.NewReplacer(`\r`, "", `\n`, "").Replace(msg)
+			for _, piece := range encodedPieces(tok) {
+				assert.NotContains(t, joined, piece)
+			}
 		})
 	}
+}
+
+// encodedPieces are 12-character pieces of base64 of tok, at each of the
+// three alignments inside a longer encoding, in either alphabet.
+func encodedPieces(tok string) []string {
+	var pieces []string
+	for shift := range 3 {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+			e := enc.EncodeToString(append(make([]byte, shift), tok...))
+			for i := (shift*4 + 2) / 3; i+12 <= len(e)-4; i += 6 {
+				pieces = append(pieces, e[i:i+12])
+			}
+		}
+	}
+	return pieces
+}
+
+// wrapAt breaks s every n bytes with brk, as PEM (64) and MIME (76) do.
+func wrapAt(s string, n int, brk string) string {
+	var lines []string
+	for ; len(s) > n; s = s[n:] {
+		lines = append(lines, s[:n])
+	}
+	return strings.Join(append(lines, s), brk)
+}
+
+// A redirect is never followed, and the address it names is shown as an
+// address is, with the token scrubbed where a server may echo it: in the
+// path, percent-encoded, as base64.
+func TestARedirectThatEchoesTheTokenShowsNone(t *testing.T) {
+	for _, tc := range []struct{ name, location, shown string }{
+		{"the token in the path", "https://evil.example.com/seen/" + token + "/x?k=" + token, "redirects to https://evil.example.com/seen/***/x,"},
+		{"the token percent-encoded in the path", "https://evil.example.com/seen/" + url.PathEscape(token+"/") + "x", "redirects to https://evil.example.com/seen/***%2Fx,"},
+		{"the header as base64 in the path", "https://evil.example.com/" + base64.URLEncoding.EncodeToString([]byte("Authorization: Bearer "+token)), "redirects to https://evil.example.com/"},
+		{"a long address, cut", "https://evil.example.com/" + strings.Repeat("a/", 3000), "redirects to https://evil.example.com/a/a/"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			leaks := &leaktest.Recorder{}
+			srv, _ := counting(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Location", tc.location)
+				w.WriteHeader(http.StatusFound)
+			})
+			_, err := send(t, tlsConfig(srv), leaks)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.shown)
+			assert.Less(t, len(err.Error()), 800, "the error stays small")
+			leaks.AssertClean(t, token, "t0ken-value", base64.URLEncoding.EncodeToString([]byte("Bearer " + token))[4:24])
+		})
+	}
+}
+
+// What a server says reaches a receipt, an error and the log shown, not
+// obeyed: a line feed, a carriage return, an ESC or C1 sequence, a byte
+// that is not UTF-8 cannot forge a line of a CI log or move the cursor.
+func TestWhatAServerSaysIsShownNotObeyed(t *testing.T) {
+	const said = "queued\r\n::error::deployment failed\x1b[2K\u009b1A\a\xff"
+	const shown = `queued\r\n::error::deployment failed\x1b[2K\u009b1A\a\xff`
+	printable := func(t *testing.T, text string) {
+		t.Helper()
+		assert.True(t, utf8.ValidString(text), "%q", text)
+		assert.False(t, strings.ContainsFunc(text, func(r rune) bool { return !unicode.IsPrint(r) }), "%q", text)
+	}
+	t.Run("a 200's message", func(t *testing.T) {
+		// JSON has no bytes that are not UTF-8: a decoder makes them U+FFFD
+		srv, _ := counting(t, func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, `{"message":"queued\r\n::error::deployment failed\u001b[2K\u009b1A\u0007"}`)
+		})
+		rec, err := send(t, tlsConfig(srv), &leaktest.Recorder{})
+		require.NoError(t, err)
+		const shownMessage = `queued\r\n::error::deployment failed\x1b[2K\u009b1A\a`
+		assert.Equal(t, shownMessage, rec.Message)
+		require.Len(t, rec.Warnings, 1)
+		assert.Equal(t, `HTTP 200 with message "`+shownMessage+`" instead of "success"`, rec.Warnings[0])
+		printable(t, rec.Message)
+		printable(t, rec.Warnings[0])
+	})
+	t.Run("a 200 whose body is not JSON", func(t *testing.T) {
+		srv, _ := counting(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, said) })
+		rec, err := send(t, tlsConfig(srv), &leaktest.Recorder{})
+		require.NoError(t, err)
+		require.Len(t, rec.Warnings, 1)
+		assert.Contains(t, rec.Warnings[0], shown)
+		printable(t, rec.Warnings[0])
+	})
+	t.Run("a failure's body, in the error and in the log", func(t *testing.T) {
+		leaks := &leaktest.Recorder{}
+		var logged []string
+		srv, _ := counting(t, func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusBadGateway)
+			io.WriteString(w, said)
+		})
+		cfg := tlsConfig(srv)
+		cfg.Token, cfg.RetryBackoff = secret.New(token), time.Millisecond
+		cfg.Logf = func(format string, args ...any) { logged = append(logged, fmt.Sprintf(format, args...)) }
+		p, err := Prepare(cfg)
+		require.NoError(t, err)
+		_, err = p.Send(context.Background(), body)
+		record(leaks, nil, err)
+		var we *Error
+		require.ErrorAs(t, err, &we)
+		assert.Equal(t, shown, we.Body)
+		assert.Contains(t, err.Error(), "Response body: "+shown)
+		printable(t, err.Error())
+		require.Len(t, logged, 1)
+		head, loggedBody, ok := strings.Cut(logged[0], "; response body:\n")
+		require.True(t, ok, logged[0])
+		assert.Equal(t, shown, loggedBody)
+		printable(t, head)
+	})
+}
+
+// A careless address that holds the token in its path too (as some
+// webhooks take a secret) does not print it: not in the receipt, not in
+// the request shown, not in an error.
+func TestATokenInTheAddressIsNotPrinted(t *testing.T) {
+	leaks := &leaktest.Recorder{}
+	srv, _ := counting(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"message":"success"}`) })
+	cfg := tlsConfig(srv)
+	cfg.URL = srv.URL + "/acme/" + token
+	rec, err := send(t, cfg, leaks)
+	require.NoError(t, err)
+	assert.Equal(t, srv.URL+"/acme/***", rec.URL)
+	p, err := Prepare(Config{URL: "https://hooks.example.com/acme/" + token, Token: secret.New(token)})
+	require.NoError(t, err)
+	leaks.Add(p.Request(body), p.RedactedURL())
+	_, err = Prepare(Config{URL: "http://hooks.example.com/acme/" + token, Token: secret.New(token)})
+	require.Error(t, err)
+	leaks.Add(err.Error())
+	leaks.AssertClean(t, token, "t0ken-value")
 }
 
 func TestA200WhoseMessageEchoesTheTokenKeepsNone(t *testing.T) {

@@ -1,0 +1,41 @@
+package fielderr
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Printable is s as it may reach a terminal, a CI log or a receipt when a
+// server or a file wrote it: every character a terminal would act on
+// instead of show (C0 and C1 controls such as CR, LF, ESC, BEL, BS, DEL,
+// U+009B CSI; bidirectional overrides and other invisible format
+// characters) and every byte that is not UTF-8 is written as Go escapes it
+// (\r, \n, \x1b, \u009b, \u202e, \xff), so no server can start a line, move
+// the cursor or hide text. Printable text, quotes and backslashes included,
+// is kept as it is. It is the one place that decides this: Quote shows a
+// value the same way, in quotes.
+func Printable(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, unprintable) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unprintable(r):
+			quoted := strconv.QuoteRune(r)
+			b.WriteString(quoted[1 : len(quoted)-1])
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+func unprintable(r rune) bool { return !unicode.IsPrint(r) }

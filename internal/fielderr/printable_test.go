@@ -1,0 +1,58 @@
+package fielderr
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPrintableShowsWhatATerminalWouldActOn(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"a line feed cannot start a fake log line", "ok\n::error::forged", `ok\n::error::forged`},
+		{"a carriage return cannot overwrite the line", "deployed\rfailed", `deployed\rfailed`},
+		{"an ESC sequence cannot colour or clear", "\x1b[2K\x1b[31mred\x1b[0m", `\x1b[2K\x1b[31mred\x1b[0m`},
+		{"a C1 CSI is shown, not obeyed", "\u009b2K", `\u009b2K`},
+		{"a bell, a backspace and a tab", "a\a\b\tb", `a\a\b\tb`},
+		{"DEL and NUL", "a\x7f\x00b", `a\x7f\x00b`},
+		{"a bidirectional override", "abc\u202edcba", `abc\u202edcba`},
+		{"a byte that is not UTF-8", "caf\xe9", `caf\xe9`},
+		{"a cut multi-byte character", "\xe6\xbc", `\xe6\xbc`},
+		{"printable text is kept, quotes and backslashes too", `café 漢字 😀 "q" \n \x1b`, `café 漢字 😀 "q" \n \x1b`},
+		{"a replacement character that is UTF-8 is kept", "\uFFFD", "\uFFFD"},
+		{"nothing", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, Printable(tc.in))
+		})
+	}
+}
+
+// Whatever a server sends, Printable's text holds only printable
+// characters, keeps printable text as it is, loses nothing (unquoting it
+// gives the input back) and changes nothing the second time.
+func FuzzPrintable(f *testing.F) {
+	for _, s := range []string{"success", "ok\r\n\x1b[1A", "\u009b\u202e", "\xff\xfe", "é", `a\b"c`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := Printable(s)
+		require.True(t, utf8.ValidString(out), "%q", out)
+		for _, r := range out {
+			assert.True(t, unicode.IsPrint(r), "%q holds %U", out, r)
+		}
+		if utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) {
+			assert.Equal(t, s, out, "printable text is kept")
+		}
+		assert.Equal(t, out, Printable(out), "made printable once and for all")
+		if !strings.ContainsAny(s, `\"`) {
+			back, err := strconv.Unquote(`"` + out + `"`)
+			require.NoError(t, err, "%q", out)
+			assert.Equal(t, s, back, "nothing is lost")
+		}
+	})
+}
