@@ -11,8 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 )
 
 // Object is a JSON object with its keys in document order.
@@ -45,18 +43,29 @@ func Parse(data []byte) (any, error) {
 // only for an error message, so deep input costs linear time.
 type parser struct {
 	dec  *json.Decoder
-	path []string // "key" or "[i]"
+	path []segment
 }
 
+// segment is an object's key, or an array's index when index >= 0.
+type segment struct {
+	key   string
+	index int
+}
+
+// where is the path as fielderr writes it, cut to fielderr.MaxPath.
 func (p *parser) where() string {
-	var b strings.Builder
+	path := ""
 	for _, seg := range p.path {
-		if b.Len() > 0 && !strings.HasPrefix(seg, "[") {
-			b.WriteByte('.')
+		if seg.index >= 0 {
+			path = fielderr.Index(path, seg.index)
+		} else {
+			path = fielderr.Join(path, seg.key)
 		}
-		b.WriteString(seg)
+		if len(path) > fielderr.MaxPath {
+			break // deep input: the start says where
+		}
 	}
-	return b.String()
+	return fielderr.Cut(path, fielderr.MaxPath)
 }
 
 func (p *parser) value() (any, error) {
@@ -89,9 +98,9 @@ func (p *parser) object() (any, error) {
 			return nil, syntaxError(p.dec, err)
 		}
 		key := tok.(string) // the decoder only yields string keys inside objects
-		p.path = append(p.path, key)
+		p.path = append(p.path, segment{key: key, index: -1})
 		if _, dup := obj.Fields[key]; dup {
-			return nil, fmt.Errorf("%s: duplicate key %s (a second value would silently replace the first)", fielderr.Cut(p.where(), fielderr.MaxPath), fielderr.Quote(key))
+			return nil, fmt.Errorf("%s: duplicate key %s (a second value would silently replace the first)", p.where(), fielderr.Quote(key))
 		}
 		v, err := p.value()
 		if err != nil {
@@ -110,7 +119,7 @@ func (p *parser) object() (any, error) {
 func (p *parser) array() (any, error) {
 	arr := []any{}
 	for p.dec.More() {
-		p.path = append(p.path, "["+strconv.Itoa(len(arr))+"]")
+		p.path = append(p.path, segment{index: len(arr)})
 		v, err := p.value()
 		if err != nil {
 			return nil, err

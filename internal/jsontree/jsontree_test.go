@@ -79,3 +79,15 @@ func TestADuplicateHugeKeyGivesASmallError(t *testing.T) {
 	assert.Contains(t, err.Error(), "duplicate key")
 	assert.Less(t, len(err.Error()), 1024, "a 1 MB key is not echoed twice (it gave 2 MB)")
 }
+
+func TestADuplicateKeyIsNamedEvenWhenItReadsOddly(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"":1,"":2}`:               `[""]: duplicate key ""`,
+		`{"a":{"b.c":1,"b.c":2}}`:   `a["b.c"]: duplicate key "b.c"`,
+		`[{"x":[0,{"k":1,"k":2}]}]`: `[0].x[1].k: duplicate key "k"`,
+	} {
+		_, err := Parse([]byte(in))
+		require.Error(t, err, in)
+		assert.Contains(t, err.Error(), want, in)
+	}
+}
