@@ -217,6 +217,12 @@ func TestParseRefusesMalformedJSON(t *testing.T) {
 		{"truncated input", `{"frontend":`, "unexpected end of input"},
 		{"not JSON", `frontend=1`, "invalid JSON"},
 		{"empty input", ``, "unexpected end of input"},
+		{"a rule that is not UTF-8 is refused, not read as U+FFFD", "{\"backends\":{\"images\":[],\"deployRules\":[{\"source\":\"api\xff\",\"target\":\".*\"}]}}",
+			`backends.deployRules[0].source: not valid UTF-8: byte 0xff in "api\xff"`},
+		{"an image that is not UTF-8 is refused", "{\"frontend\":{\"image\":\"r.example.com/f:1\xe9\"}}", `frontend.image: not valid UTF-8: byte 0xe9`},
+		{"a key that is not UTF-8 is refused by its object", "{\"frontend\":{\"imag\xe9\":\"x\"}}", `frontend: not valid UTF-8: byte 0xe9 in "imag\xe9"`},
+		{"an escaped lone surrogate is refused", `{"backends":{"images":[],"deployRules":[{"source":".*","target":"\udc00"}]}}`,
+			`backends.deployRules[0].target: \udc00 in "\\udc00" is half of a UTF-16 surrogate pair, alone`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.in))
