@@ -141,6 +141,8 @@ func TestParseReportsEveryProblemWithItsPath(t *testing.T) {
 			[]pathMsg{{"backends.images", "required when backends is present"}}},
 		{"images need deploy rules", `{"backends":{"images":[]}}`,
 			[]pathMsg{{"backends.deployRules", "required when backends.images is present"}}},
+		{"images with an empty rule list would reach no backend", `{"backends":{"images":["` + back1 + `","` + back2 + `"],"deployRules":[]}}`,
+			[]pathMsg{{"backends.deployRules", `[] while backends.images holds 2 image(s): each would reach no backend; give at least one rule {"source": <image regex>, "target": <backend regex>}`}}},
 		{"a frontend needs an image", `{"frontend":{}}`,
 			[]pathMsg{{"frontend.image", "required when frontend is present"}}},
 		{"noDowntime needs a promotion mode", `{"noDowntime":{}}`,
@@ -179,7 +181,7 @@ func TestParseReportsEveryProblemWithItsPath(t *testing.T) {
 			[]pathMsg{{"backends.deployRules[0].source", `invalid regular expression "(?i)api": at offset 0: flags "(?i)" are not JavaScript syntax`}}},
 		{"rules must be objects", `{"backends":{"images":[],"deployRules":[".*"]}}`,
 			[]pathMsg{{"backends.deployRules[0]", `must be an object, got string ".*"`}}},
-		{"images must be strings", `{"backends":{"images":[1],"deployRules":[]}}`,
+		{"images must be strings", `{"backends":{"images":[1],"deployRules":[{"source":".*","target":".*"}]}}`,
 			[]pathMsg{{"backends.images[0]", "must be a string, got number 1"}}},
 		{"images must be an array", `{"backends":{"images":"api:1","deployRules":[]}}`,
 			[]pathMsg{{"backends.images", "must be an array of strings"}}},
@@ -381,6 +383,58 @@ func TestComposeSendsAnUnchangedPayloadByteForByte(t *testing.T) {
 	assert.JSONEq(t, `{"frontend":{"image":"`+front+`"},"codeAsData":{"updateMode":"auto"},"extraArgs":["--force-sync"]}`, string(data))
 }
 
+// Compose returns only what Parse accepts: the same check reads its bytes.
+func TestComposeNeverReturnsWhatParseRefuses(t *testing.T) {
+	var many strings.Builder
+	many.WriteString(`{"backends":{"images":[`)
+	for i := 0; many.Len() < MaxSize-100; i++ {
+		if i > 0 {
+			many.WriteString(",")
+		}
+		fmt.Fprintf(&many, `"r.example.com/a:%d"`, i)
+	}
+	many.WriteString(`],"deployRules":[{"source":".*","target":".*"}]}}`)
+	require.LessOrEqual(t, many.Len(), MaxSize)
+	_, err := Parse([]byte(many.String()))
+	require.NoError(t, err, "a starting payload just under the cap")
+
+	for _, tc := range []struct {
+		name string
+		base string
+		opts Options
+		want string
+	}{
+		{"an edit that takes a payload over the size cap", many.String(), Options{ForceSync: true},
+			"the built payload is invalid: the payload has"},
+		{"backend images added to a starting payload with no rule", `{"backends":{"images":[],"deployRules":[]}}`, Options{BackendImages: []string{back1}},
+			"the built payload is invalid: backends.deployRules: [] while backends.images holds 1 image(s): each would reach no backend"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Compose([]byte(tc.base), tc.opts)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	_, err = Compose([]byte(`{"backends":{"images":[],"deployRules":[]}}`), Options{})
+	assert.NoError(t, err, "no image and no rule: nothing reaches nothing")
+}
+
+// The reference default's build-up always gives a backend image a rule:
+// the catch-all, or the rules given.
+func TestTheReferenceDefaultNeverLeavesAnImageWithoutARule(t *testing.T) {
+	for _, opts := range []Options{
+		{BackendImages: []string{back1}},
+		{BackendImages: []string{back1}, DeployRules: []rules.Rule{}},
+		{BackendImages: []string{back1, back2}, DeployRules: []rules.Rule{{Source: "api", Target: "api"}}},
+		{DeployRules: []rules.Rule{{Source: "api", Target: "api"}}},
+	} {
+		_, p, err := Composed(nil, opts)
+		require.NoError(t, err)
+		require.NotNil(t, p.Backends)
+		assert.NotEmpty(t, p.Backends.DeployRules, "%+v", opts)
+	}
+}
+
 func TestComposeRefusesABadStartOrResult(t *testing.T) {
 	_, err := Compose([]byte(`{"frontend":{"img":"x"}}`), Options{})
 	assert.ErrorContains(t, err, "starting payload: frontend.img: unknown key")
@@ -407,7 +461,12 @@ func FuzzCompose(f *testing.F) {
 	f.Add([]byte(`{"frontend":{},"backends":{"images":[],"deployRules":[{"source":"a","target":"b"}]}}`), "", back2, false)
 	f.Add([]byte(`{"frontend":{}}`), "", "", true)
 	f.Add([]byte(`{"backends":{"images":["`+back1+`"],"deployRules":[{"source":"a","target":"b"}]}}`), front, back2, true)
+	f.Add([]byte(`{"backends":{"images":[],"deployRules":[]}}`), "", back1, false)
+	f.Add([]byte(nil), front, back1, true)
 	f.Fuzz(func(t *testing.T, base []byte, frontendImage, backendImage string, forARun bool) {
+		if len(base) == 0 {
+			base = nil // the reference default
+		}
 		opts := Options{FrontendImage: frontendImage, ForARun: forARun}
 		if backendImage != "" {
 			opts.BackendImages = []string{backendImage}
@@ -418,6 +477,9 @@ func FuzzCompose(f *testing.F) {
 		}
 		sent, err := Parse(out)
 		require.NoError(t, err, "composed payload %s", out)
+		if sent.Backends != nil && len(sent.Backends.Images) > 0 {
+			assert.NotEmpty(t, sent.Backends.DeployRules, "an image reaches a backend through a rule: %s", out)
+		}
 		if forARun {
 			// a run's payload carries the run's images and no other
 			images := slices.DeleteFunc([]string{frontendImage, backendImage}, func(s string) bool { return s == "" })
@@ -454,7 +516,10 @@ func TestAByteOrderMarkIsAccepted(t *testing.T) {
 }
 
 func TestTheDefaultIsATemplateNotAPayload(t *testing.T) {
-	assert.ErrorContains(t, Default().Validate(), "frontend.image: required", "its frontend waits for the run's image")
+	d, err := Default().Marshal()
+	require.NoError(t, err)
+	_, err = Parse(d)
+	assert.ErrorContains(t, err, "frontend.image: required", "its frontend waits for the run's image")
 	out, err := Compose(nil, Options{})
 	require.NoError(t, err)
 	_, err = Parse(out)
