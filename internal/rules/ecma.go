@@ -104,16 +104,6 @@ func translated(pattern string) (string, error) {
 	return text, err
 }
 
-func isIdentifier(s string) bool {
-	for i, r := range s {
-		letter := r == '_' || r == '$' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r > 0x7f
-		if !letter && (i == 0 || r < '0' || r > '9') {
-			return false
-		}
-	}
-	return s != ""
-}
-
 func shorten(s string) string {
 	if end := strings.IndexAny(s, ")"); end >= 0 && end < 12 {
 		return s[:end+1]

@@ -14,6 +14,7 @@ func TestCompileAcceptsJavaScriptSyntax(t *testing.T) {
 		`.*`, `^(?!backend-a$).*`, `(?<=v)1`, `(?<!x)y`, `(?<name>a)\k<name>`, `(?:a|b)`,
 		`(?=a)a`, `[\s\S]`, `\d+\.\d+`, `\/`, `a{2,3}`, `\u0041`, `\x41`, `\cJ`, `[\b]`,
 		`^registry\.example\.com/team/app-[a-z]+:v?\d+$`, `(a)\1`, ``,
+		`(?<\u0061b>x)\k<ab>`, `(?<ab>x)\k<\u0061b>`, `(?<\u{61}>x)`, `(?<\ud835\udc9c>x)`, `(?<a\u200c>x)`,
 	} {
 		t.Run(p, func(t *testing.T) {
 			_, err := Compile(p, 0)
@@ -32,6 +33,13 @@ func TestCompileExplainsWhatJavaScriptRejects(t *testing.T) {
 		{`(?(a)b|c)`, `conditional group`},
 		{`(?'n'x)`, `JavaScript writes (?<name>…)`},
 		{`(?<a-b>x)`, `with an identifier name`},
+		{`(?<\u0020>x)`, `with an identifier name`},
+		{`(?<\u0030>x)`, `with an identifier name`},
+		{`(?<\ud835>x)`, `with an identifier name`},
+		{`(?<a\x41>x)`, `with an identifier name`},
+		{`(?<\u{110000}>x)`, `with an identifier name`},
+		{`(?<ab>x)(?<\u0061b>y)`, `duplicate group name "ab" in one alternative`},
+		{`(?<a>x)\k<\u0020>`, `\k<\u0020>: a group's name is an identifier`},
 		{`(?P<n>x)`, `group "(?P<n>x)" is not JavaScript syntax`},
 		{`(?<n>a)(?<n>b)`, `duplicate group name "n" in one alternative`},
 		{`(?<=a)*`, `nothing to repeat: JavaScript does not repeat the assertion`},
@@ -81,6 +89,7 @@ func TestMatchHasRegExpTestSemantics(t *testing.T) {
 		{"[] matches nothing", `[]`, "anything", false},
 		{"\\u{41} is u repeated 41 times", `^\u{41}$`, strings.Repeat("u", 41), true},
 		{"a modifier makes a part case-insensitive", `(?i:a)b`, "Ab", true},
+		{"a named group written with an escape", `^(?<\u0061b>x)\k<ab>$`, "xx", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			re, err := Compile(tc.pattern, 0)

@@ -398,7 +398,10 @@ func (t *translator) backrefName() error {
 	if end < 0 {
 		return t.fail(`\k<… has no >`)
 	}
-	name := string(t.src[t.i+1 : t.i+end])
+	name, ok := groupName(t.src[t.i+1 : t.i+end])
+	if !ok {
+		return t.fail(`\k<%s>: a group's name is an identifier`, fielderr.Cut(string(t.src[t.i+1:t.i+end]), fielderr.MaxValue))
+	}
 	t.i += end + 1
 	t.refs = append(t.refs, name)
 	internal, ok := t.names[name]
@@ -446,10 +449,13 @@ func (t *translator) open() error {
 		t.i += 4
 	case strings.HasPrefix(rest, "?<"):
 		end := strings.IndexByte(rest, '>')
-		if end < 0 || !isIdentifier(rest[2:end]) {
+		name, ok := "", false
+		if end >= 0 {
+			name, ok = groupName([]rune(rest[2:end]))
+		}
+		if !ok {
 			return t.fail(`group "(%s": a JavaScript named group is (?<name>…) with an identifier name`, shorten(rest))
 		}
-		name := rest[2:end]
 		if parent.alive[name] {
 			return t.fail(`duplicate group name %q in one alternative`, name)
 		}
