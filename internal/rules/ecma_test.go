@@ -89,6 +89,22 @@ func TestMatchHasRegExpTestSemantics(t *testing.T) {
 		{"[] matches nothing", `[]`, "anything", false},
 		{"\\u{41} is u repeated 41 times", `^\u{41}$`, strings.Repeat("u", 41), true},
 		{"a modifier makes a part case-insensitive", `(?i:a)b`, "Ab", true},
+		{"a case-insensitive class takes the other case of its range", `^(?i:[a-c])$`, "B", true},
+		{"a negated case-insensitive class leaves out the other case too", `^(?i:[^a-c])$`, "B", false},
+		{"(?-i:…) is case-sensitive again", `^(?i:a(?-i:b))$`, "AB", false},
+		{"the Kelvin sign is not k: its upper case is itself", `^(?i:\u212a)$`, "k", false},
+		{"k is not the Kelvin sign", `^(?i:k)$`, "\u212a", false},
+		{"the Angstrom sign is not å", `^(?i:\u212b)$`, "å", false},
+		{"ſ is not s: a non-ASCII letter never folds to ASCII", `^(?i:ſ)$`, "s", false},
+		{"İ is not i", `^(?i:İ)$`, "i", false},
+		{"final sigma is sigma: both are Σ in upper case", `^(?i:ς)$`, "σ", true},
+		{"ϑ is θ", `^(?i:θ)$`, "ϑ", true},
+		{"the micro sign is mu", `^(?i:µ)$`, "μ", true},
+		{"ß is not ẞ: its upper case is SS, two units", `^(?i:ß)$`, "ẞ", false},
+		{"ǅ is Ǆ and ǆ", `^(?i:ǅ)$`, "ǆ", true},
+		{"a class escape is not widened", `^(?i:\W)$`, "\u212a", true},
+		{"an escaped letter folds", `^(?i:\x6b)$`, "K", true},
+		{"a case-insensitive back-reference", `^(?i:(a)\1)$`, "aA", true},
 		{"a named group written with an escape", `^(?<\u0061b>x)\k<ab>$`, "xx", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -139,7 +155,8 @@ func TestParseFlag(t *testing.T) {
 }
 
 func FuzzCompileAndMatch(f *testing.F) {
-	for _, s := range []string{`.*`, `^(?!a$).*`, `(?i)x`, `[a-z-[b]]`, `(?<n>a)\k<n>`, `\p{L}`, `(a+)+$`, `[^]`} {
+	for _, s := range []string{`.*`, `^(?!a$).*`, `(?i)x`, `[a-z-[b]]`, `(?<n>a)\k<n>`, `\p{L}`, `(a+)+$`, `[^]`,
+		`(?i:[^\u212a-z]ſ\x41)`, `(?<\u0061\u{62}>x)\k<ab>`, `(?i:(?<a>k)\k<a>\1)`} {
 		f.Add(s, "backend-a")
 	}
 	f.Fuzz(func(t *testing.T, pattern, input string) {
@@ -217,4 +234,13 @@ func TestHugeRulesGiveSmallErrors(t *testing.T) {
 	_, err = Compile(`\k<`+strings.Repeat("b", 3000)+">(?<a>x)", 0)
 	require.Error(t, err)
 	assert.Less(t, len(err.Error()), 1024, "a long group name is cut")
+}
+
+// A class written with many ranges costs no more than the units it holds
+// once case-insensitive.
+func TestACaseInsensitiveClassOfManyRangesTranslatesQuickly(t *testing.T) {
+	start := time.Now()
+	_, err := Compile(`(?i:[`+strings.Repeat(`\0-\uffff`, 450)+`])`, 0)
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), 2*time.Second)
 }
