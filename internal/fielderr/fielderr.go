@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -78,12 +79,23 @@ func Cut(s string, n int) string {
 }
 
 // Join builds a child path: Join("backends", "images") is "backends.images";
-// Join("", "frontend") is "frontend".
+// Join("", "frontend") is "frontend". A key that would not read as one
+// segment (empty, with a dot, a bracket, a quote, a space or a character
+// that does not print) is quoted in brackets: Join("", "") is `[""]`,
+// Join("frontend", "a.b") is `frontend["a.b"]`.
 func Join(parent, key string) string {
-	if parent == "" {
-		return key
+	if plainKey(key) {
+		if parent == "" {
+			return key
+		}
+		return parent + "." + key
 	}
-	return parent + "." + key
+	return parent + "[" + Quote(key) + "]"
+}
+
+func plainKey(key string) bool {
+	return key != "" && utf8.ValidString(key) && !strings.ContainsAny(key, `.[]"\`) &&
+		!strings.ContainsFunc(key, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) })
 }
 
 // Index builds an element path: Index("extraArgs", 0) is "extraArgs[0]".

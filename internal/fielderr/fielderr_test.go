@@ -137,3 +137,41 @@ func FuzzPlain(f *testing.F) {
 		}
 	})
 }
+
+func TestAPathNamesEveryKeyEvenOneThatReadsOddly(t *testing.T) {
+	for _, tc := range []struct{ name, parent, key, want string }{
+		{"a key under a parent follows a dot", "backends", "images", "backends.images"},
+		{"a top-level key stands alone", "", "frontend", "frontend"},
+		{"a key with a colon still reads as one", "lowcodePipeline.inputs", "build:draw", "lowcodePipeline.inputs.build:draw"},
+		{"an empty top-level key is quoted, not an empty path", "", "", `[""]`},
+		{"an empty nested key is quoted", "frontend", "", `frontend[""]`},
+		{"a key with a dot is quoted, not read as two", "frontend", "a.b", `frontend["a.b"]`},
+		{"a key with brackets is quoted, not read as an index", "", "[0]", `["[0]"]`},
+		{"a key with a space is quoted", "", "no downtime", `["no downtime"]`},
+		{"a key with a control character is quoted", "", "a\nb", `["a\nb"]`},
+		{"a key that is not UTF-8 is quoted byte by byte", "", "a\xffb", `["a\xffb"]`},
+		{"a long odd key is cut", "", strings.Repeat(" ", 1000), `["` + strings.Repeat(" ", MaxValue) + `"… (1000 bytes)]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, Join(tc.parent, tc.key))
+		})
+	}
+}
+
+// Whatever the key, its path is not empty and names it: a plain key as it
+// is, any other quoted so that it reads back.
+func FuzzJoin(f *testing.F) {
+	for _, s := range []string{"", "images", "a.b", "[0]", " ", "\xff", "build:draw"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, key string) {
+		path := Join("", key)
+		require.NotEmpty(t, path)
+		if path == key {
+			assert.True(t, plainKey(key))
+			return
+		}
+		require.True(t, strings.HasPrefix(path, "[") && strings.HasSuffix(path, "]"), path)
+		assert.Equal(t, Quote(key), path[1:len(path)-1])
+	})
+}

@@ -12,7 +12,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Object is a JSON object with its keys in document order.
@@ -28,9 +29,10 @@ const MaxDepth = 1000
 // Parse reads exactly one JSON value. Values are *Object, []any, string,
 // json.Number, bool or nil.
 func Parse(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(StripBOM(data)))
+	data = StripBOM(data)
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	p := &parser{dec: dec}
+	p := &parser{dec: dec, data: data}
 	v, err := p.value()
 	if err != nil {
 		return nil, err
@@ -45,24 +47,52 @@ func Parse(data []byte) (any, error) {
 // only for an error message, so deep input costs linear time.
 type parser struct {
 	dec  *json.Decoder
-	path []string // "key" or "[i]"
+	data []byte
+	path []segment
 }
 
+// segment is an object's key, or an array's index when index >= 0.
+type segment struct {
+	key   string
+	index int
+}
+
+// where is the path as fielderr writes it, cut to fielderr.MaxPath.
 func (p *parser) where() string {
-	var b strings.Builder
+	path := ""
 	for _, seg := range p.path {
-		if b.Len() > 0 && !strings.HasPrefix(seg, "[") {
-			b.WriteByte('.')
+		if seg.index >= 0 {
+			path = fielderr.Index(path, seg.index)
+		} else {
+			path = fielderr.Join(path, seg.key)
 		}
-		b.WriteString(seg)
+		if len(path) > fielderr.MaxPath {
+			break // deep input: the start says where
+		}
 	}
-	return b.String()
+	return fielderr.Cut(path, fielderr.MaxPath)
 }
 
-func (p *parser) value() (any, error) {
+// token reads the next token; a string must be the text its bytes say.
+func (p *parser) token() (json.Token, error) {
+	start := p.dec.InputOffset()
 	tok, err := p.dec.Token()
 	if err != nil {
 		return nil, syntaxError(p.dec, err)
+	}
+	if _, ok := tok.(string); ok {
+		// the span holds the string's quotes, with any space, comma or colon before
+		if problem := textProblem(p.data[start:p.dec.InputOffset()]); problem != "" {
+			return nil, fielderr.Error{Path: p.where(), Message: problem}
+		}
+	}
+	return tok, nil
+}
+
+func (p *parser) value() (any, error) {
+	tok, err := p.token()
+	if err != nil {
+		return nil, err
 	}
 	switch t := tok.(type) {
 	case json.Delim:
@@ -84,14 +114,14 @@ func (p *parser) value() (any, error) {
 func (p *parser) object() (any, error) {
 	obj := &Object{Fields: map[string]any{}}
 	for p.dec.More() {
-		tok, err := p.dec.Token()
+		tok, err := p.token() // a key's problem is its object's
 		if err != nil {
-			return nil, syntaxError(p.dec, err)
+			return nil, err
 		}
 		key := tok.(string) // the decoder only yields string keys inside objects
-		p.path = append(p.path, key)
+		p.path = append(p.path, segment{key: key, index: -1})
 		if _, dup := obj.Fields[key]; dup {
-			return nil, fmt.Errorf("%s: duplicate key %s (a second value would silently replace the first)", fielderr.Cut(p.where(), fielderr.MaxPath), fielderr.Quote(key))
+			return nil, fmt.Errorf("%s: duplicate key %s (a second value would silently replace the first)", p.where(), fielderr.Quote(key))
 		}
 		v, err := p.value()
 		if err != nil {
@@ -110,7 +140,7 @@ func (p *parser) object() (any, error) {
 func (p *parser) array() (any, error) {
 	arr := []any{}
 	for p.dec.More() {
-		p.path = append(p.path, "["+strconv.Itoa(len(arr))+"]")
+		p.path = append(p.path, segment{index: len(arr)})
 		v, err := p.value()
 		if err != nil {
 			return nil, err
@@ -122,6 +152,62 @@ func (p *parser) array() (any, error) {
 		return nil, syntaxError(p.dec, err)
 	}
 	return arr, nil
+}
+
+// textProblem says why the JSON string in raw would not read as the text it
+// was sent as, or "" when it would: encoding/json reads a byte that is not
+// UTF-8, and an escaped half of a UTF-16 pair, as U+FFFD, so what a check
+// would see differs from what the receiver gets.
+func textProblem(raw []byte) string {
+	raw = raw[bytes.IndexByte(raw, '"'):]
+	if !utf8.Valid(raw) {
+		bad := 0
+		for {
+			r, n := utf8.DecodeRune(raw[bad:])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			bad += n
+		}
+		return fmt.Sprintf("not valid UTF-8: byte 0x%02x in %s; JSON text is UTF-8, and a reader takes the byte for U+FFFD, so what is checked is not what is sent: write the text in UTF-8",
+			raw[bad], fielderr.Quote(string(raw[1:len(raw)-1])))
+	}
+	if half := loneSurrogate(raw); half != "" {
+		return fmt.Sprintf(`%s in %s is half of a UTF-16 surrogate pair, alone: JSON readers differ on it (Go's reads U+FFFD, JavaScript's keeps it); write the character itself`,
+			half, fielderr.Quote(string(raw[1:len(raw)-1])))
+	}
+	return ""
+}
+
+// loneSurrogate is the first \uD800-\uDFFF escape of a JSON string that is
+// not half of a pair, or "".
+func loneSurrogate(raw []byte) string {
+	unit := func(i int) (rune, bool) {
+		if i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
+		return rune(v), err == nil
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		u, ok := unit(i)
+		switch {
+		case !ok:
+			i++ // another escape: \\, \" …
+		case utf16.IsSurrogate(u):
+			if next, ok := unit(i + 6); ok && u < 0xDC00 && next >= 0xDC00 && next <= 0xDFFF {
+				i += 11
+				continue
+			}
+			return string(raw[i : i+6])
+		default:
+			i += 5
+		}
+	}
+	return ""
 }
 
 func syntaxError(dec *json.Decoder, err error) error {

@@ -89,9 +89,10 @@ func contains(xs []string, s string) bool {
 
 // Compose builds the payload a run sends: base (a starting payload that may
 // hold the frontend placeholder; nil for the reference default) with opts
-// applied, checked against every rule. A placeholder no image filled is
-// dropped. When opts change nothing, base is returned byte for byte, so what
-// was validated is exactly what is sent.
+// applied, and its bytes read back by Parse, so that it returns nothing
+// Parse refuses. A placeholder no image filled is dropped. When opts change
+// nothing, base is returned byte for byte, so what was checked is exactly
+// what is sent.
 func Compose(base []byte, opts Options) ([]byte, error) {
 	doc, _, err := Composed(base, opts)
 	return doc, err
@@ -116,14 +117,20 @@ func Composed(base []byte, opts Options) ([]byte, *Payload, error) {
 	if p.Frontend != nil && p.Frontend.Image == "" {
 		p.Frontend = nil
 	}
-	if err := p.Validate(); err != nil {
+	doc := base
+	if base == nil || !reflect.DeepEqual(p, start) {
+		var err error
+		if doc, err = p.Marshal(); err != nil {
+			return nil, nil, err
+		}
+	}
+	// The bytes to send pass the very check deploy and the receiver make
+	// (its size cap included), so a run never builds what they refuse.
+	sent, err := Parse(doc)
+	if err != nil {
 		return nil, nil, fmt.Errorf("the built payload is invalid: %w", err)
 	}
-	if base != nil && reflect.DeepEqual(p, start) {
-		return base, p, nil
-	}
-	doc, err := p.Marshal()
-	return doc, p, err
+	return doc, sent, nil
 }
 
 // namesNoImage refuses a starting payload that names an image, each by its

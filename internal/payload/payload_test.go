@@ -141,6 +141,8 @@ func TestParseReportsEveryProblemWithItsPath(t *testing.T) {
 			[]pathMsg{{"backends.images", "required when backends is present"}}},
 		{"images need deploy rules", `{"backends":{"images":[]}}`,
 			[]pathMsg{{"backends.deployRules", "required when backends.images is present"}}},
+		{"images with an empty rule list would reach no backend", `{"backends":{"images":["` + back1 + `","` + back2 + `"],"deployRules":[]}}`,
+			[]pathMsg{{"backends.deployRules", `[] while backends.images holds 2 image(s): each would reach no backend; give at least one rule {"source": <image regex>, "target": <backend regex>}`}}},
 		{"a frontend needs an image", `{"frontend":{}}`,
 			[]pathMsg{{"frontend.image", "required when frontend is present"}}},
 		{"noDowntime needs a promotion mode", `{"noDowntime":{}}`,
@@ -149,6 +151,10 @@ func TestParseReportsEveryProblemWithItsPath(t *testing.T) {
 			[]pathMsg{{"noDowntim", `unknown key (did you mean "noDowntime"?)`}}},
 		{"an unknown nested key is refused", `{"frontend":{"image":"` + front + `","tag":"x"}}`,
 			[]pathMsg{{"frontend.tag", "unknown key; allowed here: image"}}},
+		{"an empty key is refused by a path that names it", `{"":1}`,
+			[]pathMsg{{`[""]`, "unknown key; allowed here: backends, codeAsData"}}},
+		{"a key with a dot is not read as a path", `{"frontend":{"image":"` + front + `","image.tag":"x"}}`,
+			[]pathMsg{{`frontend["image.tag"]`, "unknown key"}}},
 		{"update mode is an enum", `{"codeAsData":{"updateMode":"Auto"}}`,
 			[]pathMsg{{"codeAsData.updateMode", `invalid value "Auto": allowed values are "auto" and "manual"`}}},
 		{"promotion mode is an enum", `{"noDowntime":{"promotionMode":"later"}}`,
@@ -175,7 +181,7 @@ func TestParseReportsEveryProblemWithItsPath(t *testing.T) {
 			[]pathMsg{{"backends.deployRules[0].source", `invalid regular expression "(?i)api": at offset 0: flags "(?i)" are not JavaScript syntax`}}},
 		{"rules must be objects", `{"backends":{"images":[],"deployRules":[".*"]}}`,
 			[]pathMsg{{"backends.deployRules[0]", `must be an object, got string ".*"`}}},
-		{"images must be strings", `{"backends":{"images":[1],"deployRules":[]}}`,
+		{"images must be strings", `{"backends":{"images":[1],"deployRules":[{"source":".*","target":".*"}]}}`,
 			[]pathMsg{{"backends.images[0]", "must be a string, got number 1"}}},
 		{"images must be an array", `{"backends":{"images":"api:1","deployRules":[]}}`,
 			[]pathMsg{{"backends.images", "must be an array of strings"}}},
@@ -213,6 +219,12 @@ func TestParseRefusesMalformedJSON(t *testing.T) {
 		{"truncated input", `{"frontend":`, "unexpected end of input"},
 		{"not JSON", `frontend=1`, "invalid JSON"},
 		{"empty input", ``, "unexpected end of input"},
+		{"a rule that is not UTF-8 is refused, not read as U+FFFD", "{\"backends\":{\"images\":[],\"deployRules\":[{\"source\":\"api\xff\",\"target\":\".*\"}]}}",
+			`backends.deployRules[0].source: not valid UTF-8: byte 0xff in "api\xff"`},
+		{"an image that is not UTF-8 is refused", "{\"frontend\":{\"image\":\"r.example.com/f:1\xe9\"}}", `frontend.image: not valid UTF-8: byte 0xe9`},
+		{"a key that is not UTF-8 is refused by its object", "{\"frontend\":{\"imag\xe9\":\"x\"}}", `frontend: not valid UTF-8: byte 0xe9 in "imag\xe9"`},
+		{"an escaped lone surrogate is refused", `{"backends":{"images":[],"deployRules":[{"source":".*","target":"\udc00"}]}}`,
+			`backends.deployRules[0].target: \udc00 in "\\udc00" is half of a UTF-16 surrogate pair, alone`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.in))
@@ -371,6 +383,58 @@ func TestComposeSendsAnUnchangedPayloadByteForByte(t *testing.T) {
 	assert.JSONEq(t, `{"frontend":{"image":"`+front+`"},"codeAsData":{"updateMode":"auto"},"extraArgs":["--force-sync"]}`, string(data))
 }
 
+// Compose returns only what Parse accepts: the same check reads its bytes.
+func TestComposeNeverReturnsWhatParseRefuses(t *testing.T) {
+	var many strings.Builder
+	many.WriteString(`{"backends":{"images":[`)
+	for i := 0; many.Len() < MaxSize-100; i++ {
+		if i > 0 {
+			many.WriteString(",")
+		}
+		fmt.Fprintf(&many, `"r.example.com/a:%d"`, i)
+	}
+	many.WriteString(`],"deployRules":[{"source":".*","target":".*"}]}}`)
+	require.LessOrEqual(t, many.Len(), MaxSize)
+	_, err := Parse([]byte(many.String()))
+	require.NoError(t, err, "a starting payload just under the cap")
+
+	for _, tc := range []struct {
+		name string
+		base string
+		opts Options
+		want string
+	}{
+		{"an edit that takes a payload over the size cap", many.String(), Options{ForceSync: true},
+			"the built payload is invalid: the payload has"},
+		{"backend images added to a starting payload with no rule", `{"backends":{"images":[],"deployRules":[]}}`, Options{BackendImages: []string{back1}},
+			"the built payload is invalid: backends.deployRules: [] while backends.images holds 1 image(s): each would reach no backend"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Compose([]byte(tc.base), tc.opts)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	_, err = Compose([]byte(`{"backends":{"images":[],"deployRules":[]}}`), Options{})
+	assert.NoError(t, err, "no image and no rule: nothing reaches nothing")
+}
+
+// The reference default's build-up always gives a backend image a rule:
+// the catch-all, or the rules given.
+func TestTheReferenceDefaultNeverLeavesAnImageWithoutARule(t *testing.T) {
+	for _, opts := range []Options{
+		{BackendImages: []string{back1}},
+		{BackendImages: []string{back1}, DeployRules: []rules.Rule{}},
+		{BackendImages: []string{back1, back2}, DeployRules: []rules.Rule{{Source: "api", Target: "api"}}},
+		{DeployRules: []rules.Rule{{Source: "api", Target: "api"}}},
+	} {
+		_, p, err := Composed(nil, opts)
+		require.NoError(t, err)
+		require.NotNil(t, p.Backends)
+		assert.NotEmpty(t, p.Backends.DeployRules, "%+v", opts)
+	}
+}
+
 func TestComposeRefusesABadStartOrResult(t *testing.T) {
 	_, err := Compose([]byte(`{"frontend":{"img":"x"}}`), Options{})
 	assert.ErrorContains(t, err, "starting payload: frontend.img: unknown key")
@@ -397,7 +461,12 @@ func FuzzCompose(f *testing.F) {
 	f.Add([]byte(`{"frontend":{},"backends":{"images":[],"deployRules":[{"source":"a","target":"b"}]}}`), "", back2, false)
 	f.Add([]byte(`{"frontend":{}}`), "", "", true)
 	f.Add([]byte(`{"backends":{"images":["`+back1+`"],"deployRules":[{"source":"a","target":"b"}]}}`), front, back2, true)
+	f.Add([]byte(`{"backends":{"images":[],"deployRules":[]}}`), "", back1, false)
+	f.Add([]byte(nil), front, back1, true)
 	f.Fuzz(func(t *testing.T, base []byte, frontendImage, backendImage string, forARun bool) {
+		if len(base) == 0 {
+			base = nil // the reference default
+		}
 		opts := Options{FrontendImage: frontendImage, ForARun: forARun}
 		if backendImage != "" {
 			opts.BackendImages = []string{backendImage}
@@ -408,6 +477,9 @@ func FuzzCompose(f *testing.F) {
 		}
 		sent, err := Parse(out)
 		require.NoError(t, err, "composed payload %s", out)
+		if sent.Backends != nil && len(sent.Backends.Images) > 0 {
+			assert.NotEmpty(t, sent.Backends.DeployRules, "an image reaches a backend through a rule: %s", out)
+		}
 		if forARun {
 			// a run's payload carries the run's images and no other
 			images := slices.DeleteFunc([]string{frontendImage, backendImage}, func(s string) bool { return s == "" })
@@ -444,7 +516,10 @@ func TestAByteOrderMarkIsAccepted(t *testing.T) {
 }
 
 func TestTheDefaultIsATemplateNotAPayload(t *testing.T) {
-	assert.ErrorContains(t, Default().Validate(), "frontend.image: required", "its frontend waits for the run's image")
+	d, err := Default().Marshal()
+	require.NoError(t, err)
+	_, err = Parse(d)
+	assert.ErrorContains(t, err, "frontend.image: required", "its frontend waits for the run's image")
 	out, err := Compose(nil, Options{})
 	require.NoError(t, err)
 	_, err = Parse(out)

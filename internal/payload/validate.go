@@ -8,13 +8,10 @@ import (
 	"dagger/lowcode-pipeline/internal/rules"
 )
 
-// Validate checks a payload built in Go against every rule of the spec.
-func (p *Payload) Validate() error {
-	return validate(p, nil, false).Err()
-}
-
 // validate checks the spec's rules, skipping the paths in bad that already
 // failed to decode; a template may leave frontend.image for the build-up.
+// Parse is its only caller: a payload built in Go is checked by reading
+// back its bytes (Compose), so every rule, the size cap included, applies.
 func validate(p *Payload, bad map[string]bool, template bool) fielderr.List {
 	var errs fielderr.List
 	if bad[""] {
@@ -29,10 +26,14 @@ func validate(p *Payload, bad map[string]bool, template bool) fielderr.List {
 				checkImage(&errs, bad, fielderr.Index("backends.images", i), ref)
 			}
 		}
+		const rule, catchAll = `{"source": <image regex>, "target": <backend regex>}`, `[{"source": ".*", "target": ".*"}]`
 		switch {
-		case b.DeployRules == nil && b.Images != nil && !bad["backends.deployRules"]:
-			errs.Addf("backends.deployRules", "required when backends.images is present: rules {\"source\": <image regex>, \"target\": <backend regex>}, e.g. [{\"source\": \".*\", \"target\": \".*\"}]")
-		case b.DeployRules != nil:
+		case bad["backends.deployRules"]:
+		case b.DeployRules == nil && b.Images != nil:
+			errs.Addf("backends.deployRules", "required when backends.images is present: rules %s, e.g. %s", rule, catchAll)
+		case len(b.DeployRules) == 0 && len(b.Images) > 0:
+			errs.Addf("backends.deployRules", "[] while backends.images holds %d image(s): each would reach no backend; give at least one rule %s, e.g. %s", len(b.Images), rule, catchAll)
+		default:
 			checkRules(&errs, bad, b.DeployRules)
 		}
 	}

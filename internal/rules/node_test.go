@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -14,7 +17,10 @@ import (
 type nodeVerdicts struct {
 	Node   string   `json:"node"`
 	Inputs []string `json:"inputs"`
-	Cases  []struct {
+	// Canonical is ECMAScript's Canonicalize without the u flag, as Node's
+	// toUpperCase gives it: [unit, canonical unit] for each unit it changes.
+	Canonical [][2]rune `json:"canonical"`
+	Cases     []struct {
 		Pattern string `json:"pattern"`
 		Valid   bool   `json:"valid"`
 		Matches string `json:"matches"` // "0" or "1" per input
@@ -23,13 +29,16 @@ type nodeVerdicts struct {
 
 // Every pattern is accepted or refused as Node 24 does, and every accepted
 // one matches each input as RegExp.prototype.test does there.
+//
+// One kind of verdict is V8's, not ECMAScript's, and the module keeps the
+// standard's: in a (?i:…) part (ES2025 modifiers; the i flag does it right),
+// V8 never matches a pattern unit above U+00FF against a subject whose
+// units all are U+00FF or below, so µ is not μ there, nor ÿ Ÿ, although
+// Canonicalize makes them equal (and "µ€" does match). Only image references
+// (ASCII, and µ and ÿ are not) and backend names are matched here.
 func TestRulesAgreeWithNode(t *testing.T) {
-	data, err := os.ReadFile("testdata/node-verdicts.json")
-	require.NoError(t, err)
-	var golden nodeVerdicts
-	require.NoError(t, json.Unmarshal(data, &golden))
-	require.True(t, strings.HasPrefix(golden.Node, "v24."), "the verdicts come from Node 24, the platform's runtime")
-	var diffs []string
+	golden := readNodeVerdicts(t)
+	var diffs, v8 []string
 	for _, c := range golden.Cases {
 		re, err := Compile(c.Pattern, 0)
 		if (err == nil) != c.Valid {
@@ -42,7 +51,12 @@ func TestRulesAgreeWithNode(t *testing.T) {
 		require.Len(t, c.Matches, len(golden.Inputs), c.Pattern)
 		for i, in := range golden.Inputs {
 			got, err := Match(re, in)
-			if want := c.Matches[i] == '1'; err != nil || got != want {
+			want := c.Matches[i] == '1'
+			switch {
+			case err == nil && got == want:
+			case err == nil && got && v8LatinOneModifierQuirk(c.Pattern, in):
+				v8 = append(v8, fmt.Sprintf("%q on %q", c.Pattern, in))
+			default:
 				diffs = append(diffs, fmt.Sprintf("%q on %q: Node %v, here %v (%v)", c.Pattern, in, want, got, err))
 			}
 		}
@@ -51,5 +65,77 @@ func TestRulesAgreeWithNode(t *testing.T) {
 	if len(diffs) > 0 {
 		t.Errorf("%d of %d verdicts differ from Node:\n%s", len(diffs), cases, strings.Join(diffs[:min(len(diffs), 80)], "\n"))
 	}
-	t.Logf("%d patterns × %d inputs agree with %s", len(golden.Cases), len(golden.Inputs), golden.Node)
+	t.Logf("%d patterns × %d inputs agree with %s, but for %d where V8 departs from ECMAScript: %s",
+		len(golden.Cases), len(golden.Inputs), golden.Node, len(v8), strings.Join(v8, ", "))
+}
+
+// v8LatinOneModifierQuirk is where Node says no to a match ECMAScript makes:
+// a subject of units up to U+00FF holding µ or ÿ (the only ones whose case
+// variants lie above it), tested with a (?i:…) part.
+func v8LatinOneModifierQuirk(pattern, subject string) bool {
+	return strings.Contains(pattern, "(?i:") && strings.ContainsAny(subject, "µÿ") &&
+		!strings.ContainsFunc(subject, func(r rune) bool { return r > 0xFF })
+}
+
+func readNodeVerdicts(t *testing.T) nodeVerdicts {
+	t.Helper()
+	data, err := os.ReadFile("testdata/node-verdicts.json")
+	require.NoError(t, err)
+	var golden nodeVerdicts
+	require.NoError(t, json.Unmarshal(data, &golden))
+	require.True(t, strings.HasPrefix(golden.Node, "v24."), "the verdicts come from Node 24, the platform's runtime")
+	return golden
+}
+
+// Case-insensitive parts make two units equal exactly when Node's
+// Canonicalize does, for every unit of the BMP, but where Go's Unicode
+// tables are older than Node's: a letter those tables do not case.
+func TestCaseFoldingAgreesWithNode(t *testing.T) {
+	golden := readNodeVerdicts(t)
+	require.NotEmpty(t, golden.Canonical)
+	node := map[rune]rune{}
+	for _, p := range golden.Canonical {
+		node[p[0]] = p[1]
+	}
+	canon := func(u rune) rune {
+		if c, ok := node[u]; ok {
+			return c
+		}
+		return u
+	}
+	members := map[rune][]rune{}
+	for u := rune(0); u <= 0xFFFF; u++ {
+		members[canon(u)] = append(members[canon(u)], u)
+	}
+	var diffs, newer []string
+	for u := rune(0); u <= 0xFFFF; u++ {
+		want := members[canon(u)]
+		got := folds().class[u]
+		if got == nil {
+			got = []rune{u}
+		}
+		if slices.Equal(want, got) {
+			continue
+		}
+		line := fmt.Sprintf("U+%04X: Node %U, here %U", u, want, got)
+		if olderTables(want, got) {
+			newer = append(newer, line)
+			continue
+		}
+		diffs = append(diffs, line)
+	}
+	assert.Empty(t, diffs, "units folded otherwise than by Node's Canonicalize")
+	assert.Less(t, len(newer), 40, "letters Go's Unicode %s does not case: %s", unicode.Version, strings.Join(newer, "; "))
+	t.Logf("%d units fold apart from Node only as Unicode %s lacks their case mappings: %s", len(newer), unicode.Version, strings.Join(newer, "; "))
+}
+
+// olderTables says whether the units Node and the module fold together
+// differ only by letters whose case Go's Unicode tables do not know.
+func olderTables(node, here []rune) bool {
+	for _, u := range append(slices.Clone(node), here...) {
+		if slices.Contains(node, u) != slices.Contains(here, u) && unicode.SimpleFold(u) != u {
+			return false
+		}
+	}
+	return true
 }

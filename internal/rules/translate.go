@@ -18,8 +18,9 @@ import (
 // BMP become their two surrogates, `.` excludes JavaScript's line
 // terminators, \b and \B use JavaScript's ASCII word characters, Annex B's
 // identity escapes and legacy octal become plain characters, group names
-// become regexp2-safe ones. What JavaScript rejects is an error that says
-// why.
+// become regexp2-safe ones, and a (?i:…) part spells out the case variants
+// ECMAScript's Canonicalize makes equal (canonicalize.go). What JavaScript
+// rejects is an error that says why.
 func translate(pattern string) (string, error) {
 	if !utf8.ValidString(pattern) {
 		return "", errors.New("not valid UTF-8")
@@ -67,6 +68,7 @@ type frame struct {
 	declaredHere map[string]bool
 	dotAll       bool
 	multiline    bool
+	ignoreCase   bool // in (?i:…): see canonicalize.go
 }
 
 func (t *translator) top() *frame { return t.frames[len(t.frames)-1] }
@@ -187,8 +189,9 @@ func (t *translator) run() error {
 	return nil
 }
 
-func (t *translator) dotAll() bool    { return t.top().dotAll }
-func (t *translator) multiline() bool { return t.top().multiline }
+func (t *translator) dotAll() bool     { return t.top().dotAll }
+func (t *translator) multiline() bool  { return t.top().multiline }
+func (t *translator) ignoreCase() bool { return t.top().ignoreCase }
 
 // write appends regexp2 text; atom says whether a quantifier may follow.
 func (t *translator) write(s string, atom bool) {
@@ -204,7 +207,37 @@ func (t *translator) writeAssertion(s string) {
 // literal writes one JavaScript character: a BMP one as itself (escaped
 // when regexp2 would read it otherwise), another as its two surrogates.
 func (t *translator) literal(c rune) {
-	t.write(unitText(c), true)
+	if c > 0xFFFF {
+		hi, lo := utf16.EncodeRune(c)
+		t.writeUnits(hi, lo)
+		return
+	}
+	t.writeUnits(c)
+}
+
+// writeUnits writes UTF-16 units to match, each with its case variants in
+// a case-insensitive part.
+func (t *translator) writeUnits(units ...rune) {
+	var b strings.Builder
+	for _, u := range units {
+		if t.ignoreCase() {
+			b.WriteString(folds().unitText(u))
+		} else {
+			b.WriteString(unitText(u))
+		}
+	}
+	t.write(b.String(), true)
+}
+
+// writeBackref writes a back-reference; in a case-insensitive part, regexp2
+// compares it by its own folding (Go's unicode.ToLower), the one place that
+// can differ from JavaScript's: a case-insensitive back-reference to text
+// with the Kelvin or Angstrom sign, ς, ϑ, µ or İ.
+func (t *translator) writeBackref(s string) {
+	if t.ignoreCase() {
+		s = "(?i:" + s + ")"
+	}
+	t.write(s, true)
 }
 
 func unitText(c rune) string {
@@ -212,7 +245,7 @@ func unitText(c rune) string {
 		hi, lo := utf16.EncodeRune(c)
 		return fmt.Sprintf(`\u%04X\u%04X`, hi, lo)
 	}
-	if c < 0x20 || c == 0x7f || strings.ContainsRune(`\^$.|?*+()[]{}#- `, c) {
+	if c < 0x20 || c == 0x7f || utf16.IsSurrogate(c) || strings.ContainsRune(`\^$.|?*+()[]{}#- `, c) {
 		return fmt.Sprintf(`\u%04X`, c)
 	}
 	return string(c)
@@ -282,12 +315,20 @@ func (t *translator) escape() error {
 	case '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		t.i--
 		return t.decimalEscape()
+	case 'd', 'D', 'w', 'W', 's', 'S', 't', 'n', 'v', 'f', 'r':
+		// sets and controls JavaScript's case folding leaves as they are
+		s, _ := t.characterEscape(c, false)
+		t.write(s, true)
 	default:
 		s, err := t.characterEscape(c, false)
 		if err != nil {
 			return err
 		}
-		t.write(s, true)
+		var units []rune
+		for _, it := range unitsOf(s) {
+			units = append(units, it.unit)
+		}
+		t.writeUnits(units...)
 	}
 	return nil
 }
@@ -373,22 +414,22 @@ func (t *translator) decimalEscape() error {
 		t.i++
 	}
 	if n, err := strconv.Atoi(string(t.src[start:t.i])); err == nil && n <= t.captures {
-		t.write(fmt.Sprintf(`\%d`, n), true)
+		t.writeBackref(fmt.Sprintf(`\%d`, n))
 		return nil
 	}
 	t.i = start + 1
 	d := t.src[start]
 	if d >= '8' {
-		t.write(string(d), true)
+		t.writeUnits(d)
 		return nil
 	}
-	t.write(t.legacyOctal(d), true)
+	t.writeUnits(t.octalUnit(d))
 	return nil
 }
 
 func (t *translator) backrefName() error {
 	if !t.hasNames {
-		t.write("k", true) // Annex B: \k is a k when the pattern names no group
+		t.writeUnits('k') // Annex B: \k is a k when the pattern names no group
 		return nil
 	}
 	if t.peek(0) != '<' {
@@ -398,14 +439,17 @@ func (t *translator) backrefName() error {
 	if end < 0 {
 		return t.fail(`\k<… has no >`)
 	}
-	name := string(t.src[t.i+1 : t.i+end])
+	name, ok := groupName(t.src[t.i+1 : t.i+end])
+	if !ok {
+		return t.fail(`\k<%s>: a group's name is an identifier`, fielderr.Cut(string(t.src[t.i+1:t.i+end]), fielderr.MaxValue))
+	}
 	t.i += end + 1
 	t.refs = append(t.refs, name)
 	internal, ok := t.names[name]
 	if !ok {
 		internal = t.internalName(name)
 	}
-	t.write(`\k<`+internal+`>`, true)
+	t.writeBackref(`\k<` + internal + `>`)
 	return nil
 }
 
@@ -425,7 +469,7 @@ const groupHeadWindow = 512
 
 func (t *translator) open() error {
 	parent := t.top()
-	f := &frame{startAlive: maps.Clone(parent.alive), declaredHere: map[string]bool{}, dotAll: parent.dotAll, multiline: parent.multiline}
+	f := &frame{startAlive: maps.Clone(parent.alive), declaredHere: map[string]bool{}, dotAll: parent.dotAll, multiline: parent.multiline, ignoreCase: parent.ignoreCase}
 	f.alive = maps.Clone(f.startAlive)
 	// What follows the ( decides the group's kind: a bounded window of it,
 	// so that reading a pattern stays linear in its length.
@@ -446,10 +490,13 @@ func (t *translator) open() error {
 		t.i += 4
 	case strings.HasPrefix(rest, "?<"):
 		end := strings.IndexByte(rest, '>')
-		if end < 0 || !isIdentifier(rest[2:end]) {
+		name, ok := "", false
+		if end >= 0 {
+			name, ok = groupName([]rune(rest[2:end]))
+		}
+		if !ok {
 			return t.fail(`group "(%s": a JavaScript named group is (?<name>…) with an identifier name`, shorten(rest))
 		}
-		name := rest[2:end]
 		if parent.alive[name] {
 			return t.fail(`duplicate group name %q in one alternative`, name)
 		}
@@ -503,21 +550,10 @@ func (t *translator) modifiers(rest string, f *frame) (string, error) {
 		return "", t.fail(`group "(%s" is not JavaScript syntax`, shorten(rest))
 	}
 	t.i += 1 + len(spec) + 2
-	text := "(?"
-	if strings.Contains(on, "i") {
-		text += "i"
-	}
-	if strings.Contains(off, "i") {
-		text += "-i"
-	}
-	if text == "(?" {
-		text = "(?:"
-	} else {
-		text += ":"
-	}
+	f.ignoreCase = (f.ignoreCase || strings.Contains(on, "i")) && !strings.Contains(off, "i")
 	f.dotAll = (f.dotAll || strings.Contains(on, "s")) && !strings.Contains(off, "s")
 	f.multiline = (f.multiline || strings.Contains(on, "m")) && !strings.Contains(off, "m")
-	return text, nil
+	return "(?:", nil
 }
 
 // close reads a ).
@@ -568,12 +604,14 @@ func (t *translator) class() error {
 	if negate {
 		b.WriteString("^")
 	}
-	var pending []classItem
-	flush := func() {
-		for _, it := range pending {
+	var ranges []unitRange // what the class holds beside its sets, for case folding
+	add := func(items ...classItem) {
+		for _, it := range items {
 			b.WriteString(it.text())
+			if it.set == "" {
+				ranges = append(ranges, unitRange{it.unit, it.unit})
+			}
 		}
-		pending = pending[:0]
 	}
 	for {
 		if t.i >= len(t.src) {
@@ -594,26 +632,26 @@ func (t *translator) class() error {
 				return err
 			}
 			left := items[len(items)-1]
-			flush()
-			for _, it := range items[:len(items)-1] {
-				b.WriteString(it.text())
-			}
+			add(items[:len(items)-1]...)
 			if left.set != "" || right[0].set != "" {
 				// Annex B: a range next to a class escape is the three parts.
-				b.WriteString(left.text() + `\-` + right[0].text())
+				add(left, classItem{unit: '-'}, right[0])
 			} else {
 				if left.unit > right[0].unit {
 					return t.fail("range out of order in character class")
 				}
 				b.WriteString(left.text() + "-" + right[0].text())
+				ranges = append(ranges, unitRange{left.unit, right[0].unit})
 			}
-			for _, it := range right[1:] {
-				b.WriteString(it.text())
-			}
+			add(right[1:]...)
 			continue
 		}
-		pending = append(pending, items...)
-		flush()
+		add(items...)
+	}
+	if t.ignoreCase() {
+		// a unit matches when its canonical value is that of a unit the
+		// class holds: the class holds their case variants too
+		b.WriteString(folds().extra(ranges))
 	}
 	b.WriteString("]")
 	t.write(b.String(), true)

@@ -10,6 +10,9 @@ const inputs = [
   'registry.example.com/team/api:1.4.0', 'registry.example.com/team/jobs:1.4.0@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
   '😀', 'x😀y', 'café', 'cafe', 'é', '\u2028', '\u2029', 'a\nb', 'a\rb', '\n', '\t', ' ', '\u00a0', '\ufeff', '٣', '7',
   'a-b', 'a{b}', '{', '$', '^', '\\', '\x08', '\x01', 'ſ', 'K', 'é'.normalize('NFD'),
+  // letters whose case-insensitive matching JavaScript (without the u flag) does its own way
+  '\u212a' /* Kelvin sign */, 's', 'S', 'ς', 'σ', 'Σ', 'İ', 'i', 'I', 'ı', '\u212b' /* Angstrom sign */, 'å', 'Å',
+  'θ', 'ϑ', 'Θ', 'ϴ', '\u00b5' /* micro sign */, 'μ', 'Μ', 'ß', 'ẞ', 'ᾀ', 'ᾈ', 'ǅ', 'ǆ', 'Ǆ', 'ÿ', 'Ÿ', 'aA', 'xx',
 ];
 
 const handPicked = [
@@ -31,7 +34,20 @@ const handPicked = [
   // deploy rules as written in payloads
   '.*', '^(?!legacy$).*', '^(?!api$)', '/api:', '/jobs:', '^backend-\\d+$', '^backend-1$', 'registry\\.example\\.com/team/(api|jobs):', ':1\\.4\\.0$', '@sha256:[0-9a-f]{64}$', '^(?<name>[a-z]+)-\\k<name>?',
   '(?<=/)api', '(?<!x)api', '(?<=^|/)jobs:', 'é', '^é$', 'é$',
+  // case-insensitive parts: ECMAScript's Canonicalize, not Unicode's simple folding
+  '(?i:[a-z])', '^(?i:[^a-z])$', '^(?i:[\\u0100-\\u017f])$', '^(?i:[\\w])$', '^(?i:\\W)$', '^(?i:[^\\W])$', '^(?i:[\\d-k])$',
+  '^(?i:[k-l])$', '^(?i:[\\u212a-\\u212b])$', '^(?i:\\x6b)$', '^(?i:\\u212a)$', '^(?i:\\153)$', '^(?i:\\q)$', '^(?i:\\k)$',
+  '^(?i:k(?-i:k))$', '^(?i:(?-i:k)k)$', '(?i:(a)\\1)', '(?i:(?<n>a)\\k<n>)', '^(?i:.)$', '^(?i:[^])$', '^(?i:😀)$',
+  // group names written with escapes
+  '(?<\\u0061b>x)\\k<ab>', '(?<ab>x)\\k<\\u0061b>', '(?<\\u{61}b>x)\\k<ab>', '(?<a\\u{0041}>x)\\k<aA>', '(?<\\ud835\\udc9c>x)', '(?<𝒜>x)\\k<\\ud835\\udc9c>',
+  '(?<ab>x)(?<\\u0061b>y)', '(?<\\u0020>x)', '(?<a\\u00a0>x)', '(?<\\u0030>x)', '(?<a\\u0030>x)', '(?<\\ud835>x)', '(?<a\\u200c>x)', '(?<\\u200c>x)',
+  '(?<a\\x41>x)', '(?<\\u{110000}>x)', '(?<\\u{}>x)', '(?<\\u00e9>x)\\k<é>', '(?<ab>x)\\k<a\\u0020>', '(?<·>x)', '(?<a·>x)',
 ];
+
+// Case-insensitive parts around each letter JavaScript folds its own way: alone, in a class, in a negated class.
+for (const c of ['a', 'k', 'K', '\u212a', 's', 'S', 'ſ', 'ς', 'σ', 'Σ', 'İ', 'i', 'I', 'ı', '\u212b', 'å', 'Å', 'θ', 'ϑ', 'Θ', 'ϴ', 'µ', 'μ', 'Μ', 'ß', 'ẞ', 'ᾀ', 'ᾈ', 'ǅ', 'ǆ', 'Ǆ', 'ÿ', 'Ÿ']) {
+  handPicked.push(`^(?i:${c})$`, `^(?i:[${c}])$`, `^(?i:[^${c}])$`);
+}
 
 // Generated: atoms × quantifiers × anchors.
 const atoms = ['a', '.', '\\w', '\\d', '[a-c]', '[^a]', '(?:ab)', '(a)', 'é', '😀', '\\u00e9', '[é]', '\\b', '[\\s\\S]'];
@@ -55,6 +71,14 @@ const cases = patterns.map((pattern) => {
   }
   return { pattern, valid: true, matches: inputs.map((s) => (re.test(s) ? '1' : '0')).join('') };
 });
+// ECMAScript's Canonicalize without the u flag, for every UTF-16 unit it
+// changes: the unit's toUpperCase, unless that is more than one unit or maps
+// a non-ASCII unit to ASCII. The Go tests compare their case folding with it.
+const canonical = [];
+for (let u = 0; u <= 0xffff; u++) {
+  const upper = String.fromCharCode(u).toUpperCase();
+  if (upper.length === 1 && upper.charCodeAt(0) !== u && !(u >= 128 && upper.charCodeAt(0) < 128)) canonical.push([u, upper.charCodeAt(0)]);
+}
 // One case a line: small, and a change shows as the lines it changes.
-process.stdout.write(`{"node": ${JSON.stringify(process.version)},\n"inputs": ${JSON.stringify(inputs)},\n"cases": [\n` +
+process.stdout.write(`{"node": ${JSON.stringify(process.version)},\n"inputs": ${JSON.stringify(inputs)},\n"canonical": ${JSON.stringify(canonical)},\n"cases": [\n` +
   cases.map((c) => JSON.stringify(c)).join(',\n') + '\n]}\n');
