@@ -6,7 +6,6 @@ package rules
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -18,8 +17,7 @@ import (
 	"dagger/lowcode-pipeline/internal/fielderr"
 )
 
-// DefaultMatchTimeout bounds the CPU time of one match so that no pattern
-// can hang a run: a deploy rule's match takes microseconds.
+// DefaultMatchTimeout bounds one match so that no pattern can hang a run.
 const DefaultMatchTimeout = 250 * time.Millisecond
 
 // MaxPatternLength caps a deploy-rule pattern, in characters: real rules are
@@ -28,8 +26,8 @@ const MaxPatternLength = 4096
 
 // Compile reads pattern as JavaScript's `new RegExp(pattern)` does (no
 // flags) and compiles the regexp2 pattern that matches the same UTF-16 code
-// units (see translate). timeout bounds the CPU time of every later match;
-// zero means DefaultMatchTimeout. The translation of a pattern is kept (a few
+// units (see translate). timeout bounds every later match; zero means
+// DefaultMatchTimeout. The translation of a pattern is kept (a few
 // thousand of them), so checking a payload and planning it compile each
 // pattern once.
 func Compile(pattern string, timeout time.Duration) (*Pattern, error) {
@@ -72,9 +70,8 @@ type Pattern struct {
 // errPastPlan is a match stopped because the plan's time ran out.
 var errPastPlan = errors.New("stopped by the plan's time limit")
 
-// errTimeLimit marks a match stopped at its pattern's own limit of CPU
-// time: a question of the pattern, and of the core's speed, not of how
-// busy the machine is.
+// errTimeLimit marks a match stopped at its pattern's own time limit: a
+// question of the machine's speed as much as of the pattern.
 var errTimeLimit = errors.New("ran past its time limit")
 
 // translations keeps the last patterns' translations.
@@ -133,46 +130,26 @@ func UTF16(s string) []rune {
 	return out
 }
 
-// matchUnits tests units within a limit of the CPU time the match itself
-// uses: the pattern's own, or left when that is shorter (what remains of a
-// plan's; none when not positive). A match stopped by left is errPastPlan,
-// for the plan to report.
+// matchUnits tests units within the pattern's time limit and left, when
+// left is positive (what remains of a plan's): a match stopped by left is
+// errPastPlan, for the plan to report.
 func (p *Pattern) matchUnits(s string, units []rune, left time.Duration) (bool, error) {
-	limit := p.timeout
-	pastPlan := left > 0 && left < limit
-	if pastPlan {
-		limit = left
-	}
 	re := p.engines.Get().(*regexp2.Regexp)
 	defer p.engines.Put(re)
-	// regexp2 keeps a wall-clock limit only, cheap to check: a match that
-	// ends within limit on the wall clock has used less of the CPU. It stops
-	// a match one to two ticks of its clock past its limit: ask one less.
-	re.MatchTimeout = max(limit-regexp2.DefaultClockPeriod, time.Millisecond)
-	if ok, err := re.MatchRunes(units); err == nil {
-		return ok, nil
+	re.MatchTimeout = p.timeout
+	if left > 0 && left < p.timeout {
+		// regexp2 stops a match between its timeout plus one and plus two
+		// ticks of its clock (DefaultClockPeriod): ask for one tick less.
+		re.MatchTimeout = max(left-regexp2.DefaultClockPeriod, time.Millisecond)
 	}
-	// It ran past limit on the wall clock: its own work, or waits for a core
-	// on a busy machine? Again, measured on this goroutine's thread, with
-	// twice the wall-clock room each time the machine gave it less than
-	// limit of CPU time.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	for wall := limit; ; wall = min(2*wall, time.Hour) {
-		re.MatchTimeout = wall
-		start := threadCPU()
-		ok, err := re.MatchRunes(units)
-		if err == nil {
-			return ok, nil
-		}
-		if used := threadCPU() - start; used >= limit {
-			break
-		}
-	}
-	if pastPlan {
+	ok, err := re.MatchRunes(units)
+	switch {
+	case err != nil && re.MatchTimeout < p.timeout:
 		return false, errPastPlan
+	case err != nil:
+		return false, fmt.Errorf("pattern %s against %s %w (%s): simplify the pattern", fielderr.Quote(p.source), fielderr.Quote(s), errTimeLimit, p.timeout)
 	}
-	return false, fmt.Errorf("pattern %s against %s %w (%s of CPU time): simplify the pattern", fielderr.Quote(p.source), fielderr.Quote(s), errTimeLimit, p.timeout)
+	return ok, nil
 }
 
 // RuleSeparator splits a rule given on the command line: "SOURCE -> TARGET".

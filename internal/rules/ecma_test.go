@@ -122,7 +122,7 @@ func TestMatchTimeoutIsAnErrorNamingThePattern(t *testing.T) {
 	require.NoError(t, err)
 	_, err = Match(re, strings.Repeat("a", 40)+"!")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `pattern "^(a+)+$" against "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!" ran past its time limit (20ms of CPU time): simplify the pattern`)
+	assert.Contains(t, err.Error(), `pattern "^(a+)+$" against "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!" ran past its time limit (20ms)`)
 	assert.ErrorIs(t, err, errTimeLimit, "a time limit is told from a wrong pattern")
 }
 

@@ -7,6 +7,9 @@ import (
 	"unicode/utf8"
 )
 
+// DefaultPlanTimeout bounds the matching of a whole plan.
+const DefaultPlanTimeout = 5 * time.Second
+
 // literalKind is how a pattern without metacharacters is tested.
 type literalKind int
 

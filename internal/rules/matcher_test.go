@@ -43,9 +43,9 @@ func FuzzMatcherAgreesWithTheEngine(f *testing.F) {
 		}
 		got, err := newMatcher(pattern, re).match(newSubject(s), 0)
 		if errors.Is(err, errTimeLimit) {
-			// a match near its limit of CPU time can stop in one run and end
-			// in the other (a literal matcher never stops, and one that stops
-			// runs the engine itself: nothing to compare)
+			// a wall-clock limit: a loaded machine can stop this match where
+			// it let the engine's finish (a literal matcher never stops, and
+			// one that stops runs the engine itself: nothing to compare)
 			t.Skip("the match ran past its time limit on this machine")
 		}
 		require.NoError(t, err)
@@ -62,9 +62,7 @@ func TestAPlanHasATimeLimitThatNamesTheSlowestRule(t *testing.T) {
 	start := time.Now()
 	_, err := Build(in)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "the plan ran past its time limit: its matching used ")
-	assert.Contains(t, err.Error(), "of CPU time, more than --plan-timeout 100ms plus 100µs for each of the ")
-	assert.Contains(t, err.Error(), "the slowest rule is backends.deployRules[1].source \"^(x+x+)+y\"")
+	assert.Contains(t, err.Error(), "the plan ran past its time limit (--plan-timeout 100ms): the slowest rule is backends.deployRules[1].source \"^(x+x+)+y\"")
 	assert.Less(t, time.Since(start), 5*time.Second, "it stops soon after the limit")
 }
 
@@ -78,11 +76,9 @@ func TestAMatchStopsWhenThePlansTimeRunsOut(t *testing.T) {
 	_, err := Build(in)
 	elapsed := time.Since(start)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "more than --plan-timeout 50ms plus 100µs for each of the ")
-	assert.Contains(t, err.Error(), "the slowest rule is backends.deployRules[0].source")
-	// A match runs twice at most on an idle machine, each stopped within a
-	// tick of regexp2's 100 ms clock past the plan's 50 ms: about 400 ms
-	// here; a match that ran its own 3 s would take 3 s at least. The margin
-	// is wide so that a loaded CI machine cannot fail it.
+	assert.Contains(t, err.Error(), "the plan ran past its time limit (--plan-timeout 50ms): the slowest rule is backends.deployRules[0].source")
+	// regexp2 stops a match one to two ticks of its 100 ms clock past its
+	// limit, about 250 ms here; a match that ran its own 3 s would take 3 s
+	// at least. The margin is wide so that a loaded CI machine cannot fail it.
 	assert.Less(t, elapsed, 1500*time.Millisecond, "no match outlives the plan by more than regexp2's clock")
 }

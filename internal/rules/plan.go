@@ -24,8 +24,8 @@ type Input struct {
 	Images       []string
 	Rules        []Rule
 	Backends     []string
-	MatchTimeout time.Duration // CPU time of one match; zero means DefaultMatchTimeout
-	PlanTimeout  time.Duration // CPU time of all the matching, beyond PairAllowance a pair; zero means DefaultPlanTimeout
+	MatchTimeout time.Duration // per match; zero means DefaultMatchTimeout
+	PlanTimeout  time.Duration // for all the matching; zero means DefaultPlanTimeout
 }
 
 // ImageRoute says where one image goes and through which rules (indexes into
@@ -95,7 +95,11 @@ func Build(in Input) (*Plan, error) {
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
-	b := newBudget(in.PlanTimeout, compiled)
+	limit := in.PlanTimeout
+	if limit <= 0 {
+		limit = DefaultPlanTimeout
+	}
+	b := &budget{deadline: time.Now().Add(limit), limit: limit, rules: compiled}
 	targets, err := matchTargets(compiled, in.Backends, b)
 	if err != nil {
 		return nil, err
@@ -133,16 +137,17 @@ func matchTargets(rs []CompiledRule, backends []string, b *budget) ([][]bool, er
 	for j, name := range backends {
 		subjects[j] = newSubject(name)
 	}
-	m := b.meter()
-	defer m.done()
 	for i, r := range rs {
 		out[i] = make([]bool, len(backends))
 		for j := range backends {
 			ok, err := r.target.match(subjects[j], b.left())
-			if err != nil {
-				return nil, m.failed(err, fmt.Sprintf("backends.deployRules[%d].target", i))
+			switch {
+			case errors.Is(err, errPastPlan):
+				return nil, b.exceeded()
+			case err != nil:
+				return nil, fmt.Errorf("backends.deployRules[%d].target: %w", i, err)
 			}
-			if err := m.tested(r.target.kind == notLiteral); err != nil {
+			if err := b.check(r.target); err != nil {
 				return nil, err
 			}
 			out[i][j] = ok
@@ -166,16 +171,17 @@ func matchSources(rs []CompiledRule, images []string, b *budget) ([][]int, error
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m := b.meter()
-			defer m.done()
 			for i := range next {
 				subj := newSubject(images[i])
 				for k, r := range rs {
 					ok, err := r.source.match(subj, b.left())
-					if err != nil {
-						err = m.failed(err, fmt.Sprintf("backends.deployRules[%d].source", k))
-					} else {
-						err = m.tested(r.source.kind == notLiteral)
+					switch {
+					case errors.Is(err, errPastPlan):
+						err = b.exceeded()
+					case err != nil:
+						err = fmt.Errorf("backends.deployRules[%d].source: %w", k, err)
+					default:
+						err = b.check(r.source)
 					}
 					if err != nil {
 						mu.Lock()
@@ -276,6 +282,52 @@ func mergeSorted(a, b []int) []int {
 	out := append(slices.Clone(a), b...)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// budget is a plan's time limit for matching.
+type budget struct {
+	deadline time.Time
+	limit    time.Duration
+	rules    []CompiledRule
+}
+
+// left is what remains of the plan's time; none (0) without a limit, and at
+// least a nanosecond while there is one.
+func (b *budget) left() time.Duration {
+	if b.deadline.IsZero() {
+		return 0
+	}
+	return max(time.Until(b.deadline), time.Nanosecond)
+}
+
+// check fails, naming the rule that took the most time, once the deadline
+// has passed; literal tests cost nothing and are not timed.
+func (b *budget) check(m *matcher) error {
+	if m.kind != notLiteral || b.deadline.IsZero() || time.Now().Before(b.deadline) {
+		return nil
+	}
+	return b.exceeded()
+}
+
+// exceeded is the plan's time-limit error, naming the slowest rule.
+func (b *budget) exceeded() error {
+	slowest, which, spent := 0, "source", time.Duration(0)
+	for k, r := range b.rules {
+		for _, side := range []struct {
+			name string
+			m    *matcher
+		}{{"source", r.source}, {"target", r.target}} {
+			if d := time.Duration(side.m.spent.Load()); d > spent {
+				slowest, which, spent = k, side.name, d
+			}
+		}
+	}
+	pattern := b.rules[slowest].Source
+	if which == "target" {
+		pattern = b.rules[slowest].Target
+	}
+	return fmt.Errorf("the plan ran past its time limit (--plan-timeout %s): the slowest rule is backends.deployRules[%d].%s %s, %s of matching; simplify it",
+		b.limit, slowest, which, fielderr.Quote(pattern), spent.Round(time.Millisecond))
 }
 
 // ErrorSummary lists the plan's errors, the first fielderr.MaxProblems of them.
