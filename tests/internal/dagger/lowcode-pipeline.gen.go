@@ -1797,7 +1797,7 @@ func (r *LowcodePipelinePayload) JSON(ctx context.Context) (string, error) { // 
 // LowcodePipelinePayloadPlanOpts contains options for LowcodePipelinePayload.Plan
 type LowcodePipelinePayloadPlanOpts struct {
 	//
-	// Limit of CPU time for the plan's matching, plus 100µs for each image-rule and rule-backend pair tested (a Go duration)
+	// Time limit for all the matching of the plan (a Go duration)
 	//
 	//
 	// Default: "5s"
