@@ -196,7 +196,7 @@ func (p *Payload) File() *dagger.File {
 func (p *Payload) Plan(
 	// Name of one of the instance's backends (repeatable)
 	backend []string,
-	// Limit of CPU time for the plan's matching, plus 100µs for each image-rule and rule-backend pair tested (a Go duration)
+	// Time limit for all the matching of the plan (a Go duration)
 	// +optional
 	// +default="5s"
 	planTimeout string,
