@@ -46,7 +46,7 @@ func TestCompileExplainsWhatJavaScriptRejects(t *testing.T) {
 		{`(?<a>x)[\k]`, `\k in a character class: in a pattern with named groups \k only refers to a group`},
 		{`[\k](?<a>x)`, `\k in a character class`},
 		{`(?<a>x)[a-\k]`, `\k in a character class`},
-		{`(?i:api|[w]orker)`, `character class "[w]" after a | inside a (?i:…) group: Node's V8 matches it case-sensitively there`},
+		{`(?i:api|[w]orker)`, `character class "[w]" after a | inside a (?i:…) group: there Node's V8 matches it case-sensitively, unlike the ECMAScript standard`},
 		{`(?i:x|(?:[^a]))`, `give each alternative its own group, e.g. (?i:api)|(?i:[w]orker)`},
 		{`(?<=a)*`, `nothing to repeat: JavaScript does not repeat the assertion`},
 		{`^*`, `nothing to repeat`},

@@ -673,7 +673,7 @@ func (t *translator) class() error {
 
 // errV8CaseClass marks a pattern refused because Node and the standard
 // read it differently (v8CaseInsensitiveClass).
-var errV8CaseClass = errors.New("Node's V8 matches it case-sensitively there, unlike the ECMAScript standard, so where the rule sends an image would depend on the engine")
+var errV8CaseClass = errors.New("there Node's V8 matches it case-sensitively, unlike the ECMAScript standard, so where the rule sends an image would depend on the engine")
 
 // v8CaseInsensitiveClass says whether V8 (Node 24) would match a class at
 // the cursor case-sensitively although it is in a (?i:…) group: when it
