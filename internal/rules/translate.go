@@ -69,6 +69,9 @@ type frame struct {
 	dotAll       bool
 	multiline    bool
 	ignoreCase   bool // in (?i:…): see canonicalize.go
+	// caseStart says this group turned ignoreCase on; laterAlt that its
+	// current alternative is not its first (see v8CaseInsensitiveClass).
+	caseStart, laterAlt bool
 }
 
 func (t *translator) top() *frame { return t.frames[len(t.frames)-1] }
@@ -140,6 +143,7 @@ func (t *translator) run() error {
 		case '|':
 			f := t.top()
 			f.alive = maps.Clone(f.startAlive)
+			f.laterAlt = true
 			t.write("|", false)
 		case '*', '+', '?':
 			if err := t.quantifier(string(c)); err != nil {
@@ -498,10 +502,12 @@ func (t *translator) open() error {
 			return t.fail(`group "(%s": a JavaScript named group is (?<name>…) with an identifier name`, shorten(rest))
 		}
 		if parent.alive[name] {
-			return t.fail(`duplicate group name %q in one alternative`, name)
+			return t.fail(`duplicate group name %q: a name repeats only in different alternatives of one | list`, name)
 		}
 		parent.alive[name] = true
 		parent.declaredHere[name] = true
+		// the group's own name is taken in each of its alternatives
+		f.startAlive[name] = true
 		f.alive[name] = true
 		t.declared[name] = true
 		f.kind, text = "name", "(?<"+t.internalName(name)+">"
@@ -553,6 +559,7 @@ func (t *translator) modifiers(rest string, f *frame) (string, error) {
 	f.ignoreCase = (f.ignoreCase || strings.Contains(on, "i")) && !strings.Contains(off, "i")
 	f.dotAll = (f.dotAll || strings.Contains(on, "s")) && !strings.Contains(off, "s")
 	f.multiline = (f.multiline || strings.Contains(on, "m")) && !strings.Contains(off, "m")
+	f.caseStart = f.ignoreCase && !t.top().ignoreCase
 	return "(?:", nil
 }
 
@@ -585,6 +592,7 @@ type classItem struct {
 
 // class reads [...] and writes the regexp2 class for the same UTF-16 units.
 func (t *translator) class() error {
+	start := t.i
 	t.i++
 	negate := t.peek(0) == '^'
 	if negate {
@@ -651,11 +659,40 @@ func (t *translator) class() error {
 	if t.ignoreCase() {
 		// a unit matches when its canonical value is that of a unit the
 		// class holds: the class holds their case variants too
-		b.WriteString(folds().extra(ranges))
+		extra := folds().extra(ranges)
+		if extra != "" && t.v8CaseInsensitiveClass() {
+			return fmt.Errorf("at offset %d: character class %s after a | inside a (?i:…) group: %w; give each alternative its own group, e.g. (?i:api)|(?i:[w]orker) rather than (?i:api|[w]orker), or spell out both cases in the class, e.g. [wW]",
+				start, fielderr.Quote(string(t.src[start:t.i])), errV8CaseClass)
+		}
+		b.WriteString(extra)
 	}
 	b.WriteString("]")
 	t.write(b.String(), true)
 	return nil
+}
+
+// errV8CaseClass marks a pattern refused because Node and the standard
+// read it differently (v8CaseInsensitiveClass).
+var errV8CaseClass = errors.New("there Node's V8 matches it case-sensitively, unlike the ECMAScript standard, so where the rule sends an image would depend on the engine")
+
+// v8CaseInsensitiveClass says whether V8 (Node 24) would match a class at
+// the cursor case-sensitively although it is in a (?i:…) group: when it
+// follows a | of that group or of a group inside it (V8 sets up the case
+// folding of classes from the first alternative's end, where the (?i:…)
+// group is already closed). ECMAScript, and the i flag in V8, fold it.
+// V8 gets some of these right (a class in a + or * loop), by how it walks
+// the pattern: all are refused, the rule's author can always rewrite them.
+func (t *translator) v8CaseInsensitiveClass() bool {
+	for k := len(t.frames) - 1; k > 0; k-- {
+		f := t.frames[k]
+		if f.laterAlt {
+			return true
+		}
+		if f.caseStart {
+			return false
+		}
+	}
+	return false
 }
 
 func (it classItem) text() string {
@@ -701,6 +738,12 @@ func (t *translator) classAtom() ([]classItem, error) {
 		return []classItem{{unit: '\r'}}, nil
 	case '1', '2', '3', '4', '5', '6', '7':
 		return []classItem{{unit: t.octalUnit(e)}}, nil
+	case 'k':
+		if t.hasNames {
+			// JavaScript reads \k as a back-reference wherever the pattern
+			// names a group, and a class holds no back-reference
+			return nil, t.fail(`\k in a character class: in a pattern with named groups \k only refers to a group (\k<name>), which a class cannot hold; write k for the letter`)
+		}
 	}
 	s, err := t.characterEscape(e, true)
 	if err != nil {

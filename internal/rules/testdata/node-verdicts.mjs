@@ -42,6 +42,17 @@ const handPicked = [
   '(?<\\u0061b>x)\\k<ab>', '(?<ab>x)\\k<\\u0061b>', '(?<\\u{61}b>x)\\k<ab>', '(?<a\\u{0041}>x)\\k<aA>', '(?<\\ud835\\udc9c>x)', '(?<𝒜>x)\\k<\\ud835\\udc9c>',
   '(?<ab>x)(?<\\u0061b>y)', '(?<\\u0020>x)', '(?<a\\u00a0>x)', '(?<\\u0030>x)', '(?<a\\u0030>x)', '(?<\\ud835>x)', '(?<a\\u200c>x)', '(?<\\u200c>x)',
   '(?<a\\x41>x)', '(?<\\u{110000}>x)', '(?<\\u{}>x)', '(?<\\u00e9>x)\\k<é>', '(?<ab>x)\\k<a\\u0020>', '(?<·>x)', '(?<a·>x)',
+  // \k in a class of a pattern with named groups; duplicate names (ES2025: only in different alternatives)
+  '(?<a>x)[\\k]', '[\\k](?<a>x)', '[a-\\k](?<a>x)', '(?<a>x)[\\k<a>]', '(?<a>x|(?<a>y))', '(?<a>x)|(?<a>y)', '(?:(?<a>x)|(?<a>y))(?<a>z)',
+  '(?<a>(?:x|(?<a>y)))', '(?<b>(?<a>x)|(?<a>y))', '((?<a>x)|(?<a>y))|(?<a>z)', '(?<a>x)|(?:y|(?<a>z))', '(?<a>|(?<a>x))',
+  // V8 accepts these, the standard refuses them (a group and one inside it share a name): refused here
+  '(?<a>(?<a>x)|)', '(?<a>(?<a>x)|y)', '(?<a>y|(?<a>x)|)',
+  // V8 matches a class after a | in (?i:…) case-sensitively: refused here
+  '(?i:x|[a])', '(?i:api|[w]orker)', '(?i:x|[^a])', '(?i:x|[a-c])', '(?i:(?:x|[a]))', '^(?i:|[a])$', '(?i:x|(?i:[a]))', '(?i:y|[a]x)',
+  '(?i:(?<=x|[a])b)', '(?i:(?!x|[a]))', '^(?i:(?:x|[a]){1,2})$',
+  '^(?i:(?:x|[a])+)$', // V8 gets this one right (a + loop), by how it walks the pattern: refused all the same
+  // and what it gets right: a class first, before a |, in its own (?i:…) alternative, or one case folding leaves as it is
+  '(?i:[a]|x)', '(?i:(?:y|z)[a])', '(?i:x)|(?i:[a])', 'x|(?i:[a])', '(?i:x|(?-i:[a]))', '(?i:x|(?-i:(?i:[a])))', '(?i:x|[0-9])', '(?i:x|[\\w])', '(?i:x|[aA])',
 ];
 
 // Case-insensitive parts around each letter JavaScript folds its own way: alone, in a class, in a negated class.
