@@ -9,26 +9,64 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/idna"
 )
+
+// sandboxNames are what BuildKit's generated /etc/hosts maps to loopback in
+// every container of the engine (moby/buildkit executor/oci/hosts.go:
+// "127.0.0.1 localhost buildkitsandbox", "::1 localhost ip6-localhost
+// ip6-loopback").
+var sandboxNames = map[string]bool{"buildkitsandbox": true, "ip6-localhost": true, "ip6-loopback": true}
 
 // Host says whether host — a name or an IP address, with a port or not, an
 // IPv6 address in brackets or not — names the machine itself: localhost or
-// a name under it (RFC 6761), a loopback address (127.0.0.0/8, ::1, an
-// IPv4-mapped one), or the unspecified address (0.0.0.0, ::), which a
-// connection takes for the machine too. An address counts in every
-// spelling a resolver takes: 127.1, 0x7f000001, 2130706433, 0177.0.0.1,
-// 0:0:0:0:0:0:0:1, ::1%lo, a trailing dot.
+// a name under it (RFC 6761), a name the engine's containers map to
+// loopback (ip6-localhost, buildkitsandbox), a loopback address
+// (127.0.0.0/8, ::1, an IPv4-mapped one), or the unspecified address
+// (0.0.0.0, ::), which a connection takes for the machine too. A host counts
+// in every spelling a client takes: 127.1, 0x7f000001, 2130706433,
+// 0177.0.0.1, 0:0:0:0:0:0:0:1, ::1%lo, a trailing dot, and what IDNA maps to
+// one of them (ｌｏｃａｌｈｏｓｔ, localhoſt, １２７。０。０。１, ①②⑦.0.0.1).
 func Host(host string) bool {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+	host = strings.ToLower(strings.TrimSuffix(mapped(host), "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") || sandboxNames[host] {
 		return true
 	}
 	ip, ok := address(host)
 	return ok && (ip.IsLoopback() || ip.IsUnspecified())
+}
+
+// mapped is host as Go's net/http dials it, and git's libcurl with libidn2
+// resolves it: a name that is not ASCII goes through IDNA (UTS #46) mapping
+// for lookup, which turns full-width letters and digits, ſ, circled digits
+// and the ideographic full stops into ASCII. The label checks that only say
+// whether a name is valid are left out (Go's and libidn2's differ), so a
+// name either client might dial mapped is judged mapped.
+func mapped(host string) string {
+	if !hasNonASCII(host) {
+		return host // net/http leaves ASCII alone, and so does this
+	}
+	if a, err := lookup.ToASCII(host); err == nil {
+		return a
+	}
+	return host
+}
+
+var lookup = idna.New(idna.MapForLookup(), idna.StrictDomainName(false), idna.CheckHyphens(false), idna.CheckJoiners(false), idna.BidiRule())
+
+func hasNonASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return true
+		}
+	}
+	return false
 }
 
 // address reads host as an IP address: IPv6 (a zone dropped, an

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"golang.org/x/net/idna"
 )
 
 func TestHostTellsThisMachineFromOthers(t *testing.T) {
@@ -41,6 +42,23 @@ func TestHostTellsThisMachineFromOthers(t *testing.T) {
 		{"IPv4-mapped loopback in hexadecimal", "[::ffff:7f00:1]:80", true},
 		{"the unspecified IPv4 address", "0.0.0.0:5000", true},
 		{"the unspecified IPv6 address", "[::]:443", true},
+		{"localhost in full-width letters", "ｌｏｃａｌｈｏｓｔ", true},
+		{"localhost in full-width capitals", "ＬＯＣＡＬＨＯＳＴ", true},
+		{"localhost in full-width letters with a port", "ｌｏｃａｌｈｏｓｔ:5000", true},
+		{"localhost with a long s", "localhoſt", true},
+		{"localhost with an ideographic full stop", "localhost。", true},
+		{"a name under localhost after an ideographic full stop", "registry。localhost", true},
+		{"a name under localhost that IDNA's label checks refuse", "ａｂ--ｃ。ｌｏｃａｌｈｏｓｔ", true},
+		{"127.0.0.1 in full-width digits", "１２７.０.０.１", true},
+		{"127.0.0.1 with ideographic full stops", "127。0。0。1", true},
+		{"127.0.0.1 with full-width full stops", "127．0．0．1", true},
+		{"127.0.0.1 with half-width ideographic full stops", "127｡0｡0｡1", true},
+		{"127.0.0.1 in circled digits", "①②⑦.0.0.1", true},
+		{"IPv4 as one full-width hexadecimal number", "０ｘ７ｆ０００００１", true},
+		{"BuildKit's name for ::1", "ip6-localhost", true},
+		{"BuildKit's other name for ::1", "IP6-Loopback:443", true},
+		{"BuildKit's name for the container itself", "buildkitsandbox", true},
+		{"BuildKit's name for the container with the root's dot", "buildkitsandbox.", true},
 		{"a registry's name", "registry.example.com", false},
 		{"a registry's name with a port", "registry.example.com:5000", false},
 		{"a name that starts with localhost", "localhost.example.com", false},
@@ -57,6 +75,10 @@ func TestHostTellsThisMachineFromOthers(t *testing.T) {
 		{"five parts", "127.0.0.0.1", false},
 		{"not octal", "0179.0.0.1", false},
 		{"nothing", "", false},
+		{"a registry's name in full-width letters", "ｒｅｇｉｓｔｒｙ.example.com", false},
+		{"a full-width name with more after localhost", "ｌｏｃａｌｈｏｓｔ_", false},
+		{"a name under BuildKit's name", "x.buildkitsandbox", false},
+		{"a private address in full-width digits", "１０.０.０.１", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, Host(tc.host), tc.host)
@@ -64,9 +86,12 @@ func TestHostTellsThisMachineFromOthers(t *testing.T) {
 	}
 }
 
-// A port, or brackets around an IPv6 address, never change the answer.
+// A port, or brackets around an IPv6 address, never change the answer; nor
+// does what IDNA maps a name to (a client dials that), nor writing an ASCII
+// name's letters and digits full-width, or in capitals.
 func FuzzHost(f *testing.F) {
-	for _, s := range []string{"localhost", "127.0.0.1", "::1", "0.0.0.0", "registry.example.com", "10.0.0.1", "::ffff:127.0.0.1", "127.1", "0x7f000001", "0177.0.0.1"} {
+	for _, s := range []string{"localhost", "127.0.0.1", "::1", "0.0.0.0", "registry.example.com", "10.0.0.1", "::ffff:127.0.0.1", "127.1", "0x7f000001", "0177.0.0.1",
+		"ｌｏｃａｌｈｏｓｔ", "localhoſt", "127。0。0。1", "①②⑦.0.0.1", "ip6-localhost", "buildkitsandbox"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, host string) {
@@ -78,7 +103,34 @@ func FuzzHost(f *testing.F) {
 		if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
 			assert.Equal(t, want, Host("["+host+"]"), "in brackets")
 		}
+		if a, err := idna.Lookup.ToASCII(host); err == nil {
+			assert.Equal(t, want, Host(a), "as IDNA maps it: %q", a)
+		}
+		if fw, ok := fullWidth(host); ok {
+			assert.Equal(t, want, Host(fw), "full-width: %q", fw)
+			assert.Equal(t, want, Host(strings.ToUpper(host)), "in capitals")
+		}
 	})
+}
+
+// fullWidth writes an ASCII name of letters, digits, dots and hyphens with
+// the full-width forms of its letters and digits and ideographic full
+// stops, as an East Asian keyboard may.
+func fullWidth(s string) (string, bool) {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '.':
+			b.WriteRune('。')
+		case r == '-':
+			b.WriteRune(r)
+		case r >= '0' && r <= '9', r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+			b.WriteRune(r + 0xFEE0)
+		default:
+			return "", false
+		}
+	}
+	return b.String(), s != ""
 }
 
 // Every spelling of an IPv4 address a resolver takes says the same as the
@@ -102,8 +154,27 @@ func FuzzEverySpellingOfAnIPv4AddressIsTheAddress(f *testing.F) {
 			fmt.Sprintf("%d.0x%x", a, v&0xffffff),
 			fmt.Sprintf("::ffff:%d.%d.%d.%d", a, b, c, d),
 			fmt.Sprintf("[::ffff:%x:%x]:443", v>>16, v&0xffff),
+			fmt.Sprintf("%d。%d．%d｡%d", a, b, c, d),
+			strings.Map(fullWidthDigit, fmt.Sprintf("%d.%d.%d.%d", a, b, c, d)),
+			strings.Map(fullWidthDigit, fmt.Sprintf("0x%x", v)),
+			strings.Map(circledDigit, fmt.Sprintf("%d.%d.%d.%d", a, b, c, d)),
 		} {
 			assert.Equal(t, want, Host(spelling), spelling)
 		}
 	})
+}
+
+func fullWidthDigit(r rune) rune {
+	if r >= '0' && r <= '9' || r >= 'a' && r <= 'z' {
+		return r + 0xFEE0
+	}
+	return r
+}
+
+// circledDigit writes 1 to 9 circled (①), as IDNA reads them back; 0 stays.
+func circledDigit(r rune) rune {
+	if r >= '1' && r <= '9' {
+		return '①' + r - '1'
+	}
+	return r
 }

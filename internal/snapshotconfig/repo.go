@@ -1,10 +1,14 @@
 package snapshotconfig
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/redact"
@@ -14,8 +18,10 @@ import (
 const tokenFlag = "push --git-token env://GIT_TOKEN; toolkit-snapshot takes the same flag"
 
 func checkRepo(raw string) error {
-	if err := checkPlaceholders(raw); err != nil {
-		return err
+	for _, check := range []func(string) error{checkSpace, checkPlaceholders, checkUserinfo, checkPort} {
+		if err := check(raw); err != nil {
+			return err
+		}
 	}
 	u, err := url.Parse(raw)
 	shown := redact.Quote(raw)
@@ -56,9 +62,16 @@ func checkPlaceholders(raw string) error {
 	if hasUser {
 		user, token, _ := strings.Cut(userinfo, ":")
 		for _, part := range []string{user, token} {
-			if placeholderWhole.MatchString(part) {
-				inToken = append(inToken, fielderr.Quote(part)+" (where the token goes)")
+			// git decodes the user-info before it sends it
+			read := percentDecoded(part)
+			if !placeholderWhole.MatchString(read) {
+				continue
 			}
+			where := "(where the token goes)"
+			if read != part {
+				where = fmt.Sprintf("(git reads %s; where the token goes)", fielderr.Quote(read))
+			}
+			inToken = append(inToken, fielderr.Quote(part)+" "+where)
 		}
 	}
 	// what redact would show of the address: nothing when an @ follows the
@@ -66,7 +79,7 @@ func checkPlaceholders(raw string) error {
 	if !redact.Ambiguous(raw) {
 		shown, _, _ := strings.Cut(rest, "?")
 		shown, _, _ = strings.Cut(shown, "#")
-		for _, p := range placeholderIn.FindAllString(shown, 3) {
+		for _, p := range placeholderIn.FindAllString(withoutPortLike(shown), 3) {
 			inAddress = append(inAddress, fielderr.Quote(p))
 		}
 	}
@@ -86,6 +99,24 @@ func checkPlaceholders(raw string) error {
 		return fmt.Errorf("%s: git.repo carries no token; write %s and give the token apart (%s)", found, withoutUserinfo(rest), tokenFlag)
 	}
 	return fmt.Errorf("%s: write the repository's own https address, https://host/org/repo.git", found)
+}
+
+// withoutPortLike is address without its host when the host has a colon:
+// what follows it may be a token whose @ was left out
+// (https://user:<token>/…), which no placeholder named may show part of.
+func withoutPortLike(address string) string {
+	scheme, after, found := strings.Cut(address, "://")
+	if !found {
+		return address
+	}
+	end := strings.IndexAny(after, "/")
+	if end < 0 {
+		end = len(after)
+	}
+	if !strings.Contains(after[:end], ":") {
+		return address
+	}
+	return scheme + "://" + after[end:]
 }
 
 // splitUserinfo cuts raw into the user-info of its authority (up to the
@@ -113,4 +144,120 @@ func withoutUserinfo(rest string) string {
 		return fielderr.Quote(shown)
 	}
 	return "https://host/org/repo.git"
+}
+
+// checkSpace refuses white space around git.repo: git keeps it, and a
+// person reading the file does not see it.
+func checkSpace(raw string) error {
+	const keeps = " white space, which git keeps as part of the address: remove it"
+	first, _ := utf8.DecodeRuneInString(raw)
+	last, _ := utf8.DecodeLastRuneInString(raw)
+	switch {
+	case raw == "":
+		return nil
+	case unicode.IsSpace(first):
+		return errors.New("starts with" + keeps)
+	case unicode.IsSpace(last):
+		return errors.New("ends with" + keeps)
+	}
+	return nil
+}
+
+// checkUserinfo refuses a user-info with characters an address cannot carry
+// as they are ({token}, [token], %GIT_TOKEN%, ＜token＞, a space), naming the
+// characters alone: the rest may be a token.
+func checkUserinfo(raw string) error {
+	userinfo, _, ok := splitUserinfo(raw)
+	if !ok {
+		return nil
+	}
+	var bad []string
+	seen := map[rune]bool{}
+	badPercent := false
+	for i, r := range userinfo {
+		switch {
+		case r == '%':
+			badPercent = badPercent || !escape(userinfo[i:])
+		case userinfoChar(r) || seen[r]:
+		case len(bad) < 6:
+			seen[r] = true
+			bad = append(bad, fielderr.Quote(string(r)))
+		}
+	}
+	if badPercent {
+		bad = append(bad, `"%" not followed by two hexadecimal digits`)
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the user-info (before the @) holds characters an address cannot carry: %s; "+
+		"a placeholder? leave it out and give the token apart (%s); a token that holds them is written percent-encoded",
+		strings.Join(bad, ", "), tokenFlag)
+}
+
+// userinfoChar is what RFC 3986 lets a user-info carry as it is (and "@",
+// which Go's parser takes and redact.Ambiguous judges); "%" starts an escape.
+func userinfoChar(r rune) bool {
+	return r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
+		strings.ContainsRune("-._~!$&'()*+,;=:@", r))
+}
+
+// escape says whether s starts with a percent-encoded byte, %XX.
+func escape(s string) bool {
+	if len(s) < 3 || s[0] != '%' {
+		return false
+	}
+	_, err := strconv.ParseUint(s[1:3], 16, 8)
+	return err == nil
+}
+
+// percentDecoded is s with each %XX decoded, as git and curl decode a
+// user-info: an escape that is not one stays as it is.
+func percentDecoded(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if escape(s[i:]) {
+			n, _ := strconv.ParseUint(s[i+1:i+3], 16, 8)
+			b.WriteByte(byte(n))
+			i += 2
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// checkPort refuses a port out of 1–65535. One that is not a number is not
+// shown: it may be a token whose @ was left out (https://user:<token>/…).
+func checkPort(raw string) error {
+	const allowed = "a port is a number from 1 to 65535, or none for https's 443"
+	_, rest, _ := splitUserinfo(raw)
+	_, after, found := strings.Cut(rest, "://")
+	if !found {
+		return nil
+	}
+	if end := strings.IndexAny(after, "/?#"); end >= 0 {
+		after = after[:end]
+	}
+	if strings.HasPrefix(after, "[") {
+		_, after, _ = strings.Cut(after, "]")
+	}
+	_, port, hasPort := strings.Cut(after, ":")
+	if !hasPort || port == "" {
+		return nil
+	}
+	if strings.Trim(port, "0123456789") != "" {
+		return fmt.Errorf("the port after the host is not a number (not shown): %s", allowed)
+	}
+	if n, err := strconv.Atoi(port); err == nil && n >= 1 && n <= 65535 {
+		return nil
+	}
+	shown := fmt.Sprintf("a number of %d digits", len(port))
+	if len(port) <= 6 {
+		shown = fielderr.Quote(port)
+	}
+	return fmt.Errorf("the port after the host, %s, is out of range: %s", shown, allowed)
 }

@@ -56,6 +56,8 @@ func TestAPlaceholderNeverShowsARealToken(t *testing.T) {
 		{"a password with a $ and capitals in it", "https://user:Pa$$WORD@git.example.com/code.git", "Pa$$WORD", false},
 		{"a whole password that is $ and small letters", "https://user:$ecret99@git.example.com/code.git", "$ecret99", false},
 		{"a variable in the query, after a token", "https://ghp_REAL0123@git.example.com/code.git?t=$GIT_TOKEN", "ghp_REAL0123", true},
+		{"a password with a $ written without its @, where a port goes", "https://user:Pa$$WORD/code.git", "WORD", true},
+		{"a token in Azure's macro shape written without its @", "https://$(x:ghp_REAL0123)/code.git", "ghp_REAL0123", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(withGitSection(tc.repo, "main", "m")))
@@ -78,6 +80,14 @@ func FuzzCheckRepo(f *testing.F) {
 	f.Add("oauth2", "git.example.com/$REPO/x.git", true)
 	f.Add("$GIT_TOKEN", "git.example.com/code.git", true)
 	f.Add("a/<", "h>/y?q=${Y}", true)
+	f.Add("%3Ctoken%3E", "github.com/org/repo.git", true)
+	f.Add("%24%7BGIT_TOKEN%7D", "github.com/org/repo.git", true)
+	f.Add("{x}", "github.com/org/repo.git", true)
+	f.Add("%GIT_TOKEN%", "github.com/org/repo.git", true)
+	f.Add("＜token＞ ", "github.com/org/repo.git", true)
+	f.Add("", "github.com:99999/org/repo.git", false)
+	f.Add("oauth2", "github.com:ab/org/repo.git", true)
+	f.Add("", "[::1]:0/org/repo.git ", false)
 	f.Fuzz(func(t *testing.T, user, address string, withUser bool) {
 		const token = "ghp_Z9q8X7w6V5u4T3s2R1"
 		userinfo := token
@@ -86,6 +96,130 @@ func FuzzCheckRepo(f *testing.F) {
 		}
 		err := checkRepo("https://" + userinfo + "@" + address)
 		if err == nil || strings.Contains(user+address, "Z9q8") {
+			return
+		}
+		assert.NotContains(t, err.Error(), "Z9q8", "the token is shown")
+	})
+}
+
+// git decodes the user-info before it sends it, so a placeholder written
+// percent-encoded is the placeholder itself: refused the same way.
+func TestAPercentEncodedPlaceholderIsRefusedAsGitReadsIt(t *testing.T) {
+	for _, tc := range []struct {
+		name, repo, want string
+	}{
+		{"the template's <token>, encoded", "https://%3Ctoken%3E@github.com/org/repo.git", `"%3Ctoken%3E" (git reads "<token>"; where the token goes) is a placeholder`},
+		{"a shell variable with braces after a user name, encoded", "https://x:%24%7BGIT_TOKEN%7D@github.com/org/repo.git", `"%24%7BGIT_TOKEN%7D" (git reads "${GIT_TOKEN}"; where the token goes) is a placeholder`},
+		{"a shell variable after a user name, its $ encoded", "https://x:%24GIT_TOKEN@github.com/org/repo.git", `"%24GIT_TOKEN" (git reads "$GIT_TOKEN"; where the token goes) is a placeholder`},
+		{"an encoding in small letters", "https://%3ctoken%3e@github.com/org/repo.git", `(git reads "<token>"; where the token goes)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(withGitSection(tc.repo, "main", "m")))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "[0].git.repo: ")
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Contains(t, err.Error(), `write "https://github.com/org/repo.git" and give the token apart (push --git-token env://GIT_TOKEN`)
+		})
+	}
+}
+
+// What git would send as it is, or refuse, in the user-info is named by its
+// characters alone, never by the value around them, which may be a token.
+func TestAUserInfoAnAddressCannotCarrySaysWhichCharactersAreWrong(t *testing.T) {
+	const placeholder = "a placeholder? leave it out and give the token apart (push --git-token env://GIT_TOKEN"
+	for _, tc := range []struct {
+		name, userinfo, chars string
+	}{
+		{"a token in braces", "{ghp_SECRET9}", `"{", "}"`},
+		{"a token in double braces", "{{ghp_SECRET9}}", `"{", "}"`},
+		{"a Windows variable", "%ghp_SECRET9%", `"%" not followed by two hexadecimal digits`},
+		{"a token in square brackets", "[ghp_SECRET9]", `"[", "]"`},
+		{"a token in full-width angle brackets", "＜ghp_SECRET9＞", `"＜", "＞"`},
+		{"a token after a space", " ghp_SECRET9", `" "`},
+		{"a token after a user name, in braces", "oauth2:{ghp_SECRET9}", `"{", "}"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(withGitSection("https://"+tc.userinfo+"@github.com/org/repo.git", "main", "m")))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "[0].git.repo: the user-info (before the @) holds characters an address cannot carry: "+tc.chars+"; ")
+			assert.Contains(t, err.Error(), placeholder)
+			assert.NotContains(t, err.Error(), "SECRET9")
+			assert.NotContains(t, err.Error(), "not a URL")
+		})
+	}
+}
+
+// git.repo starting or ending with white space is refused for it, showing
+// nothing else of the value.
+func TestARepoWithWhiteSpaceAroundItSaysWhere(t *testing.T) {
+	for _, tc := range []struct {
+		name, repo, want string
+	}{
+		{"a leading space", " https://ghp_SECRET9@github.com/org/repo.git", "[0].git.repo: starts with white space, which git keeps as part of the address: remove it"},
+		{"a trailing space", "https://ghp_SECRET9@github.com/org/repo.git ", "[0].git.repo: ends with white space, which git keeps as part of the address: remove it"},
+		{"a trailing tab", "https://github.com/org/repo.git\t", "[0].git.repo: ends with white space"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(withGitSection(tc.repo, "main", "m")))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), "SECRET9")
+		})
+	}
+}
+
+// A port is a number from 1 to 65535; one that is not a number is not
+// shown, as it may be a token written without its @.
+func TestARepoWithAPortOutOfRangeSaysWhatIsAllowed(t *testing.T) {
+	const allowed = "a port is a number from 1 to 65535, or none for https's 443"
+	for _, tc := range []struct {
+		name, repo, want string
+	}{
+		{"a port too big", "https://ghp_SECRET9@github.com:99999/org/repo.git", `[0].git.repo: the port after the host, "99999", is out of range: ` + allowed},
+		{"port 0", "https://ghp_SECRET9@github.com:0/org/repo.git", `[0].git.repo: the port after the host, "0", is out of range: ` + allowed},
+		{"a port too big on an IPv6 address", "https://[2001:db8::1]:70000/org/repo.git", `the port after the host, "70000", is out of range: ` + allowed},
+		{"a port that is not a number", "https://ghp_SECRET9@github.com:ab/org/repo.git", "[0].git.repo: the port after the host is not a number (not shown): " + allowed},
+		{"a token written without its @", "https://oauth2:ghp_SECRET9/org/repo.git", "[0].git.repo: the port after the host is not a number (not shown): " + allowed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(withGitSection(tc.repo, "main", "m")))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), "SECRET9")
+		})
+	}
+}
+
+// What is allowed stays allowed: a port in range, an empty one (https's
+// own), percent-encoded characters of a real token.
+func TestARepoWithAPortOrAnEncodedTokenIsAccepted(t *testing.T) {
+	for _, repo := range []string{
+		"https://github.com:443/org/repo.git",
+		"https://ghp_TOKEN@git.example.com:65535/org/repo.git",
+		"https://[2001:db8::1]:8443/org/repo.git",
+		"https://ghp_TOKEN@git.example.com:/org/repo.git",
+		"https://oauth2:abc%7Bdef%7D@git.example.com/org/repo.git",
+		"https://x:%24ecret99@git.example.com/org/repo.git",
+	} {
+		t.Run(repo, func(t *testing.T) {
+			_, err := Parse([]byte(withGitSection(repo, "main", "m")))
+			assert.NoError(t, err)
+		})
+	}
+}
+
+// A token written without its @ reads as a port (https://user:<token>/…):
+// no error shows it either. (A user name with a / puts it in the path,
+// which an address shows.)
+func FuzzCheckRepoNeverShowsATokenWrittenWithoutItsAt(f *testing.F) {
+	f.Add("oauth2", "/org/repo.git")
+	f.Add("x", "@github.com/org/repo.git")
+	f.Add("[::1]", "/org/repo.git")
+	f.Add("{x}", "")
+	f.Fuzz(func(t *testing.T, user, address string) {
+		const token = "ghp_Z9q8X7w6V5u4T3s2R1"
+		err := checkRepo("https://" + user + ":" + token + address)
+		if err == nil || strings.Contains(user+address, "Z9q8") || strings.ContainsAny(user, "/?#") {
 			return
 		}
 		assert.NotContains(t, err.Error(), "Z9q8", "the token is shown")
