@@ -214,10 +214,12 @@ func CheckNotLoopback(rawURL string) error {
 // RedactedURL is the address as it may be printed.
 func (p *Prepared) RedactedURL() string { return p.redacted }
 
-// Request shows the request Send would make, with the token masked.
+// Request shows the request Send would make, with the token masked. The
+// payload is the same JSON, escaped for a terminal (fielderr.PrintableJSON):
+// a rule may hold U+202E or U+009B, which JSON allows raw in a string.
 func (p *Prepared) Request(body []byte) string {
 	return fmt.Sprintf("POST %s\nAuthorization: Bearer ***\nContent-Type: application/json\n\n%s\n(not sent; payload sha256 %s)\n",
-		p.redacted, bytes.TrimRight(body, "\n"), Digest(body))
+		p.redacted, fielderr.PrintableJSON(bytes.TrimRight(body, "\n")), Digest(body))
 }
 
 // Digest is the payload's SHA-256 in hex, as receipts name it.

@@ -117,3 +117,22 @@ func TestALoopbackAddressIsShownWithoutItsPath(t *testing.T) {
 		})
 	}
 }
+
+// A payload may hold, in a rule's string, characters a terminal would act
+// on: request shows the same JSON with them escaped.
+func TestRequestShowsThePayloadEscapedForATerminal(t *testing.T) {
+	p, err := Prepare(Config{URL: "https://hooks.example.com/acme", Token: secret.New(issued)})
+	require.NoError(t, err)
+	for _, tc := range []struct{ name, raw, shown string }{
+		{"a C1 control sequence introducer", "\u009b", `\u009b`},
+		{"a next-line character", "\u0085", `\u0085`},
+		{"a right-to-left override", "\u202e", `\u202e`},
+		{"a line separator", "\u2028", `\u2028`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := p.Request([]byte(`{"rule":"a` + tc.raw + `b"}`))
+			assert.Contains(t, out, `{"rule":"a`+tc.shown+`b"}`)
+			assert.NotContains(t, out, tc.raw)
+		})
+	}
+}
