@@ -163,7 +163,7 @@ func (w *walk) from(at, j int) int {
 		}
 	}
 	if w.cut && unfinished(w.text[at:]) {
-		return w.runsOff(j)
+		return len(w.text) // an escape cut short may spell any character
 	}
 	return -1
 }

@@ -1,9 +1,13 @@
 package redact
 
 import (
+	"encoding/json"
 	"fmt"
+	"html"
+	"net/url"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 
@@ -91,4 +95,29 @@ func TestScrubCutHidesASecretTheCutLeavesPartOf(t *testing.T) {
 	}
 	assert.Equal(t, "a whole *** and text", s.ScrubCut("a whole "+issued+" and text"), "a text that ends elsewhere keeps its end")
 	assert.Equal(t, "x "+issued[:5]+" y", s.Scrub("x "+issued[:5]+" y"), "Scrub, on a text that is whole, keeps a mere start")
+}
+
+// A text cut anywhere inside a spelling of the secret shows none of what
+// the cut left of it (a few bytes, such as "&#", may say nothing of it).
+func FuzzScrubCutLeavesNoPieceOfTheSecret(f *testing.F) {
+	f.Add(issued, "body ", uint8(0), uint16(20))
+	f.Add("ghp_0123456789abcdef", "", uint8(1), uint16(7))
+	f.Add("tok en/with<odd>", "x", uint8(2), uint16(30))
+	f.Fuzz(func(t *testing.T, tok, before string, kind uint8, cut uint16) {
+		if len(tok) < 8 || len(tok) > 512 || strings.ContainsAny(tok, "*") || !utf8.ValidString(tok) {
+			t.Skip()
+		}
+		escaped, _ := json.Marshal(tok)
+		spellings := []string{tok, url.QueryEscape(tok), strings.Trim(string(escaped), `"`), html.EscapeString(tok), zeroPadded(tok, 12), b64("Bearer " + tok)}
+		spelling := spellings[int(kind)%len(spellings)]
+		left := spelling[:min(int(cut), len(spelling))]
+		if len(left) < 12 || strings.Contains(before, left) {
+			t.Skip()
+		}
+		out := NewScrubber(secret.New(tok)).ScrubCut(before + left)
+		if out == Unscrubbable {
+			return
+		}
+		assert.NotContains(t, out, left)
+	})
 }
