@@ -170,7 +170,7 @@ func TestDeliveryCheckRefusesBeforeTheBuild(t *testing.T) {
 			[]string{`--repository "localhost:5000/app-{kind}": "localhost:5000" names this machine`, "--registry-service"}},
 		{"plain http", func(c *deliveryFlags) { c.deploy.url = "http://hooks.example.com/acme/prod" }, testToken, "", []string{"uses plain http"}},
 		{"a webhook on loopback", func(c *deliveryFlags) { c.deploy.url, c.deploy.allowHTTP = "http://localhost:8080/acme/dev", true }, testToken, "",
-			[]string{`--webhook-url http://localhost:8080/acme/dev: "localhost:8080" names this machine`}},
+			[]string{`--webhook-url http://localhost:8080: "localhost:8080" names this machine`}},
 		{"a token read from a file with its newline", func(*deliveryFlags) {}, testToken + "\n", "", []string{"contains a line break"}},
 		{"every step's problems at once", func(c *deliveryFlags) {
 			c.build.buildArg, c.build.codeAsDataArg, c.deploy.url = []string{"SOURCES_PATH=x"}, []string{"--x"}, "https://localhost/acme/prod"

@@ -115,7 +115,7 @@ func TestDeployAndRequestRefuseALoopbackWebhook(t *testing.T) {
 	p := &Payload{Json: `{"frontend":{"image":"reg.example.com/front:1@sha256:` + strings.Repeat("a", 64) + `"}}`}
 	_, err := p.Deploy(context.Background(), "http://localhost:8080/acme/dev", nil, true, "", "", 0, nil)
 	require.Error(t, err, "no token needed to refuse it")
-	assert.Contains(t, err.Error(), `--webhook-url http://localhost:8080/acme/dev: "localhost:8080" names this machine`)
+	assert.Contains(t, err.Error(), `--webhook-url http://localhost:8080: "localhost:8080" names this machine`)
 	assert.Contains(t, err.Error(), "--connect-attempts 0")
 	_, err = p.Request("http://127.0.0.1:8080/acme/dev", true)
 	assert.ErrorContains(t, err, `"127.0.0.1:8080" names this machine`)

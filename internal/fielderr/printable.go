@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -39,3 +40,33 @@ func Printable(s string) string {
 }
 
 func unprintable(r rune) bool { return !unicode.IsPrint(r) }
+
+// PrintableJSON is a JSON document as it may reach a terminal: the same JSON,
+// with every character Printable would escape written as a JSON escape
+// (\u009b, \u202e) and a carriage return between values as a space. Invalid
+// UTF-8 is written as \ufffd, which is how JSON decoders read it.
+// In JSON such characters can stand only inside strings, where an escape
+// means the same; a raw CR, LF or tab stands only between values.
+func PrintableJSON(doc []byte) string {
+	var b strings.Builder
+	for i := 0; i < len(doc); {
+		r, size := utf8.DecodeRune(doc[i:])
+		switch {
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case r == '\r':
+			b.WriteByte(' ')
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(`\ufffd`)
+		case unprintable(r) && r > 0xffff:
+			hi, lo := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, `\u%04x\u%04x`, hi, lo)
+		case unprintable(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.Write(doc[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}

@@ -21,16 +21,25 @@ import (
 // (an Authorization header's value; standard or URL alphabet, at any of the
 // three alignments inside a longer encoding, so the whole header too), each
 // character in any of its spellings:
+//
 //   - as it is, or percent-encoded (%XX of each UTF-8 byte, either case; a
 //     space as +), as in a URL's path or query;
+//
 //   - JSON-escaped: \uXXXX (either case, a surrogate pair for a character
 //     past U+FFFF), \/, \", \\;
+//
 //   - HTML-escaped: &lt; &gt; &amp; &quot; &apos;, &#NN; and &#xHH;;
 //
+//   - as Go quotes it (%q): \xHH, \a, \v, \uXXXX, \UXXXXXXXX;
+//
+//   - as git re-encodes a UTF-8 character as Latin-1 (Â followed by U+0085
+//     for NEL): each byte a character of its own;
+//
 // and with line breaks, other control characters and spaces (as they are
-// or escaped: \r\n, \n, %0A, &#10;) anywhere between two characters, as
-// when an echo is wrapped at a column (MIME at 76, PEM at 64), folded, or
-// split across lines, git's "remote: " at the start of a line included.
+// or in any of those spellings: \r\n, \n, %0A, &#10;, \x01, Â\u0085)
+// anywhere between two characters, as when an echo is wrapped at a column
+// (MIME at 76, PEM at 64), folded, split across lines (git's "remote: " at
+// the start of a line included) or broken by a byte a server slipped in.
 // The zero value scrubs nothing.
 type Scrubber struct {
 	targets []secret.Text // what is searched for: kept secret, as fmt may print a Scrubber
@@ -73,11 +82,17 @@ func NewScrubber(secrets ...secret.Text) Scrubber {
 // that would take too long to search (a secret that repeats itself, a text
 // built to match its start again and again) is not shown at all: the
 // result is Unscrubbable.
-func (s Scrubber) Scrub(text string) string {
+func (s Scrubber) Scrub(text string) string { return s.scrub(text, false) }
+
+// ScrubCut is Scrub for a text cut short (a body read up to a limit): a
+// spelling the end of the text cuts off, however early, is hidden too.
+func (s Scrubber) ScrubCut(text string) string { return s.scrub(text, true) }
+
+func (s Scrubber) scrub(text string, cut bool) string {
 	var spans [][2]int
 	budget := scrubBudget * (len(text) + 1)
 	for _, t := range s.targets {
-		w := walk{text: text, target: t.Reveal(), budget: &budget}
+		w := walk{text: text, target: t.Reveal(), budget: &budget, cut: cut}
 		for at := 0; at < len(text); at++ {
 			if end := w.from(at, 0); end > at {
 				spans = append(spans, [2]int{at, end})
@@ -116,6 +131,7 @@ const scrubBudget = 16
 type walk struct {
 	text, target string
 	budget       *int
+	cut          bool // text was cut short: a spelling running off its end counts
 }
 
 // from is where a reading of target[j:] that starts at text[at] ends, or -1.
@@ -123,14 +139,18 @@ func (w *walk) from(at, j int) int {
 	if j == len(w.target) {
 		return at
 	}
-	if at >= len(w.text) || *w.budget < 0 {
+	if *w.budget < 0 {
 		return -1
 	}
-	if j > 0 {
-		*w.budget--
+	if at >= len(w.text) {
+		return w.runsOff(j)
 	}
 	var buf [4]spelling
-	for _, sp := range spellings(w.text, at, buf[:0]) {
+	found, read := spellings(w.text, at, buf[:0])
+	if j > 0 {
+		*w.budget -= 1 + read/16 // a long reference's digits are read too
+	}
+	for _, sp := range found {
 		if strings.HasPrefix(w.target[j:], sp.means) {
 			if end := w.from(at+sp.n, j+len(sp.means)); end >= 0 {
 				return end
@@ -142,7 +162,47 @@ func (w *walk) from(at, j int) int {
 			}
 		}
 	}
+	if w.cut && unfinished(w.text[at:]) {
+		return len(w.text) // an escape cut short may spell any character
+	}
 	return -1
+}
+
+// runsOff is where a reading that reached the end of a cut text ends: there,
+// if it read any of target; it cannot be told whole or not.
+func (w *walk) runsOff(j int) int {
+	if w.cut && j > 0 {
+		return len(w.text)
+	}
+	return -1
+}
+
+// unfinished reports whether s, all that is left of a text, may be the start
+// of an escape the end cut short: %5, \u00, &#000, \x0, or git's "\nremo".
+func unfinished(s string) bool {
+	if len(s) == 0 || len(s) > len(`\uD83D\uDE0`) && s[0] != '&' {
+		return false
+	}
+	switch s[0] {
+	case '%':
+		return len(s) < 3 && isHex(s[1:])
+	case '\\':
+		return len(s) < 2 || strings.ContainsRune("uUx", rune(s[1])) && isHex(strings.NewReplacer(`\u`, "", `\U`, "").Replace(s[2:]))
+	case '&':
+		name := strings.TrimLeft(s[1:], "#xX")
+		return len(s) < 7 && isAlpha(s[1:]) || strings.HasPrefix(s, "&#") && isHex(name)
+	case '\n':
+		return strings.HasPrefix(gitRemote, s[1:])
+	}
+	return false
+}
+
+func isHex(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool { return !strings.ContainsRune("0123456789abcdefABCDEF", r) })
+}
+
+func isAlpha(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool { return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') })
 }
 
 // gap is what may come between two characters of a spelling: a line
@@ -160,11 +220,15 @@ type spelling struct {
 }
 
 // spellings are the ways text[at:] begins with one character: as it is,
-// and as each escape the Scrubber knows, appended to buf.
-func spellings(text string, at int, buf []spelling) []spelling {
+// and as each escape the Scrubber knows, appended to buf; read is how many
+// bytes past the first were read to tell.
+func spellings(text string, at int, buf []spelling) (_ []spelling, read int) {
 	_, size := utf8.DecodeRuneInString(text[at:])
 	buf = append(buf, spelling{text[at : at+size], size})
 	rest := text[at:]
+	if r, n, ok := latin1Reading(rest); ok {
+		buf = append(buf, spelling{string(r), n})
+	}
 	switch rest[0] {
 	case '\n':
 		if strings.HasPrefix(rest[1:], gitRemote) {
@@ -182,15 +246,47 @@ func spellings(text string, at int, buf []spelling) []spelling {
 		}
 		if r, n, ok := jsonUnicode(rest); ok {
 			buf = append(buf, spelling{string(r), n})
-		} else if short := strings.IndexByte(`"\/bfnrt`, rest[1]); short >= 0 {
-			buf = append(buf, spelling{"\"\\/\b\f\n\r\t"[short : short+1], 2})
+		} else if short := strings.IndexByte(`"\/bfnrtav`, rest[1]); short >= 0 {
+			buf = append(buf, spelling{"\"\\/\b\f\n\r\t\a\v"[short : short+1], 2})
+		}
+		// Go's %q: \xHH for a byte, \UXXXXXXXX past U+FFFF
+		if b, ok := hexValue(rest, 2, 2); ok && rest[1] == 'x' {
+			buf = append(buf, spelling{string([]byte{byte(b)}), 4})
+		}
+		if r, ok := hexValue(rest, 2, 8); ok && rest[1] == 'U' && utf8.ValidRune(rune(r)) {
+			buf = append(buf, spelling{string(rune(r)), 10})
 		}
 	case '&':
-		if r, n, ok := htmlEntity(rest); ok {
+		r, n, ok := htmlEntity(rest)
+		if ok {
 			buf = append(buf, spelling{string(r), n})
 		}
+		read = n
 	}
-	return buf
+	return buf, read
+}
+
+// latin1Reading reads at the start of s a UTF-8 character whose every byte
+// stands as the Latin-1 character of that value (U+00C2 U+0085 for NEL),
+// as git re-encodes a remote's message that names no charset.
+func latin1Reading(s string) (rune, int, bool) {
+	if s[0] != 0xc3 { // a Latin-1 letter: U+00C2..U+00F4 are the lead bytes
+		return 0, 0, false
+	}
+	var raw []byte
+	n := 0
+	for len(raw) < utf8.UTFMax {
+		r, size := utf8.DecodeRuneInString(s[n:])
+		if r < 0x80 || r > 0xff || len(raw) > 0 && utf8.RuneStart(byte(r)) {
+			break
+		}
+		raw, n = append(raw, byte(r)), n+size
+		if utf8.FullRune(raw) {
+			break
+		}
+	}
+	r, size := utf8.DecodeRune(raw)
+	return r, n, size > 1 && size == len(raw)
 }
 
 // gitRemote is what git writes before each line a remote sent.
@@ -220,22 +316,28 @@ func jsonUnit(s string) (uint64, bool) {
 }
 
 // htmlEntity reads &lt; &gt; &amp; &quot; &apos;, &#NN; or &#xHH; at the
-// start of s.
-func htmlEntity(s string) (rune, int, bool) {
-	end := strings.IndexByte(s[:min(len(s), 12)], ';') + 1
-	if end <= 0 {
+// start of s, with any number of leading zeros; n is the bytes read either way.
+func htmlEntity(s string) (r rune, n int, ok bool) {
+	if end := strings.IndexByte(s[:min(len(s), 7)], ';') + 1; end > 0 {
+		if r, ok := htmlNamed[s[:end]]; ok {
+			return r, end, true
+		}
+	}
+	digits, isRef := strings.CutPrefix(s, "&#")
+	if !isRef {
 		return 0, 0, false
 	}
-	if r, ok := htmlNamed[s[:end]]; ok {
-		return r, end, true
+	base, skip := 10, 2
+	if len(digits) > 0 && (digits[0] == 'x' || digits[0] == 'X') {
+		base, skip, digits = 16, 3, digits[1:]
 	}
-	digits, ok := strings.CutPrefix(s[:end-1], "&#")
-	base := 10
-	if hex, isHex := strings.CutPrefix(strings.ToLower(digits), "x"); isHex {
-		digits, base = hex, 16
+	zeros := len(digits) - len(strings.TrimLeft(digits, "0"))
+	end := zeros + strings.IndexByte(digits[zeros:min(len(digits), zeros+8)], ';')
+	if end < zeros || end == 0 {
+		return 0, skip + zeros, false
 	}
-	v, err := strconv.ParseUint(digits, base, 21)
-	return rune(v), end, ok && err == nil
+	v, err := strconv.ParseUint("0"+digits[zeros:end], base, 21)
+	return rune(v), skip + end + 1, err == nil
 }
 
 var htmlNamed = map[string]rune{"&lt;": '<', "&gt;": '>', "&amp;": '&', "&quot;": '"', "&apos;": '\''}

@@ -77,11 +77,13 @@ func (r Report) Failed() bool {
 	return false
 }
 
-// Summary is the report in a few lines, one per entry, for an error.
+// Summary is the report in a few lines, one per entry, for an error and a
+// terminal: names from the configuration and what a remote said are shown
+// as fielderr.Printable shows them.
 func (r Report) Summary() string {
 	lines := make([]string, len(r.Entries))
 	for i, e := range r.Entries {
-		lines[i] = fmt.Sprintf("[%d] %s (%s → %s): %s", i, e.Name, e.OutputDir, e.Branch, e.Outcome)
+		lines[i] = fmt.Sprintf("[%d] %s", i, fielderr.Printable(fmt.Sprintf("%s (%s → %s): %s", e.Name, e.OutputDir, e.Branch, e.Outcome)))
 	}
 	return strings.Join(lines, "\n")
 }

@@ -3,6 +3,7 @@ package snapshotpush
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -92,4 +93,25 @@ func TestEntryForTakesCredentialsFromTheURLUnlessGivenApart(t *testing.T) {
 	a = EntryFor(1, entries[1], "/snapshots/1", "", false)
 	assert.Empty(t, a.Entry.TokenEnv, "no token anywhere: none is sent")
 	assert.Empty(t, a.Entry.Username)
+}
+
+// A remote's message (a pre-receive hook, a 403 body) and the
+// configuration's names reach a terminal through Summary: nothing in them
+// can move the cursor, end a line or reverse the text.
+func TestSummaryShowsNoCharacterATerminalWouldObey(t *testing.T) {
+	for _, tc := range []struct{ name, raw, shown string }{
+		{"an escape sequence", "\x1b[2Jcleared", `\x1b[2Jcleared`},
+		{"a carriage return", "ok\rforged", `ok\rforged`},
+		{"a line break", "one\ntwo", `one\ntwo`},
+		{"a bell, a backspace and a delete", "\a\b\x7f", `\a\b\x7f`},
+		{"a C1 control sequence introducer", "\u009b2J", `\u009b2J`},
+		{"a right-to-left override", "abc\u202edef", `abc\u202edef`},
+		{"an isolate", "abc\u2066def", `abc\u2066def`},
+		{"a line separator", "abc\u2028def", `abc\u2028def`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Report{Entries: []Result{{Name: tc.raw, OutputDir: tc.raw, Branch: tc.raw, Outcome: "failed: remote: " + tc.raw}}}
+			assert.Equal(t, fmt.Sprintf("[0] %[1]s (%[1]s → %[1]s): failed: remote: %[1]s", tc.shown), r.Summary())
+		})
+	}
 }

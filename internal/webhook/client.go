@@ -93,7 +93,7 @@ type Receipt struct {
 type Error struct {
 	// Status is the HTTP status, or 0 when no response came.
 	Status int
-	// Body is the response body, truncated to Config.MaxErrorBody.
+	// Body is the response body's first Config.MaxErrorBody bytes, scrubbed.
 	Body string
 	// Sent is false only when the request certainly never reached the server.
 	Sent bool
@@ -198,23 +198,28 @@ func CheckConnectAttempts(n int) error {
 // engine (tests/engine-facts.md, fact 22), where no webhook listens. A
 // receiver on the user's machine (webhook-receiver … up --ports) answers
 // that machine only. What else is wrong with the address is Prepare's to say.
+// It runs before the token is read, so it shows the address's scheme and
+// host alone: a path may hold the token, and nothing could scrub it yet.
 func CheckNotLoopback(rawURL string) error {
 	u, err := url.Parse(rawURL)
 	if err != nil || !loopback.Host(u.Host) {
 		return nil
 	}
+	origin := Redact((&url.URL{Scheme: u.Scheme, Host: u.Host}).String())
 	return fmt.Errorf("--webhook-url %s: %s names this machine, but the module calls the webhook from its own container in the engine, whose loopback has no webhook "+
 		"(a receiver started with `webhook-receiver … up --ports` answers your machine only): give an address the engine reaches; nothing was sent",
-		fielderr.Cut(Redact(rawURL), maxShownURL), fielderr.Quote(u.Host))
+		fielderr.Cut(fielderr.Printable(origin), maxShownURL), fielderr.Quote(u.Host))
 }
 
 // RedactedURL is the address as it may be printed.
 func (p *Prepared) RedactedURL() string { return p.redacted }
 
-// Request shows the request Send would make, with the token masked.
+// Request shows the request Send would make, with the token masked. The
+// payload is the same JSON, escaped for a terminal (fielderr.PrintableJSON):
+// a rule may hold U+202E or U+009B, which JSON allows raw in a string.
 func (p *Prepared) Request(body []byte) string {
 	return fmt.Sprintf("POST %s\nAuthorization: Bearer ***\nContent-Type: application/json\n\n%s\n(not sent; payload sha256 %s)\n",
-		p.redacted, bytes.TrimRight(body, "\n"), Digest(body))
+		p.redacted, fielderr.PrintableJSON(bytes.TrimRight(body, "\n")), Digest(body))
 }
 
 // Digest is the payload's SHA-256 in hex, as receipts name it.
@@ -337,23 +342,25 @@ func (p *Prepared) readResponse(resp *http.Response, rec *Receipt) error {
 }
 
 // excerpt shows a response body within MaxErrorBody, marked when cut, as
-// text: the token scrubbed in case the server echoes request headers, then
-// cut, so no piece of a token echoed across the cut is kept.
+// text: cut first, then scrubbed, so that what the cut leaves of a token
+// echoed across it is hidden too.
 func (p *Prepared) excerpt(data []byte) string {
 	if len(data) == 0 {
 		return "(empty)"
 	}
-	s := p.text(string(data))
-	if len(s) > p.cfg.MaxErrorBody {
-		s = strings.ToValidUTF8(s[:p.cfg.MaxErrorBody], "") + fmt.Sprintf("… [truncated after %d bytes]", p.cfg.MaxErrorBody)
+	if len(data) <= p.cfg.MaxErrorBody {
+		return p.text(string(data))
 	}
-	return s
+	end := p.cfg.MaxErrorBody
+	for end > 0 && !utf8.RuneStart(data[end]) {
+		end--
+	}
+	return fielderr.Printable(p.scrubber.ScrubCut(string(data[:end]))) + fmt.Sprintf("… [truncated after %d bytes]", p.cfg.MaxErrorBody)
 }
 
-// readBody reads what excerpt shows: MaxErrorBody and enough beyond it that
-// a token echoed across the cut, in its longest spelling, is read whole.
+// readBody reads what excerpt shows, and one byte more to tell it was cut.
 func (p *Prepared) readBody(resp *http.Response) ([]byte, error) {
-	return io.ReadAll(io.LimitReader(resp.Body, int64(p.cfg.MaxErrorBody+8*len(p.cfg.Token.Reveal())+64)))
+	return io.ReadAll(io.LimitReader(resp.Body, int64(p.cfg.MaxErrorBody)+1))
 }
 
 // text is what a server said (or an address, or an error that repeats a
