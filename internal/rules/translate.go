@@ -25,7 +25,7 @@ func translate(pattern string) (string, error) {
 	if !utf8.ValidString(pattern) {
 		return "", errors.New("not valid UTF-8")
 	}
-	t := &translator{src: []rune(pattern), names: map[string]string{}, declared: map[string]bool{}}
+	t := &translator{src: []rune(pattern), names: map[string]string{}, declared: map[string]bool{}, nameCount: map[string]int{}}
 	t.scanGroups()
 	t.frames = []*frame{{startAlive: map[string]bool{}, alive: map[string]bool{}, declaredHere: map[string]bool{}}}
 	if err := t.run(); err != nil {
@@ -49,6 +49,8 @@ type translator struct {
 	i          int
 	out        strings.Builder
 	captures   int               // capture groups in the pattern, for \N
+	groups     []string          // each capture group's JavaScript name ("" when unnamed), left to right
+	nameCount  map[string]int    // how many groups carry each name
 	hasNames   bool              // whether any named group exists: then \k must name one
 	names      map[string]string // JavaScript group name → regexp2 name
 	declared   map[string]bool   // names of the groups the pattern has
@@ -101,10 +103,17 @@ func (t *translator) scanGroups() {
 				if i+2 < len(t.src) && t.src[i+2] == '<' && i+3 < len(t.src) && t.src[i+3] != '=' && t.src[i+3] != '!' {
 					t.captures++
 					t.hasNames = true
+					name := ""
+					if end := slices.Index(t.src[i+3:], '>'); end >= 0 {
+						name, _ = groupName(t.src[i+3 : i+3+end])
+					}
+					t.groups = append(t.groups, name)
+					t.nameCount[name]++
 				}
 				continue
 			}
 			t.captures++
+			t.groups = append(t.groups, "")
 		}
 	}
 }
@@ -418,8 +427,7 @@ func (t *translator) decimalEscape() error {
 		t.i++
 	}
 	if n, err := strconv.Atoi(string(t.src[start:t.i])); err == nil && n <= t.captures {
-		t.writeBackref(fmt.Sprintf(`\%d`, n))
-		return nil
+		return t.numberedBackref(n)
 	}
 	t.i = start + 1
 	d := t.src[start]
@@ -428,6 +436,32 @@ func (t *translator) decimalEscape() error {
 		return nil
 	}
 	t.writeUnits(t.octalUnit(d))
+	return nil
+}
+
+// numberedBackref writes \N, JavaScript's N-th capture group counted left
+// to right. regexp2 numbers its groups otherwise (the unnamed ones first,
+// then the named ones), so \N becomes the number regexp2 gives an unnamed
+// group, or \k<name> for a named one: `(?<n>a)(b)\1` refers to (?<n>a).
+// A name the pattern gives more than one group (in different alternatives)
+// is one group to regexp2, and \N means only one of them to JavaScript: refused.
+func (t *translator) numberedBackref(n int) error {
+	name := t.groups[n-1]
+	if name == "" {
+		unnamed := 0
+		for _, g := range t.groups[:n] {
+			if g == "" {
+				unnamed++
+			}
+		}
+		// (?:…) keeps a digit the translation writes next from joining the number
+		t.writeBackref(fmt.Sprintf(`(?:\%d)`, unnamed))
+		return nil
+	}
+	if t.nameCount[name] > 1 {
+		return t.fail(`\%d refers to one of the groups named %q, a name the pattern gives more than one group: the module matches such a name as one group, so write \k<%s>, which refers to whichever of them took part`, n, name, name)
+	}
+	t.writeBackref(`\k<` + t.internalName(name) + `>`)
 	return nil
 }
 

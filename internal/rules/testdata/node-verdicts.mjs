@@ -13,6 +13,8 @@ const inputs = [
   // letters whose case-insensitive matching JavaScript (without the u flag) does its own way
   '\u212a' /* Kelvin sign */, 's', 'S', 'ς', 'σ', 'Σ', 'İ', 'i', 'I', 'ı', '\u212b' /* Angstrom sign */, 'å', 'Å',
   'θ', 'ϑ', 'Θ', 'ϴ', '\u00b5' /* micro sign */, 'μ', 'Μ', 'ß', 'ẞ', 'ᾀ', 'ᾈ', 'ǅ', 'ǆ', 'Ǆ', 'ÿ', 'Ÿ', 'aA', 'xx',
+  // for back-references: which group \N means
+  'aba', 'abb', 'baa', 'x-y-x', 'x-y-y',
 ];
 
 const handPicked = [
@@ -45,6 +47,9 @@ const handPicked = [
   // \k in a class of a pattern with named groups; duplicate names (ES2025: only in different alternatives)
   '(?<a>x)[\\k]', '[\\k](?<a>x)', '[a-\\k](?<a>x)', '(?<a>x)[\\k<a>]', '(?<a>x|(?<a>y))', '(?<a>x)|(?<a>y)', '(?:(?<a>x)|(?<a>y))(?<a>z)',
   '(?<a>(?:x|(?<a>y)))', '(?<b>(?<a>x)|(?<a>y))', '((?<a>x)|(?<a>y))|(?<a>z)', '(?<a>x)|(?:y|(?<a>z))', '(?<a>|(?<a>x))',
+  // \N counts groups left to right, named or not (regexp2 numbers named groups last)
+  '(?<n>a)(b)\\1', '(?<n>a)(b)\\2', '(b)(?<n>a)\\1', '(b)(?<n>a)\\2', '^(?<v>x)-(y)-\\1$', '^(?<v>a)(b)\\2\\1$', '^(a)(?<n>b)(a)\\3\\2$', '(?<n>a)(b)[\\1]', '(?<n>a)(b)\\k<n>',
+  '^(?<n>a)(b)\\1\\x30$', '^(a)\\1\\x30$', '^(?i:(?<n>a)(b)\\1)$', '(?<a>x)|(?<a>y)|\\1', '^(?:(?<a>x)|(?<a>y))\\k<a>$',
   // V8 accepts these, the standard refuses them (a group and one inside it share a name): refused here
   '(?<a>(?<a>x)|)', '(?<a>(?<a>x)|y)', '(?<a>y|(?<a>x)|)',
   // V8 matches a class after a | in (?i:…) case-sensitively: refused here
