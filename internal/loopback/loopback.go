@@ -34,7 +34,21 @@ func Host(host string) bool {
 		host = h
 	}
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	host = strings.ToLower(strings.TrimSuffix(mapped(host), "."))
+	if !hasNonASCII(host) {
+		return itself(host) // net/http leaves ASCII alone, and so does libidn2
+	}
+	for _, p := range []*idna.Profile{lookup, transitional} {
+		if a, err := p.ToASCII(host); err == nil && itself(a) {
+			return true
+		}
+	}
+	return itself(host)
+}
+
+// itself judges host once it is mapped: a name or an address of this
+// machine.
+func itself(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") || sandboxNames[host] {
 		return true
 	}
@@ -42,23 +56,21 @@ func Host(host string) bool {
 	return ok && (ip.IsLoopback() || ip.IsUnspecified())
 }
 
-// mapped is host as Go's net/http dials it, and git's libcurl with libidn2
-// resolves it: a name that is not ASCII goes through IDNA (UTS #46) mapping
-// for lookup, which turns full-width letters and digits, ſ, circled digits
-// and the ideographic full stops into ASCII. The label checks that only say
-// whether a name is valid are left out (Go's and libidn2's differ), so a
-// name either client might dial mapped is judged mapped.
-func mapped(host string) string {
-	if !hasNonASCII(host) {
-		return host // net/http leaves ASCII alone, and so does this
-	}
-	if a, err := lookup.ToASCII(host); err == nil {
-		return a
-	}
-	return host
-}
-
-var lookup = idna.New(idna.MapForLookup(), idna.StrictDomainName(false), idna.CheckHyphens(false), idna.CheckJoiners(false), idna.BidiRule())
+// lookup and transitional map a name that is not ASCII as Go's net/http
+// dials it, and git's libcurl with libidn2 resolves it: IDNA (UTS #46)
+// mapping for lookup, which turns full-width letters and digits, ſ, circled
+// digits and the ideographic full stops into ASCII. lookup is the
+// non-transitional mapping, which keeps the zero-width joiner and
+// non-joiner (U+200D, U+200C) and ß, ς; when that fails, libcurl retries
+// libidn2 in transitional mode, which drops the joiners and writes ß as ss,
+// so local\u200dhost reaches localhost. A name is judged by both, and by
+// itself unmapped. The label checks that only say whether a name is valid
+// are left out (Go's and libidn2's differ), so a name either client might
+// dial mapped is judged mapped.
+var (
+	lookup       = idna.New(idna.MapForLookup(), idna.Transitional(false), idna.StrictDomainName(false), idna.CheckHyphens(false), idna.CheckJoiners(false), idna.BidiRule())
+	transitional = idna.New(idna.MapForLookup(), idna.Transitional(true), idna.StrictDomainName(false), idna.CheckHyphens(false), idna.CheckJoiners(false), idna.BidiRule())
+)
 
 func hasNonASCII(s string) bool {
 	for i := 0; i < len(s); i++ {

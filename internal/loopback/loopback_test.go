@@ -55,6 +55,14 @@ func TestHostTellsThisMachineFromOthers(t *testing.T) {
 		{"127.0.0.1 with half-width ideographic full stops", "127｡0｡0｡1", true},
 		{"127.0.0.1 in circled digits", "①②⑦.0.0.1", true},
 		{"IPv4 as one full-width hexadecimal number", "０ｘ７ｆ０００００１", true},
+		{"localhost with a zero-width joiner, which transitional IDNA drops", "local\u200dhost", true},
+		{"localhost with a zero-width non-joiner, which transitional IDNA drops", "local\u200chost", true},
+		{"localhost with a zero-width joiner and a port", "local\u200dhost:5000", true},
+		{"localhost ending in a zero-width joiner", "localhost\u200d", true},
+		{"a name under localhost with a zero-width joiner", "reg\u200distry.local\u200chost.", true},
+		{"127.0.0.1 with a zero-width joiner", "127.0.0\u200d.1", true},
+		{"a name under localhost with ß, which transitional IDNA writes ss", "ß.localhost", true},
+		{"BuildKit's name with a zero-width non-joiner", "buildkit\u200csandbox", true},
 		{"BuildKit's name for ::1", "ip6-localhost", true},
 		{"BuildKit's other name for ::1", "IP6-Loopback:443", true},
 		{"BuildKit's name for the container itself", "buildkitsandbox", true},
@@ -79,6 +87,8 @@ func TestHostTellsThisMachineFromOthers(t *testing.T) {
 		{"a full-width name with more after localhost", "ｌｏｃａｌｈｏｓｔ_", false},
 		{"a name under BuildKit's name", "x.buildkitsandbox", false},
 		{"a private address in full-width digits", "１０.０.０.１", false},
+		{"a registry's name with a zero-width joiner", "reg\u200distry.example.com", false},
+		{"a name that ends in localhost with a zero-width non-joiner", "my\u200clocalhost", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, Host(tc.host), tc.host)
@@ -91,7 +101,8 @@ func TestHostTellsThisMachineFromOthers(t *testing.T) {
 // name's letters and digits full-width, or in capitals.
 func FuzzHost(f *testing.F) {
 	for _, s := range []string{"localhost", "127.0.0.1", "::1", "0.0.0.0", "registry.example.com", "10.0.0.1", "::ffff:127.0.0.1", "127.1", "0x7f000001", "0177.0.0.1",
-		"ｌｏｃａｌｈｏｓｔ", "localhoſt", "127。0。0。1", "①②⑦.0.0.1", "ip6-localhost", "buildkitsandbox"} {
+		"ｌｏｃａｌｈｏｓｔ", "localhoſt", "127。0。0。1", "①②⑦.0.0.1", "ip6-localhost", "buildkitsandbox",
+		"local\u200dhost", "local\u200chost", "ß.localhost", "reg\u200distry.example.com", "127.0.0\u200d.1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, host string) {
@@ -106,9 +117,22 @@ func FuzzHost(f *testing.F) {
 		if a, err := idna.Lookup.ToASCII(host); err == nil {
 			assert.Equal(t, want, Host(a), "as IDNA maps it: %q", a)
 		}
+		// libcurl retries libidn2 in transitional mode: what that mapping
+		// reaches, the host reaches.
+		if a, err := idna.New(idna.MapForLookup(), idna.Transitional(true)).ToASCII(host); err == nil && Host(a) {
+			assert.True(t, want, "as transitional IDNA maps it: %q", a)
+		}
 		if fw, ok := fullWidth(host); ok {
 			assert.Equal(t, want, Host(fw), "full-width: %q", fw)
 			assert.Equal(t, want, Host(strings.ToUpper(host)), "in capitals")
+			// Transitional IDNA drops a zero-width joiner or non-joiner
+			// anywhere in a name.
+			for _, j := range []string{"\u200d", "\u200c"} {
+				for i := 0; i <= len(host); i++ {
+					joined := host[:i] + j + host[i:]
+					assert.Equal(t, want, Host(joined), "with a joiner: %q", joined)
+				}
+			}
 		}
 	})
 }

@@ -51,6 +51,43 @@ var (
 	placeholderWhole = regexp.MustCompile(`^(?:` + placeholderText + `)$`)
 )
 
+var (
+	// powerShellEnv is PowerShell's $env:GIT_TOKEN, in any case.
+	powerShellEnv = regexp.MustCompile(`^(?i:\$env):[A-Za-z_][A-Za-z0-9_]*$`)
+	// shellVariable is $git_token, or $$GIT_TOKEN as a Makefile or Compose
+	// file escapes it: taken for a placeholder when it is a whole user name
+	// or password, and its name is all capitals, or all small letters that
+	// hold an _ or say what it is for. A real password may start with a $
+	// ($ecret99, $GIT_TOKENx), so other names are not taken for one.
+	shellVariable = regexp.MustCompile(`^\$\$?([A-Za-z_][A-Za-z0-9_]*)$`)
+	variableWord  = regexp.MustCompile(`(?i)_|token|secret|passw|pat$|^pat|cred`)
+	// htmlEscaped is < or > as a web page escapes them, &lt;token&gt;
+	htmlEscaped = regexp.MustCompile(`(?i)&(?:lt|gt);|&#0*(?:60|62);|&#x0*3[ce];`)
+	upperName   = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
+	lowerName   = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+)
+
+// userinfoPlaceholder says whether part, a user name or password that git
+// reads as read, is a placeholder, and how it is shown: whole when it
+// cannot be a token, else by the marks that make it one alone.
+func userinfoPlaceholder(part, read string) (string, bool) {
+	switch {
+	case placeholderWhole.MatchString(read):
+		return fielderr.Quote(part), true
+	case powerShellEnv.MatchString(read):
+		if _, name, _ := strings.Cut(read, ":"); upperName.MatchString(name) {
+			return fielderr.Quote(part), true
+		}
+		return `"$env:…" (PowerShell's variable, its name not shown)`, true
+	case htmlEscaped.MatchString(read):
+		return fmt.Sprintf("%s (an HTML-escaped < or >, copied from a web page; the rest not shown)", fielderr.Quote(htmlEscaped.FindString(read))), true
+	}
+	if m := shellVariable.FindStringSubmatch(read); m != nil && (upperName.MatchString(m[1]) || lowerName.MatchString(m[1]) && variableWord.MatchString(m[1])) {
+		return fielderr.Quote(part), true
+	}
+	return "", false
+}
+
 // checkPlaceholders refuses git.repo with a placeholder of the interface's
 // template (https://<token>@<repository_url>.git) or of a CI file left in
 // it, naming it and saying what to write instead. Only what an address
@@ -61,17 +98,22 @@ func checkPlaceholders(raw string) error {
 	var inToken, inAddress []string
 	if hasUser {
 		user, token, _ := strings.Cut(userinfo, ":")
-		for _, part := range []string{user, token} {
+		parts := []string{user, token}
+		if powerShellEnv.MatchString(percentDecoded(userinfo)) {
+			parts = []string{userinfo} // $env:GIT_TOKEN, which git reads as a user name and a password
+		}
+		for _, part := range parts {
 			// git decodes the user-info before it sends it
 			read := percentDecoded(part)
-			if !placeholderWhole.MatchString(read) {
+			shown, ok := userinfoPlaceholder(part, read)
+			if !ok {
 				continue
 			}
 			where := "(where the token goes)"
-			if read != part {
+			if read != part && shown == fielderr.Quote(part) {
 				where = fmt.Sprintf("(git reads %s; where the token goes)", fielderr.Quote(read))
 			}
-			inToken = append(inToken, fielderr.Quote(part)+" "+where)
+			inToken = append(inToken, shown+" "+where)
 		}
 	}
 	// what redact would show of the address: nothing when an @ follows the

@@ -45,6 +45,33 @@ func TestARepoWithATemplatePlaceholderSaysWhatToWriteInstead(t *testing.T) {
 	}
 }
 
+// Placeholders as other shells, build files and web pages write them:
+// refused, named, and the way to give the token said; a token is never
+// shown.
+func TestAPlaceholderOfAnotherShellOrAWebPageIsRefused(t *testing.T) {
+	const apart = "give the token apart (push --git-token env://GIT_TOKEN; toolkit-snapshot takes the same flag)"
+	for _, tc := range []struct {
+		name, repo, want string
+	}{
+		{"a shell variable in small letters after a user name", "https://x-access-token:$git_token@github.com/org/repo.git", `"$git_token" (where the token goes) is a placeholder`},
+		{"a shell variable in small letters", "https://$git_token@github.com/org/repo.git", `"$git_token" (where the token goes) is a placeholder`},
+		{"a shell variable in small letters that names a token", "https://x:$token@github.com/org/repo.git", `"$token" (where the token goes) is a placeholder`},
+		{"PowerShell's variable", "https://x:$env:GIT_TOKEN@github.com/org/repo.git", `"$env:GIT_TOKEN" (where the token goes) is a placeholder`},
+		{"PowerShell's variable alone, which git reads as a user and a password", "https://$env:GIT_TOKEN@github.com/org/repo.git", `"$env:GIT_TOKEN" (where the token goes) is a placeholder`},
+		{"PowerShell's variable in small letters", "https://x:$Env:git_token@github.com/org/repo.git", `"$env:…" (PowerShell's variable, its name not shown) (where the token goes) is a placeholder`},
+		{"a variable escaped for a Makefile or Compose", "https://x:$$GIT_TOKEN@github.com/org/repo.git", `"$$GIT_TOKEN" (where the token goes) is a placeholder`},
+		{"the template's <token>, HTML-escaped", "https://&lt;token&gt;@github.com/org/repo.git", `"&lt;" (an HTML-escaped < or >, copied from a web page; the rest not shown) (where the token goes) is a placeholder`},
+		{"the template's <token>, HTML-escaped and percent-encoded", "https://x:%26lt%3Btoken%26gt%3B@github.com/org/repo.git", `"&lt;" (an HTML-escaped < or >, copied from a web page; the rest not shown)`},
+		{"an HTML-escaped > after a token", "https://ghp_SECRET9&gt;@github.com/org/repo.git", `"&gt;" (an HTML-escaped < or >`},
+		{"an HTML-escaped < in capitals", "https://x:&LT;ghp_SECRET9@github.com/org/repo.git", `"&LT;" (an HTML-escaped < or >`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			refusesRepo(t, tc.repo, "[0].git.repo: "+tc.want)
+			refusesRepo(t, tc.repo, `write "https://github.com/org/repo.git" and `+apart)
+		})
+	}
+}
+
 // What is not a whole placeholder in the user-info is a token: never
 // shown, nor taken for a variable; nor is what follows the path.
 func TestAPlaceholderNeverShowsARealToken(t *testing.T) {
@@ -55,6 +82,10 @@ func TestAPlaceholderNeverShowsARealToken(t *testing.T) {
 		{"a token beside a placeholder in the address", "https://ghp_REAL0123@<repository_url>.git", "ghp_REAL0123", true},
 		{"a password with a $ and capitals in it", "https://user:Pa$$WORD@git.example.com/code.git", "Pa$$WORD", false},
 		{"a whole password that is $ and small letters", "https://user:$ecret99@git.example.com/code.git", "$ecret99", false},
+		{"a whole password that is $ and mixed case", "https://user:$GitToken9@git.example.com/code.git", "$GitToken9", false},
+		{"a password with $$ inside", "https://user:ab$$cd@git.example.com/code.git", "ab$$cd", false},
+		{"a password with & and ; in it", "https://user:a&b;c@git.example.com/code.git", "a&b;c", false},
+		{"a token after a user named $env", "https://$env:ghp_Real0123@git.example.com/code.git", "ghp_Real0123", true},
 		{"a variable in the query, after a token", "https://ghp_REAL0123@git.example.com/code.git?t=$GIT_TOKEN", "ghp_REAL0123", true},
 		{"a password with a $ written without its @, where a port goes", "https://user:Pa$$WORD/code.git", "WORD", true},
 		{"a token in Azure's macro shape written without its @", "https://$(x:ghp_REAL0123)/code.git", "ghp_REAL0123", true},
@@ -88,6 +119,13 @@ func FuzzCheckRepo(f *testing.F) {
 	f.Add("", "github.com:99999/org/repo.git", false)
 	f.Add("oauth2", "github.com:ab/org/repo.git", true)
 	f.Add("", "[::1]:0/org/repo.git ", false)
+	f.Add("$env", "github.com/org/repo.git", true)
+	f.Add("x:$env", "github.com/org/repo.git", true)
+	f.Add("&lt;", "github.com/org/repo.git", true)
+	f.Add("x:&lt;", "&gt;@github.com/org/repo.git", true)
+	f.Add("$git_token", "github.com/org/repo.git", true)
+	f.Add("x:$$", "github.com/org/repo.git", true)
+	f.Add("%26lt%3B", "github.com/org/repo.git", true)
 	f.Fuzz(func(t *testing.T, user, address string, withUser bool) {
 		const token = "ghp_Z9q8X7w6V5u4T3s2R1"
 		userinfo := token
@@ -206,6 +244,9 @@ func FuzzCheckRepoNeverShowsATokenWrittenWithoutItsAt(f *testing.F) {
 	f.Add("x", "@github.com/org/repo.git")
 	f.Add("[::1]", "/org/repo.git")
 	f.Add("{x}", "")
+	f.Add("$env", "/org/repo.git")
+	f.Add("&lt;", "@github.com/org/repo.git")
+	f.Add("x:$$", "@github.com/org/repo.git")
 	f.Fuzz(func(t *testing.T, user, address string) {
 		const token = "ghp_Z9q8X7w6V5u4T3s2R1"
 		err := checkRepo("https://" + user + ":" + token + address)
