@@ -13,7 +13,8 @@ import (
 // server or a file wrote it: every character a terminal would act on
 // instead of show (C0 and C1 controls such as CR, LF, ESC, BEL, BS, DEL,
 // U+009B CSI; bidirectional overrides and other invisible format
-// characters) and every byte that is not UTF-8 is written as Go escapes it
+// characters; a letter or a mark a terminal draws as nothing, such as U+034F
+// the combining grapheme joiner or U+3164 the Hangul filler) and every byte that is not UTF-8 is written as Go escapes it
 // (\r, \n, \x1b, \u009b, \u202e, \xff), so no server can start a line, move
 // the cursor or hide text. Printable text, quotes and backslashes included,
 // is kept as it is. It is the one place that decides this: Quote shows a
@@ -28,6 +29,8 @@ func Printable(s string) string {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unprintable(r) && unicode.IsPrint(r): // strconv would keep it as it is
+			fmt.Fprintf(&b, `\u%04x`, r)
 		case unprintable(r):
 			quoted := strconv.QuoteRune(r)
 			b.WriteString(quoted[1 : len(quoted)-1])
@@ -39,7 +42,13 @@ func Printable(s string) string {
 	return b.String()
 }
 
-func unprintable(r rune) bool { return !unicode.IsPrint(r) }
+// unprintable is a character a terminal acts on or draws as nothing: one
+// unicode.IsPrint refuses, or one of the default-ignorable characters it
+// takes for a letter or a mark (U+034F, U+115F, U+3164, U+FFA0). A variation
+// selector, which changes how an emoji before it is drawn, is kept.
+func unprintable(r rune) bool {
+	return !unicode.IsPrint(r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r)
+}
 
 // PrintableJSON is a JSON document as it may reach a terminal: the same JSON,
 // with every character Printable would escape written as a JSON escape

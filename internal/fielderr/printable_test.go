@@ -25,6 +25,11 @@ func TestPrintableShowsWhatATerminalWouldActOn(t *testing.T) {
 		{"printable text is kept, quotes and backslashes too", `café 漢字 😀 "q" \n \x1b`, `café 漢字 😀 "q" \n \x1b`},
 		{"a replacement character that is UTF-8 is kept", "\uFFFD", "\uFFFD"},
 		{"nothing", "", ""},
+		{"invisible format characters", "a\u200bb\u00adc\ufeffd\u2060e\u200df\u180eg", `a\u200bb\u00adc\ufeffd\u2060e\u200df\u180eg`},
+		{"a combining grapheme joiner, which no terminal shows", "to\u034fken", `to\u034fken`},
+		{"a Hangul filler, a letter no terminal shows", "a\u3164b\u115fc", `a\u3164b\u115fc`},
+		{"a combining mark that shows is kept", "e\u0301 n\u0303", "e\u0301 n\u0303"},
+		{"an emoji's variation selector is kept", "\u2764\ufe0f", "\u2764\ufe0f"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, Printable(tc.in))
@@ -36,16 +41,16 @@ func TestPrintableShowsWhatATerminalWouldActOn(t *testing.T) {
 // characters, keeps printable text as it is, loses nothing (unquoting it
 // gives the input back) and changes nothing the second time.
 func FuzzPrintable(f *testing.F) {
-	for _, s := range []string{"success", "ok\r\n\x1b[1A", "\u009b\u202e", "\xff\xfe", "é", `a\b"c`} {
+	for _, s := range []string{"success", "ok\r\n\x1b[1A", "\u009b\u202e", "\xff\xfe", "é", `a\b"c`, "to\u034fken\u200b", "\u3164\u2764\ufe0f"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		out := Printable(s)
 		require.True(t, utf8.ValidString(out), "%q", out)
 		for _, r := range out {
-			assert.True(t, unicode.IsPrint(r), "%q holds %U", out, r)
+			assert.True(t, visible(r), "%q holds %U", out, r)
 		}
-		if utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		if utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !visible(r) }) {
 			assert.Equal(t, s, out, "printable text is kept")
 		}
 		assert.Equal(t, out, Printable(out), "made printable once and for all")
@@ -55,4 +60,10 @@ func FuzzPrintable(f *testing.F) {
 			assert.Equal(t, s, back, "nothing is lost")
 		}
 	})
+}
+
+// visible is what a terminal shows: a printable character that is not
+// default-ignorable (U+034F, U+3164) but for a variation selector.
+func visible(r rune) bool {
+	return unicode.IsPrint(r) && !unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r)
 }

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/base64"
+	"html"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,15 +29,18 @@ import (
 //   - JSON-escaped: \uXXXX (either case, a surrogate pair for a character
 //     past U+FFFF), \/, \", \\;
 //
-//   - HTML-escaped: &lt; &gt; &amp; &quot; &apos;, &#NN; and &#xHH;;
+//   - HTML-escaped: by name (&lt;, &amp;, &nbsp;, &NewLine;, any name HTML
+//     knows), &#NN; and &#xHH;;
 //
 //   - as Go quotes it (%q): \xHH, \a, \v, \uXXXX, \UXXXXXXXX;
 //
 //   - as git re-encodes a UTF-8 character as Latin-1 (Â followed by U+0085
 //     for NEL): each byte a character of its own;
 //
-// and with line breaks, other control characters and spaces (as they are
-// or in any of those spellings: \r\n, \n, %0A, &#10;, \x01, Â\u0085)
+// and with line breaks, other control characters, spaces and characters a
+// reader does not see (format characters such as U+200B, U+00AD, U+FEFF,
+// and the other default-ignorable ones such as U+034F), as they are or in
+// any of those spellings (\r\n, \n, %0A, &#10;, &nbsp;, \x01, Â\u0085),
 // anywhere between two characters, as when an echo is wrapped at a column
 // (MIME at 76, PEM at 64), folded, split across lines (git's "remote: " at
 // the start of a line included) or broken by a byte a server slipped in.
@@ -178,10 +182,15 @@ func (w *walk) runsOff(j int) int {
 }
 
 // unfinished reports whether s, all that is left of a text, may be the start
-// of an escape the end cut short: %5, \u00, &#000, \x0, or git's "\nremo".
+// of a spelling the end cut short: %5, \u00, &#000, &NewLi, \x0, git's
+// "\nremo", a UTF-8 character's first bytes, or the first characters of
+// git's Latin-1 spelling of one (Â of Â U+0085).
 func unfinished(s string) bool {
 	if len(s) == 0 || len(s) > len(`\uD83D\uDE0`) && s[0] != '&' {
 		return false
+	}
+	if !utf8.FullRuneInString(s) || latin1Unfinished(s) {
+		return true
 	}
 	switch s[0] {
 	case '%':
@@ -190,7 +199,7 @@ func unfinished(s string) bool {
 		return len(s) < 2 || strings.ContainsRune("uUx", rune(s[1])) && isHex(strings.NewReplacer(`\u`, "", `\U`, "").Replace(s[2:]))
 	case '&':
 		name := strings.TrimLeft(s[1:], "#xX")
-		return len(s) < 7 && isAlpha(s[1:]) || strings.HasPrefix(s, "&#") && isHex(name)
+		return len(s) < len(longestEntity) && isAlnum(s[1:]) || strings.HasPrefix(s, "&#") && isHex(name)
 	case '\n':
 		return strings.HasPrefix(gitRemote, s[1:])
 	}
@@ -201,15 +210,38 @@ func isHex(s string) bool {
 	return !strings.ContainsFunc(s, func(r rune) bool { return !strings.ContainsRune("0123456789abcdefABCDEF", r) })
 }
 
-func isAlpha(s string) bool {
-	return !strings.ContainsFunc(s, func(r rune) bool { return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') })
+// latin1Unfinished reports whether s is the first characters of git's
+// Latin-1 spelling of a UTF-8 character (each byte a character of its own),
+// the last of them perhaps cut inside its own two bytes: Â, â U+0080, â\xc2.
+func latin1Unfinished(s string) bool {
+	var raw []byte
+	for len(s) > 0 {
+		if !utf8.FullRuneInString(s) {
+			return s[0] == 0xc2 || s[0] == 0xc3 // a Latin-1 character cut in two
+		}
+		r, size := utf8.DecodeRuneInString(s)
+		if r < 0x80 || r > 0xff {
+			return false
+		}
+		raw, s = append(raw, byte(r)), s[size:]
+	}
+	return !utf8.FullRune(raw) // a lead byte and fewer bytes than it needs
+}
+
+func isAlnum(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool {
+		return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9')
+	})
 }
 
 // gap is what may come between two characters of a spelling: a line
-// break, another control character, a space.
+// break, another control character, a space, or a character a reader does
+// not see: a format character (U+200B, U+00AD, U+FEFF, U+2060, U+202E) or
+// another default-ignorable one (U+034F, U+3164, a variation selector).
 func gap(means string) bool {
 	r, size := utf8.DecodeRuneInString(means)
-	return size == len(means) && (unicode.IsControl(r) || unicode.IsSpace(r))
+	return size == len(means) && (unicode.IsControl(r) || unicode.IsSpace(r) ||
+		unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector))
 }
 
 // spelling is one character as text spells it: what it means, and how many
@@ -315,17 +347,23 @@ func jsonUnit(s string) (uint64, bool) {
 	return hexValue(s, 2, 4)
 }
 
-// htmlEntity reads &lt; &gt; &amp; &quot; &apos;, &#NN; or &#xHH; at the
-// start of s, with any number of leading zeros; n is the bytes read either way.
+// htmlEntity reads a named reference HTML knows (&lt;, &nbsp;, &NewLine;)
+// that stands for one character, &#NN; or &#xHH; at the start of s, the
+// latter with any number of leading zeros; n is the bytes read either way.
 func htmlEntity(s string) (r rune, n int, ok bool) {
-	if end := strings.IndexByte(s[:min(len(s), 7)], ';') + 1; end > 0 {
-		if r, ok := htmlNamed[s[:end]]; ok {
-			return r, end, true
-		}
-	}
 	digits, isRef := strings.CutPrefix(s, "&#")
 	if !isRef {
-		return 0, 0, false
+		end := strings.IndexByte(s[:min(len(s), len(longestEntity))], ';') + 1
+		if end < 3 || !isAlnum(s[1:end-1]) {
+			return 0, end, false
+		}
+		// html also reads a name without its ';' (&ltx; is "<x;"): only a
+		// reference that is one character, and nothing else, is taken
+		plain := html.UnescapeString(s[:end])
+		if r, size := utf8.DecodeRuneInString(plain); size == len(plain) && plain != s[:end] {
+			return r, end, true
+		}
+		return 0, end, false
 	}
 	base, skip := 10, 2
 	if len(digits) > 0 && (digits[0] == 'x' || digits[0] == 'X') {
@@ -340,7 +378,8 @@ func htmlEntity(s string) (r rune, n int, ok bool) {
 	return rune(v), skip + end + 1, err == nil
 }
 
-var htmlNamed = map[string]rune{"&lt;": '<', "&gt;": '>', "&amp;": '&', "&quot;": '"', "&apos;": '\''}
+// longestEntity is the longest name of an HTML character reference.
+const longestEntity = "&CounterClockwiseContourIntegral;"
 
 // hexValue reads n hexadecimal digits of s from index at.
 func hexValue(s string, at, n int) (uint64, bool) {

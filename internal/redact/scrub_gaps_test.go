@@ -103,6 +103,8 @@ func FuzzScrubCutLeavesNoPieceOfTheSecret(f *testing.F) {
 	f.Add(issued, "body ", uint8(0), uint16(20))
 	f.Add("ghp_0123456789abcdef", "", uint8(1), uint16(7))
 	f.Add("tok en/with<odd>", "x", uint8(2), uint16(30))
+	f.Add("t\u00f6ken-\u2028-v\u00e4lue", "\u00c2", uint8(0), uint16(13))
+	f.Add("t\u00f6ken-\u200b-value&nbsp;", "&NewLi", uint8(3), uint16(40))
 	f.Fuzz(func(t *testing.T, tok, before string, kind uint8, cut uint16) {
 		if len(tok) < 8 || len(tok) > 512 || strings.ContainsAny(tok, "*") || !utf8.ValidString(tok) {
 			t.Skip()
@@ -120,4 +122,73 @@ func FuzzScrubCutLeavesNoPieceOfTheSecret(f *testing.F) {
 		}
 		assert.NotContains(t, out, left)
 	})
+}
+
+// An invisible character (a format character, a combining grapheme joiner)
+// between two characters of a secret hides nothing from a reader, so it is
+// a gap like a line break; so are the named HTML references of a space or a
+// line break. Outside a secret's spelling such text is kept as it is.
+func TestScrubFindsASecretSplitByAnInvisibleCharacter(t *testing.T) {
+	s := NewScrubber(secret.New(issued))
+	head, tail := issued[:16], issued[16:]
+	for _, tc := range []struct{ name, gap string }{
+		{"a zero-width space", "\u200b"},
+		{"a soft hyphen", "\u00ad"},
+		{"a byte order mark", "\ufeff"},
+		{"a word joiner", "\u2060"},
+		{"a zero-width joiner", "\u200d"},
+		{"a Mongolian vowel separator", "\u180e"},
+		{"a combining grapheme joiner", "\u034f"},
+		{"a right-to-left override", "\u202e"},
+		{"a Hangul filler", "\u3164"},
+		{"a no-break space as &nbsp;", "&nbsp;"},
+		{"a line break as &NewLine;", "&NewLine;"},
+		{"a zero-width space as &ZeroWidthSpace;", "&ZeroWidthSpace;"},
+		{"a zero-width space as &#8203;", "&#8203;"},
+		{"a zero-width space JSON-escaped", `\u200b`},
+		{"a soft hyphen that git re-encoded as Latin-1", latin1("\u00ad")},
+		{"several of them", "\u200b&nbsp;\u034f\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, "denied: *** end", s.Scrub("denied: "+head+tc.gap+tail+" end"))
+			assert.Equal(t, "body ***", s.ScrubCut("body "+head+tc.gap+tail[:3]))
+		})
+	}
+	for _, text := range []string{
+		"a\u200bb&nbsp;c&NewLine;d\u034fe",
+		"&nbsp;" + issued[:20] + "&NewLine;" + "&notanentity; &ltx; &amp",
+		issued[:16] + "\u200b" + issued[17:],
+	} {
+		assert.Equal(t, text, s.Scrub(text), "%q", text)
+	}
+}
+
+// A text cut right after the first half of git's Latin-1 spelling of a
+// character (Â of Â U+0085, â of U+2028's three) or inside the two bytes of
+// that Â ends in a spelling the cut left unfinished: what it follows of a
+// secret is hidden.
+func TestScrubCutHidesASecretCutInsideALatin1Spelling(t *testing.T) {
+	s := NewScrubber(secret.New(issued))
+	for _, tc := range []struct{ name, end string }{
+		{"after Â, the lead of NEL", "\u00c2"},
+		{"after Ã, the lead of a soft hyphen", "\u00c3"},
+		{"after â, the lead of a line separator", "\u00e2"},
+		{"after â and U+0080, two of a line separator's three", "\u00e2\u0080"},
+		{"after ð, the lead of a four-byte character", "\u00f0"},
+		{"inside Â's own bytes", "\xc3"},
+		{"inside the second character of a line separator's spelling", "\u00e2\xc2"},
+		{"inside a multi-byte character", "\xe2\x80"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, "body ***", s.ScrubCut("body "+issued[:30]+tc.end))
+		})
+	}
+	t.Run("the reviewer's body, cut at 8 KiB", func(t *testing.T) {
+		body := strings.Repeat(".", 8192-32) + issued[:30] + "\u00c2\u0085" + issued[30:] + "zzzz"
+		out := s.ScrubCut(body[:8192])
+		assert.NotContains(t, out, issued[:12])
+		assert.Equal(t, strings.Repeat(".", 8192-32)+"***", out)
+	})
+	assert.Equal(t, "café Â", s.Scrub("café Â"), "a whole text keeps a Latin-1 letter at its end")
+	assert.Equal(t, "body "+issued[:30]+"Âx", s.ScrubCut("body "+issued[:30]+"Âx"), "a Latin-1 letter that something follows is no cut spelling")
 }

@@ -182,6 +182,8 @@ func FuzzScrubLeavesNoSpellingOfTheSecret(f *testing.F) {
 	f.Add("s3cr3t-t0k3n/with<odd>chars", "before ", " after", uint8(0), uint8(0))
 	f.Add("ghp_0123456789abcdefABCDEF", "", "", uint8(3), uint8(64))
 	f.Add("tok en-with-space", "\\", "%", uint8(5), uint8(7))
+	f.Add("t\u00f6ken\u034f-with-\u200b-inside", "&nbsp;\u00c2", "\u00c2\u0085&NewLine;", uint8(10), uint8(3))
+	f.Add("ghp_0123456789abcdefABCDEF", "\ufeff", "&ZeroWidthSpace;", uint8(0), uint8(5))
 	f.Fuzz(func(t *testing.T, tok, before, after string, kind, col uint8) {
 		// A bearer token fits an HTTP header line and is UTF-8, as
 		// webhook.Prepare requires; '*' is what Scrub writes.
