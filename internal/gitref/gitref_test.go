@@ -104,7 +104,9 @@ func gitAccepts(t testing.TB, dir, name string) bool {
 	switch {
 	case err == nil:
 		return true
-	case errors.As(err, &exit) && exit.ExitCode() == 128 && strings.Contains(string(out), "is not a valid branch name"):
+	// git dies quoting the name, its message cut at its buffer's length: a
+	// long name leaves "is not a valid branch name" out of it
+	case errors.As(err, &exit) && exit.ExitCode() == 128 && strings.HasPrefix(string(out), "fatal: '"):
 		return false
 	}
 	require.NoError(t, err, "git check-ref-format --branch %q: %s", name, out)
