@@ -339,3 +339,44 @@ func FuzzSumIsNeverBelowAPart(f *testing.F) {
 		assert.GreaterOrEqual(t, got, time.Duration(0))
 	})
 }
+
+// The standard tool for a command's time limit, timeout, is in the images
+// the module runs commands in (coreutils' in Debian's, busybox's in
+// Alpine's), but it cannot stand in for the script: the two say a stop
+// differently (coreutils exits 124, busybox is itself the command stopped:
+// 143, what any command ended by a TERM exits with, and its sh adds
+// "Terminated"), and neither names the step that hung, which is what a
+// person reading a CI log needs. This test holds each timeout found on the
+// PATH to that (.ci/run installs busybox); should they come to agree, the
+// script can go.
+func TestTimeoutCannotStandInForTheScript(t *testing.T) {
+	tools := map[string][]string{"coreutils": {"timeout"}, "busybox": {"busybox", "timeout"}}
+	codes := map[string]int{}
+	for name, tool := range tools {
+		if _, err := exec.LookPath(tool[0]); err != nil {
+			continue
+		}
+		if name == "coreutils" {
+			if out, _ := exec.Command("timeout", "--version").Output(); !strings.Contains(string(out), "coreutils") {
+				continue
+			}
+		}
+		c := exec.Command(tool[0], append(tool[1:], "1", "sleep", "30")...)
+		var errOut strings.Builder
+		c.Stderr = &errOut
+		err := c.Run()
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, name)
+		codes[name] = exit.ExitCode()
+		if exit.ExitCode() == -1 { // ended by a signal itself: what its sh shows as 128+TERM
+			codes[name] = 128 + int(syscall.SIGTERM)
+		}
+		assert.NotContains(t, errOut.String(), "sleep 30", "%s's timeout names the command it stopped", name)
+	}
+	if len(codes) < 2 {
+		t.Skip("coreutils' and busybox's timeout are not both on the PATH")
+	}
+	assert.Equal(t, ExitCode, codes["coreutils"])
+	assert.NotEqual(t, codes["coreutils"], codes["busybox"], "coreutils' and busybox's timeout say a stop the same way")
+	assert.Equal(t, 128+int(syscall.SIGTERM), codes["busybox"], "busybox's timeout's stop is told from a command's own TERM")
+}
