@@ -11,6 +11,7 @@ import (
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/images"
 	"dagger/lowcode-pipeline/internal/nodebuild"
+	"dagger/lowcode-pipeline/internal/payload"
 	"dagger/lowcode-pipeline/internal/results"
 	"dagger/lowcode-pipeline/internal/secret"
 )
@@ -61,10 +62,10 @@ type deliveryFlags struct {
 // deliverySpec is the three steps' specs, made and checked at once before
 // anything is built, with what deliver reads of its files and secret.
 type deliverySpec struct {
-	build       *buildSpec
-	publish     *publishSpec
-	deploy      *deploySpec
-	payloadBase []byte // --payload; nil: the reference default
+	build   *buildSpec
+	publish *publishSpec
+	deploy  *deploySpec
+	payload *payload.Start // --payload, read once; the reference default without
 }
 
 // newDeliverySpec reads the token, the CA certificate, --payload and the
@@ -90,7 +91,7 @@ func newDeliverySpec(ctx context.Context, f deliveryFlags) (*deliverySpec, error
 // checkDelivery makes each step's spec, with the project, the token, the CA
 // certificate and the starting payload read, and joins their errors.
 func checkDelivery(f deliveryFlags, project *projectFacts, token secret.Text, caPEM, base []byte) (*deliverySpec, error) {
-	s := &deliverySpec{payloadBase: base}
+	s := &deliverySpec{}
 	var errs [5]error
 	s.build, errs[0] = newBuildSpec(f.build, project)
 	// the build's own checks say what is wrong with --code-as-data
@@ -98,11 +99,12 @@ func checkDelivery(f deliveryFlags, project *projectFacts, token secret.Text, ca
 		project.manifest.Tool(f.build.drawPackage, nodebuild.DrawPackage) != "")
 	s.deploy, errs[2] = f.deploy.spec(token, caPEM)
 	errs[4] = f.deploy.check()
-	if s.publish != nil {
+	if s.payload, errs[3] = payload.ParseStart(base); errs[3] == nil && s.publish != nil {
 		// the payload is composed with the references it will carry, digests unknown yet
-		if _, err := newPayload(base, payloadOptionsOf(images.Placeholders(s.publish.targets))); err != nil {
-			errs[3] = fmt.Errorf("--payload: %w", err)
-		}
+		_, _, errs[3] = s.payload.Compose(payloadOptionsOf(images.Placeholders(s.publish.targets)))
+	}
+	if errs[3] != nil {
+		errs[3] = fmt.Errorf("--payload: %w", errs[3])
 	}
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
@@ -127,11 +129,15 @@ func (s *deliverySpec) run(ctx context.Context) (_ *Delivery, err error) {
 	}
 	// the payload and the deployment use what the check read: the file and
 	// the token checked are the ones sent, read once
-	p, err := inStep(ctx, &steps, "payload", func(context.Context) (*Payload, error) { return newPayload(s.payloadBase, rel.payloadOptions()) })
+	var parsed *payload.Payload
+	p, err := inStep(ctx, &steps, "payload", func(context.Context) (p *Payload, err error) {
+		p, parsed, err = composed(s.payload, rel.payloadOptions())
+		return p, err
+	})
 	if err != nil {
 		return nil, err
 	}
-	rec, err := inStep(ctx, &steps, "deploy", func(ctx context.Context) (results.Receipt, error) { return s.deploy.send(ctx, []byte(p.Json)) })
+	rec, err := inStep(ctx, &steps, "deploy", func(ctx context.Context) (results.Receipt, error) { return s.deploy.send(ctx, []byte(p.Json), parsed) })
 	if err != nil {
 		return nil, err
 	}

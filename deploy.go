@@ -127,12 +127,9 @@ func (f deployFlags) spec(token secret.Text, caPEM []byte) (*deploySpec, error) 
 	return &deploySpec{call: call}, nil
 }
 
-// send checks the payload, then sends it once and says what happened.
-func (s *deploySpec) send(ctx context.Context, body []byte) (results.Receipt, error) {
-	parsed, err := payload.Parse(body)
-	if err != nil {
-		return results.Receipt{}, fmt.Errorf("invalid payload, nothing sent: %w", err)
-	}
+// send sends the payload once (body, and what it holds, checked) and says
+// what happened.
+func (s *deploySpec) send(ctx context.Context, body []byte, parsed *payload.Payload) (results.Receipt, error) {
 	rec, err := s.call.Send(ctx, body)
 	if err != nil {
 		return results.Receipt{}, err
@@ -143,7 +140,17 @@ func (s *deploySpec) send(ctx context.Context, body []byte) (results.Receipt, er
 	}, nil
 }
 
-// request is the request send would make of body, after checking it.
+// sendJSON checks a payload given as JSON (a Payload object's), then sends
+// it once.
+func (s *deploySpec) sendJSON(ctx context.Context, body []byte) (results.Receipt, error) {
+	parsed, err := payload.Parse(body)
+	if err != nil {
+		return results.Receipt{}, fmt.Errorf("invalid payload, nothing sent: %w", err)
+	}
+	return s.send(ctx, body, parsed)
+}
+
+// request is the request sendJSON would make of body, after checking it.
 func (s *deploySpec) request(body []byte) (string, error) {
 	if _, err := payload.Parse(body); err != nil {
 		return "", fmt.Errorf("invalid payload: %w", err)

@@ -184,7 +184,7 @@ func deployPayload(ctx context.Context, body []byte, r deployRequest) (*Receipt,
 	if err != nil {
 		return nil, err
 	}
-	rec, err := spec.send(ctx, body)
+	rec, err := spec.sendJSON(ctx, body)
 	if err != nil {
 		return nil, err
 	}

@@ -159,7 +159,7 @@ func (p *Payload) Deploy(
 	if err != nil {
 		return nil, err
 	}
-	rec, err := spec.send(ctx, []byte(p.Json))
+	rec, err := spec.sendJSON(ctx, []byte(p.Json))
 	if err != nil {
 		return nil, err
 	}
@@ -253,11 +253,22 @@ func composePayload(ctx context.Context, from *dagger.File, opts payload.Options
 
 // newPayload is base (nil: the reference default) with opts applied, checked.
 func newPayload(base []byte, opts payload.Options) (*Payload, error) {
-	doc, p, err := payload.Composed(base, opts)
+	start, err := payload.ParseStart(base)
 	if err != nil {
 		return nil, err
 	}
-	return &Payload{Summary: p.Summary(), Json: string(doc)}, nil
+	p, _, err := composed(start, opts)
+	return p, err
+}
+
+// composed is the payload start composes with opts, and what it holds,
+// checked: passed on as it is, read no more.
+func composed(start *payload.Start, opts payload.Options) (*Payload, *payload.Payload, error) {
+	doc, p, err := start.Compose(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &Payload{Summary: p.Summary(), Json: string(doc)}, p, nil
 }
 
 // edit applies opts to the payload, which stays checked.

@@ -87,50 +87,65 @@ func contains(xs []string, s string) bool {
 	return false
 }
 
-// Compose builds the payload a run sends: base (a starting payload that may
-// hold the frontend placeholder; nil for the reference default) with opts
-// applied, and its bytes read back by Parse, so that it returns nothing
-// Parse refuses. A placeholder no image filled is dropped. When opts change
-// nothing, base is returned byte for byte, so what was checked is exactly
-// what is sent.
-func Compose(base []byte, opts Options) ([]byte, error) {
-	doc, _, err := Composed(base, opts)
-	return doc, err
+// Start is a starting payload read once (ParseStart): its bytes as given,
+// byte-order mark dropped (nil: the reference default), and what they hold,
+// a template whose frontend may wait for its image. A run composes its
+// payload from it (Start.Compose) as often as it needs, reading it no more.
+type Start struct {
+	raw []byte
+	p   *Payload
 }
 
-// Composed is Compose, with the payload it built as data too.
-func Composed(base []byte, opts Options) ([]byte, *Payload, error) {
-	start := Default()
-	if base != nil {
-		base = jsontree.StripBOM(base)
-		var err error
-		if start, err = ParseTemplate(base); err != nil {
+// ParseStart reads a starting payload (nil: the reference default) as
+// strictly as Parse, except that a frontend object may wait for its image.
+func ParseStart(base []byte) (*Start, error) {
+	if base == nil {
+		return &Start{p: Default()}, nil
+	}
+	base = jsontree.StripBOM(base)
+	p, err := ParseTemplate(base)
+	if err != nil {
+		return nil, fmt.Errorf("starting payload: %w", err)
+	}
+	return &Start{raw: base, p: p}, nil
+}
+
+// Compose builds the payload a run sends: the start with opts applied, and
+// checked by every rule Parse applies to what it reads (the size cap
+// included), so that it returns nothing Parse refuses: the payload is
+// passed on as data, with its bytes, and read no more. A placeholder no
+// image filled is dropped. When opts change nothing, the start's bytes are
+// returned as they are, so what was checked is exactly what is sent.
+func (s *Start) Compose(opts Options) ([]byte, *Payload, error) {
+	if opts.ForARun && s.raw != nil {
+		if err := s.p.namesNoImage(); err != nil {
 			return nil, nil, fmt.Errorf("starting payload: %w", err)
 		}
-		if opts.ForARun {
-			if err := start.namesNoImage(); err != nil {
-				return nil, nil, fmt.Errorf("starting payload: %w", err)
-			}
-		}
 	}
-	p := Build(start, opts)
+	p := Build(s.p, opts)
 	if p.Frontend != nil && p.Frontend.Image == "" {
 		p.Frontend = nil
 	}
-	doc := base
-	if base == nil || !reflect.DeepEqual(p, start) {
+	doc := s.raw
+	if doc == nil || !reflect.DeepEqual(p, s.p) {
 		var err error
 		if doc, err = p.Marshal(); err != nil {
 			return nil, nil, err
 		}
 	}
-	// The bytes to send pass the very check deploy and the receiver make
-	// (its size cap included), so a run never builds what they refuse.
-	sent, err := Parse(doc)
-	if err != nil {
+	if err := checkBuilt(doc, p); err != nil {
 		return nil, nil, fmt.Errorf("the built payload is invalid: %w", err)
 	}
-	return doc, sent, nil
+	return doc, p, nil
+}
+
+// Compose is ParseStart(base) composed with opts, for one composition.
+func Compose(base []byte, opts Options) ([]byte, *Payload, error) {
+	start, err := ParseStart(base)
+	if err != nil {
+		return nil, nil, err
+	}
+	return start.Compose(opts)
 }
 
 // namesNoImage refuses a starting payload that names an image, each by its

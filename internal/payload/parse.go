@@ -29,8 +29,8 @@ func ParseTemplate(data []byte) (*Payload, error) {
 const MaxSize = 1 << 20
 
 func parse(data []byte, template bool) (*Payload, error) {
-	if len(data) > MaxSize {
-		return nil, fmt.Errorf("the payload has %d bytes: at most %d (1 MiB)", len(data), MaxSize)
+	if err := checkSize(data); err != nil {
+		return nil, err
 	}
 	tree, err := jsontree.Parse(data)
 	if err != nil {
@@ -43,6 +43,24 @@ func parse(data []byte, template bool) (*Payload, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// checkSize refuses a payload over MaxSize.
+func checkSize(data []byte) error {
+	if len(data) > MaxSize {
+		return fmt.Errorf("the payload has %d bytes: at most %d (1 MiB)", len(data), MaxSize)
+	}
+	return nil
+}
+
+// checkBuilt checks a payload built in Go (p) and its bytes (doc) as Parse
+// checks what it reads: what decoding checks, Go's types and Marshal hold
+// (FuzzCompose reads the bytes back to prove it), the rest is validate's.
+func checkBuilt(doc []byte, p *Payload) error {
+	if err := checkSize(doc); err != nil {
+		return err
+	}
+	return validate(p, map[string]bool{}, false).Err()
 }
 
 // decoder turns the JSON tree into a Payload, recording type problems and

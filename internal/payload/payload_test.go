@@ -84,7 +84,7 @@ func TestComposeDoesTheReferenceBuildUpOnTheDefault(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			data, err := Compose(nil, tc.opts)
+			data, _, err := Compose(nil, tc.opts)
 			require.NoError(t, err)
 			assert.JSONEq(t, tc.want, string(data))
 		})
@@ -321,7 +321,7 @@ func TestComposeStartsFromATemplate(t *testing.T) {
 			`{"backends":{"images":["` + back1 + `"],"deployRules":[{"source":"api","target":"^api$"}]},"noDowntime":{"promotionMode":"auto"}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			data, err := Compose([]byte(tc.base), tc.opts)
+			data, _, err := Compose([]byte(tc.base), tc.opts)
 			require.NoError(t, err)
 			assert.JSONEq(t, tc.want, string(data))
 		})
@@ -345,7 +345,7 @@ func TestARunsPayloadStartsFromOneThatNamesNoImage(t *testing.T) {
 			[]string{"frontend.image", "backends.images[0]", "backends.images[1]", "codeAsData.image"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Compose([]byte(tc.base), run)
+			_, _, err := Compose([]byte(tc.base), run)
 			if tc.want == nil {
 				assert.NoError(t, err)
 				return
@@ -362,7 +362,7 @@ func TestARunsPayloadStartsFromOneThatNamesNoImage(t *testing.T) {
 
 			opts := run
 			opts.ForARun = false
-			_, err = Compose([]byte(tc.base), opts)
+			_, _, err = Compose([]byte(tc.base), opts)
 			assert.NoError(t, err, "payload --from with images: the file's own, kept and added to")
 		})
 	}
@@ -370,15 +370,15 @@ func TestARunsPayloadStartsFromOneThatNamesNoImage(t *testing.T) {
 
 func TestComposeSendsAnUnchangedPayloadByteForByte(t *testing.T) {
 	base := []byte("{ \"frontend\" : {\"image\": \"" + front + "\"},\n  \"extraArgs\": [\"--force-sync\"] }")
-	data, err := Compose(base, Options{})
+	data, _, err := Compose(base, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, string(base), string(data))
 
-	data, err = Compose(base, Options{ForceSync: true})
+	data, _, err = Compose(base, Options{ForceSync: true})
 	require.NoError(t, err)
 	assert.Equal(t, string(base), string(data), "--force-sync is already there: nothing changes")
 
-	data, err = Compose(base, Options{UpdateMode: ModeAuto})
+	data, _, err = Compose(base, Options{UpdateMode: ModeAuto})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"frontend":{"image":"`+front+`"},"codeAsData":{"updateMode":"auto"},"extraArgs":["--force-sync"]}`, string(data))
 }
@@ -410,12 +410,12 @@ func TestComposeNeverReturnsWhatParseRefuses(t *testing.T) {
 			"the built payload is invalid: backends.deployRules: [] while backends.images holds 1 image(s): each would reach no backend"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Compose([]byte(tc.base), tc.opts)
+			_, _, err := Compose([]byte(tc.base), tc.opts)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
-	_, err = Compose([]byte(`{"backends":{"images":[],"deployRules":[]}}`), Options{})
+	_, _, err = Compose([]byte(`{"backends":{"images":[],"deployRules":[]}}`), Options{})
 	assert.NoError(t, err, "no image and no rule: nothing reaches nothing")
 }
 
@@ -428,7 +428,7 @@ func TestTheReferenceDefaultNeverLeavesAnImageWithoutARule(t *testing.T) {
 		{BackendImages: []string{back1, back2}, DeployRules: []rules.Rule{{Source: "api", Target: "api"}}},
 		{DeployRules: []rules.Rule{{Source: "api", Target: "api"}}},
 	} {
-		_, p, err := Composed(nil, opts)
+		_, p, err := Compose(nil, opts)
 		require.NoError(t, err)
 		require.NotNil(t, p.Backends)
 		assert.NotEmpty(t, p.Backends.DeployRules, "%+v", opts)
@@ -436,10 +436,10 @@ func TestTheReferenceDefaultNeverLeavesAnImageWithoutARule(t *testing.T) {
 }
 
 func TestComposeRefusesABadStartOrResult(t *testing.T) {
-	_, err := Compose([]byte(`{"frontend":{"img":"x"}}`), Options{})
+	_, _, err := Compose([]byte(`{"frontend":{"img":"x"}}`), Options{})
 	assert.ErrorContains(t, err, "starting payload: frontend.img: unknown key")
 
-	_, err = Compose([]byte(`{"backends":{"images":[],"deployRules":[{"source":".*","target":".*"}]}}`), Options{BackendImages: []string{"Not A Ref"}})
+	_, _, err = Compose([]byte(`{"backends":{"images":[],"deployRules":[{"source":".*","target":".*"}]}}`), Options{BackendImages: []string{"Not A Ref"}})
 	assert.ErrorContains(t, err, "the built payload is invalid: backends.images[0]")
 
 	_, err = Parse([]byte(`{"frontend":{}}`))
@@ -470,13 +470,16 @@ func FuzzCompose(f *testing.F) {
 		opts := Options{FrontendImage: frontendImage, ForARun: forARun}
 		if backendImage != "" {
 			opts.BackendImages = []string{backendImage}
+			// a rule from a flag, as payload --deploy-rule gives it
+			opts.DeployRules = []rules.Rule{{Source: backendImage, Target: frontendImage}}
 		}
-		out, err := Compose(base, opts)
+		out, built, err := Compose(base, opts)
 		if err != nil {
 			return
 		}
 		sent, err := Parse(out)
 		require.NoError(t, err, "composed payload %s", out)
+		assert.Equal(t, built, sent, "the payload passed on is what its bytes say: %s", out)
 		if sent.Backends != nil && len(sent.Backends.Images) > 0 {
 			assert.NotEmpty(t, sent.Backends.DeployRules, "an image reaches a backend through a rule: %s", out)
 		}
@@ -510,7 +513,7 @@ func TestAByteOrderMarkIsAccepted(t *testing.T) {
 	withBOM := append([]byte{0xEF, 0xBB, 0xBF}, `{"frontend":{"image":"`+front+`"}}`...)
 	_, err := Parse(withBOM)
 	require.NoError(t, err, "editors on Windows write it")
-	out, err := Compose(withBOM, Options{})
+	out, _, err := Compose(withBOM, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, `{"frontend":{"image":"`+front+`"}}`, string(out), "what is sent has no byte-order mark")
 }
@@ -520,7 +523,7 @@ func TestTheDefaultIsATemplateNotAPayload(t *testing.T) {
 	require.NoError(t, err)
 	_, err = Parse(d)
 	assert.ErrorContains(t, err, "frontend.image: required", "its frontend waits for the run's image")
-	out, err := Compose(nil, Options{})
+	out, _, err := Compose(nil, Options{})
 	require.NoError(t, err)
 	_, err = Parse(out)
 	assert.NoError(t, err, "what Compose makes of it is always valid")
@@ -532,4 +535,12 @@ func TestAPayloadOverOneMebibyteIsRefusedSayingSo(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "at most 1048576 (1 MiB)")
 	assert.Less(t, len(err.Error()), 200)
+}
+
+// A rule given as a flag holding invalid UTF-8 is refused as a payload read
+// holding it is: Marshal would send U+FFFD in its place, not the rule given.
+func TestComposeRefusesARuleOfInvalidUTF8(t *testing.T) {
+	_, _, err := Compose(nil, Options{BackendImages: []string{back1}, DeployRules: []rules.Rule{{Source: "api\xff", Target: ".*"}}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "backends.deployRules[0].source")
 }

@@ -10,8 +10,7 @@ import (
 
 // validate checks the spec's rules, skipping the paths in bad that already
 // failed to decode; a template may leave frontend.image for the build-up.
-// Parse is its only caller: a payload built in Go is checked by reading
-// back its bytes (Compose), so every rule, the size cap included, applies.
+// Parse checks what it reads with it, Start.Compose what it builds.
 func validate(p *Payload, bad map[string]bool, template bool) fielderr.List {
 	var errs fielderr.List
 	if bad[""] {
