@@ -97,8 +97,10 @@ func checkDelivery(f deliveryFlags, project *projectFacts, token secret.Text, ca
 	// the build's own checks say what is wrong with --code-as-data
 	s.publish, errs[1] = newPublishSpec(f.publish, s.build != nil && s.build.codeAsData != nil,
 		project.manifest.Tool(f.build.drawPackage, nodebuild.DrawPackage) != "")
-	s.deploy, errs[2] = f.deploy.spec(token, caPEM)
-	errs[4] = f.deploy.check()
+	addr, err := f.deploy.address()
+	if errs[4] = err; addr != nil {
+		s.deploy, errs[2] = f.deploy.spec(addr, token, caPEM)
+	}
 	if s.payload, errs[3] = payload.ParseStart(base); errs[3] == nil && s.publish != nil {
 		// the payload is composed with the references it will carry, digests unknown yet
 		_, _, errs[3] = s.payload.Compose(payloadOptionsOf(images.Placeholders(s.publish.targets)))

@@ -66,11 +66,16 @@ type deployFlags struct {
 	direct bool
 }
 
-// check checks what needs nothing read: the address is not this machine's
-// (in the engine, loopback is the module's own container), and connecting is
-// tried at least once.
-func (f deployFlags) check() error {
-	return errors.Join(webhook.CheckConnectAttempts(f.connectAttempts), webhook.CheckNotLoopback(f.url))
+// address reads --webhook-url, once, and checks what needs nothing read: the
+// address is not this machine's (in the engine, loopback is the module's own
+// container), and connecting is tried at least once. The address is nil when
+// it could not be read.
+func (f deployFlags) address() (*webhook.Address, error) {
+	addr, err := webhook.ParseAddress(f.url)
+	if err == nil {
+		err = addr.CheckNotLoopback()
+	}
+	return addr, errors.Join(webhook.CheckConnectAttempts(f.connectAttempts), err)
 }
 
 // read reads the token and the CA certificate, concurrently (engine round
@@ -102,11 +107,11 @@ type deploySpec struct {
 	call *webhook.Prepared
 }
 
-// spec checks the address, the token, the time limits and the CA
+// spec checks the address read, the token, the time limits and the CA
 // certificate read (nil: the system's roots).
-func (f deployFlags) spec(token secret.Text, caPEM []byte) (*deploySpec, error) {
+func (f deployFlags) spec(addr *webhook.Address, token secret.Text, caPEM []byte) (*deploySpec, error) {
 	cfg := webhook.Config{
-		URL: f.url, Token: token, AllowHTTP: f.allowHTTP, ConnectAttempts: f.connectAttempts, Direct: f.direct,
+		URL: addr, Token: token, AllowHTTP: f.allowHTTP, ConnectAttempts: f.connectAttempts, Direct: f.direct,
 		Logf: func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) },
 	}
 	var errs [3]error

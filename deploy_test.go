@@ -180,7 +180,11 @@ type deployRequest struct {
 // deployPayload sends body as deploy does: the spec made, then sent.
 func deployPayload(ctx context.Context, body []byte, r deployRequest) (*Receipt, error) {
 	f := deployFlags{url: r.url, allowHTTP: r.allowHTTP, connectTimeout: r.connectTimeout, timeout: r.timeout, connectAttempts: r.connectAttempts}
-	spec, err := f.spec(r.token, r.caPEM)
+	addr, err := webhook.ParseAddress(r.url)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := f.spec(addr, r.token, r.caPEM)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +198,11 @@ func deployPayload(ctx context.Context, body []byte, r deployRequest) (*Receipt,
 // requestText is what request shows of body, without request's check of
 // the address.
 func requestText(body []byte, url string, allowHTTP bool) (string, error) {
-	spec, err := deployFlags{url: url, allowHTTP: allowHTTP}.spec(secret.New("masked"), nil)
+	addr, err := webhook.ParseAddress(url)
+	if err != nil {
+		return "", err
+	}
+	spec, err := deployFlags{url: url, allowHTTP: allowHTTP}.spec(addr, secret.New("masked"), nil)
 	if err != nil {
 		return "", err
 	}

@@ -43,7 +43,7 @@ var flagCheckers = map[string]bool{
 	"nodebuild.CodeAsDataStep": true, "nodebuild.CheckImage": true, "nodebuild.CheckCLI": true,
 	"drawversion.CheckPackageName": true,
 	"images.ParseBuildArgs":        true, "images.ParseCreated": true, "images.ParseLabels": true, ".Targets": true,
-	"webhook.CheckConnectAttempts": true, "webhook.CheckNotLoopback": true, "webhook.Prepare": true, "webhook.CAPool": true, "webhook.CheckPort": true,
+	"webhook.CheckConnectAttempts": true, "webhook.ParseAddress": true, "webhook.Prepare": true, "webhook.CAPool": true, "webhook.CheckPort": true,
 	"durationflag.Optional": true, "payload.ParseMode": true, "rules.ParseFlags": true, "imageref.ValidateDeployable": true,
 	"snapshotconfig.ParseOrchestrator": true, "snapshotconfig.ConfigPath": true, ".Check": true,
 }

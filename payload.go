@@ -148,14 +148,15 @@ func (p *Payload) Deploy(
 	f := deployFlags{url: webhookUrl, token: webhookToken, allowHTTP: allowHttp, connectTimeout: connectTimeout, timeout: timeout,
 		connectAttempts: connectAttempts, caCert: webhookCaCert}
 	// what needs no read first: a bad flag fails without an engine round trip
-	if err := f.check(); err != nil {
+	addr, err := f.address()
+	if err != nil {
 		return nil, err
 	}
 	token, caPEM, err := f.read(ctx)
 	if err != nil {
 		return nil, err
 	}
-	spec, err := f.spec(token, caPEM)
+	spec, err := f.spec(addr, token, caPEM)
 	if err != nil {
 		return nil, err
 	}
@@ -176,11 +177,12 @@ func (p *Payload) Request(
 ) (_ string, err error) {
 	defer userErr(&err)
 	f := deployFlags{url: webhookUrl, allowHTTP: allowHttp, connectAttempts: defaultConnectAttempts}
-	if err := f.check(); err != nil {
+	addr, err := f.address()
+	if err != nil {
 		return "", err
 	}
 	// the token is not needed to show the request: it is masked
-	spec, err := f.spec(secret.New("masked"), nil)
+	spec, err := f.spec(addr, secret.New("masked"), nil)
 	if err != nil {
 		return "", err
 	}

@@ -47,9 +47,30 @@ const MaxTokenBytes = 8 << 10
 // far shorter, and browsers and servers commonly stop at 2 KiB or 8 KiB.
 const MaxURLBytes = 2 << 10
 
+// Address is a webhook address read once (ParseAddress) and passed on: to
+// the loopback check, to Prepare.
+type Address struct {
+	raw string
+	u   *url.URL
+}
+
+// ParseAddress reads a webhook address (--webhook-url): its length and its
+// syntax. What else is wrong with it is Prepare's to say, which knows the
+// token to scrub from what it shows.
+func ParseAddress(raw string) (*Address, error) {
+	if len(raw) > MaxURLBytes {
+		return nil, fmt.Errorf("--webhook-url is %d bytes, more than the %d a webhook address takes: check the value (a whole file?); nothing was sent", len(raw), MaxURLBytes)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("webhook URL %s is not a URL", redact.Quote(raw))
+	}
+	return &Address{raw: raw, u: u}, nil
+}
+
 // Config is one deployment call.
 type Config struct {
-	URL   string
+	URL   *Address // required
 	Token secret.Text // the bearer token
 	// AllowHTTP permits http:// addresses (a bearer token over plain HTTP can
 	// be read on the way; meant for local receivers).
@@ -116,19 +137,16 @@ const maxShownURL = 300
 
 // Prepare checks the token and the address, and fills in defaults.
 func Prepare(cfg Config) (*Prepared, error) {
-	if len(cfg.URL) > MaxURLBytes {
-		return nil, fmt.Errorf("--webhook-url is %d bytes, more than the %d a webhook address takes: check the value (a whole file?); nothing was sent", len(cfg.URL), MaxURLBytes)
+	if cfg.URL == nil {
+		return nil, errors.New("no webhook address: give --webhook-url")
 	}
 	if err := checkToken(cfg.Token); err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(cfg.URL)
-	if err != nil {
-		return nil, fmt.Errorf("webhook URL %s is not a URL", redact.Quote(cfg.URL))
-	}
+	raw, u := cfg.URL.raw, cfg.URL.u
 	p := &Prepared{url: u, scrubber: redact.NewScrubber(cfg.Token)}
 	// a careless address may hold the token in its path too
-	redacted := p.text(Redact(cfg.URL))
+	redacted := p.text(Redact(raw))
 	// what messages show of it: cut, as escaping can make a 2 KiB address 6
 	shown := fielderr.Cut(redacted, maxShownURL)
 	switch {
@@ -140,7 +158,7 @@ func Prepare(cfg Config) (*Prepared, error) {
 		return nil, fmt.Errorf("webhook URL %s: scheme must be https (or http when allowed)", shown)
 	case u.Host == "":
 		return nil, fmt.Errorf("webhook URL %s has no host", shown)
-	case redact.Ambiguous(cfg.URL):
+	case redact.Ambiguous(raw):
 		return nil, errors.New("--webhook-url has an '@' after its host (in the path, query or fragment), which some parsers read as user-info, so the address could be neither printed safely nor trusted to reach the host it seems to: write it as %40; nothing was sent")
 	}
 	if cfg.ConnectTimeout <= 0 {
@@ -200,9 +218,9 @@ func CheckConnectAttempts(n int) error {
 // that machine only. What else is wrong with the address is Prepare's to say.
 // It runs before the token is read, so it shows the address's scheme and
 // host alone: a path may hold the token, and nothing could scrub it yet.
-func CheckNotLoopback(rawURL string) error {
-	u, err := url.Parse(rawURL)
-	if err != nil || !loopback.Host(u.Host) {
+func (a *Address) CheckNotLoopback() error {
+	u := a.u
+	if !loopback.Host(u.Host) {
 		return nil
 	}
 	origin := Redact((&url.URL{Scheme: u.Scheme, Host: u.Host}).String())

@@ -89,7 +89,7 @@ func TestAMalformedResponseQuotingTheTokenShowsNone(t *testing.T) {
 		} {
 			t.Run(fmt.Sprintf("%s holding the token split by %q", tc.name, gap), func(t *testing.T) {
 				leaks := &leaktest.Recorder{}
-				_, _ = send(t, Config{URL: serveRaw(t, tc.resp), Token: secret.New(issued), AllowHTTP: true}, leaks)
+				_, _ = send(t, Config{URL: address(serveRaw(t, tc.resp)), Token: secret.New(issued), AllowHTTP: true}, leaks)
 				leaks.AssertClean(t, append(pieces(issued), issued[:7], issued[7:])...)
 			})
 		}
@@ -107,7 +107,7 @@ func TestALoopbackAddressIsShownWithoutItsPath(t *testing.T) {
 		{"base64 of the header in the path", "https://localhost/" + url.PathEscape(bearer), "https://localhost"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CheckNotLoopback(tc.url)
+			err := address(tc.url).CheckNotLoopback()
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "--webhook-url "+tc.shown+":")
 			assert.NotContains(t, err.Error(), "acme")
@@ -121,7 +121,7 @@ func TestALoopbackAddressIsShownWithoutItsPath(t *testing.T) {
 // A payload may hold, in a rule's string, characters a terminal would act
 // on: request shows the same JSON with them escaped.
 func TestRequestShowsThePayloadEscapedForATerminal(t *testing.T) {
-	p, err := Prepare(Config{URL: "https://hooks.example.com/acme", Token: secret.New(issued)})
+	p, err := Prepare(Config{URL: address("https://hooks.example.com/acme"), Token: secret.New(issued)})
 	require.NoError(t, err)
 	for _, tc := range []struct{ name, raw, shown string }{
 		{"a C1 control sequence introducer", "\u009b", `\u009b`},
