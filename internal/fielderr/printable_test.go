@@ -74,9 +74,13 @@ func visible(r rune) bool {
 
 // F1 (issue #65): Printable, Quote and Join escape the same characters, so
 // an error cannot read `frontend.image: unknown key` for a key that is not
-// image. Every character is tried.
+// image. Every character of the planes Unicode assigns characters in (0 to
+// 3, and 14 for tags and variation selectors) is tried.
 func TestPrintableQuoteAndJoinAgreeOnEveryCharacter(t *testing.T) {
-	for r := rune(0); r <= unicode.MaxRune; r++ {
+	for r := rune(0); r < 0xe1000; r++ {
+		if r == 0x40000 {
+			r = 0xe0000
+		}
 		if r == '"' || r == '\\' || r == '.' || r == '[' || r == ']' || unicode.IsSpace(r) || !utf8.ValidRune(r) {
 			continue // quoted for a reason of their own
 		}
