@@ -15,7 +15,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"dagger/lowcode-pipeline/internal/dagger"
-	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/nodebuild"
 	"dagger/lowcode-pipeline/internal/prefetch"
 	"dagger/lowcode-pipeline/internal/results"
@@ -205,7 +204,7 @@ func snapshotReport(ctx context.Context, done *dagger.Container) (*SnapshotRepor
 	var report snapshotpush.Report
 	if jsonErr := json.Unmarshal([]byte(out), &report); jsonErr != nil {
 		stderr, _ := done.Stderr(ctx)
-		return nil, fmt.Errorf("the git step exited %d without a report: %s", code, fielderr.Cut(stderr, snapshotpush.MaxReason))
+		return nil, snapshotpush.NoReport(code, stderr)
 	}
 	var doc results.SnapshotReport
 	for _, e := range report.Entries {

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -95,7 +94,7 @@ func Join(parent, key string) string {
 
 func plainKey(key string) bool {
 	return key != "" && utf8.ValidString(key) && !strings.ContainsAny(key, `.[]"\`) &&
-		!strings.ContainsFunc(key, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) })
+		!strings.ContainsFunc(key, func(r rune) bool { return unicode.IsSpace(r) || unprintable(r) })
 }
 
 // Index builds an element path: Index("extraArgs", 0) is "extraArgs[0]".
@@ -103,24 +102,26 @@ func Index(parent string, i int) string {
 	return fmt.Sprintf("%s[%d]", parent, i)
 }
 
-// Quote shows a user value in an error, shortened so a huge input cannot
-// flood the output: at most MaxValue bytes of it, and at most 2×MaxValue
-// once quoted (a byte that is not UTF-8 is quoted as four: \xe9).
+// Quote shows a user value in an error, in quotes, every character escaped
+// that Printable escapes (as Go quotes it: \n, \x1b, \u3164), shortened so
+// a huge input cannot flood the output: at most MaxValue bytes of it, and at
+// most 2×MaxValue once quoted (a byte that is not UTF-8 is quoted as four:
+// \xe9).
 func Quote(s string) string {
 	end := min(len(s), MaxValue)
 	for end < len(s) && end > 0 && !utf8.RuneStart(s[end]) {
 		end--
 	}
-	for end > 0 && len(strconv.Quote(s[:end])) > 2*MaxValue {
+	for end > 0 && len(quote(s[:end])) > 2*MaxValue {
 		end--
 		for end > 0 && !utf8.RuneStart(s[end]) {
 			end--
 		}
 	}
 	if end == len(s) {
-		return strconv.Quote(s)
+		return quote(s)
 	}
-	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:end]), len(s))
+	return fmt.Sprintf("%s… (%d bytes)", quote(s[:end]), len(s))
 }
 
 // MarshalJSON lists the problems as [{"path": …, "message": …}].

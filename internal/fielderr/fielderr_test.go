@@ -20,6 +20,7 @@ func TestEchoedValuesAreCut(t *testing.T) {
 	assert.Contains(t, q, "… (2000 bytes)")
 	assert.Equal(t, `"short"`, Quote("short"))
 	assert.Equal(t, `"a\n\"b\""`, Quote("a\n\"b\""), "quoted as Go quotes")
+	assert.Equal(t, `"manual\u3164"`, Quote("manual\u3164"), "a letter drawn as nothing is escaped, as Printable does")
 
 	notUTF8 := Quote(strings.Repeat("\xe9", 80))
 	assert.LessOrEqual(t, len(notUTF8), 2*MaxValue+len("… (80 bytes)"), "bytes quoted as \\xe9 count as what they print")
@@ -149,6 +150,8 @@ func TestAPathNamesEveryKeyEvenOneThatReadsOddly(t *testing.T) {
 		{"a key with brackets is quoted, not read as an index", "", "[0]", `["[0]"]`},
 		{"a key with a space is quoted", "", "no downtime", `["no downtime"]`},
 		{"a key with a control character is quoted", "", "a\nb", `["a\nb"]`},
+		{"a key with a letter drawn as nothing is quoted and escaped", "frontend", "image\u3164", `frontend["image\u3164"]`},
+		{"a key with a blank Braille pattern is quoted and escaped", "frontend", "image\u2800", `frontend["image\u2800"]`},
 		{"a key that is not UTF-8 is quoted byte by byte", "", "a\xffb", `["a\xffb"]`},
 		{"a long odd key is cut", "", strings.Repeat(" ", 1000), `["` + strings.Repeat(" ", MaxValue) + `"… (1000 bytes)]`},
 	} {

@@ -13,12 +13,14 @@ import (
 // server or a file wrote it: every character a terminal would act on
 // instead of show (C0 and C1 controls such as CR, LF, ESC, BEL, BS, DEL,
 // U+009B CSI; bidirectional overrides and other invisible format
-// characters; a letter or a mark a terminal draws as nothing, such as U+034F
-// the combining grapheme joiner or U+3164 the Hangul filler) and every byte that is not UTF-8 is written as Go escapes it
-// (\r, \n, \x1b, \u009b, \u202e, \xff), so no server can start a line, move
-// the cursor or hide text. Printable text, quotes and backslashes included,
-// is kept as it is. It is the one place that decides this: Quote shows a
-// value the same way, in quotes.
+// characters; a letter, a mark or a symbol a terminal draws as nothing, such
+// as U+034F the combining grapheme joiner, U+3164 the Hangul filler or
+// U+2800 the blank Braille pattern) and every byte that is not UTF-8 is
+// written as Go escapes it (\r, \n, \x1b, \u009b, \u202e, \xff), so no
+// server can start a line, move the cursor or hide text. Printable text,
+// quotes and backslashes included, is kept as it is. Which characters are
+// escaped is decided once (unprintable): Quote shows a value the same way,
+// in quotes, and Join quotes a key that holds one.
 func Printable(s string) string {
 	if utf8.ValidString(s) && !strings.ContainsFunc(s, unprintable) {
 		return s
@@ -29,7 +31,9 @@ func Printable(s string) string {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case unprintable(r) && unicode.IsPrint(r): // strconv would keep it as it is
+		case unprintable(r) && unicode.IsPrint(r) && r > 0xffff: // strconv would keep it as it is
+			fmt.Fprintf(&b, `\U%08x`, r)
+		case unprintable(r) && unicode.IsPrint(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		case unprintable(r):
 			quoted := strconv.QuoteRune(r)
@@ -43,12 +47,20 @@ func Printable(s string) string {
 }
 
 // unprintable is a character a terminal acts on or draws as nothing: one
-// unicode.IsPrint refuses, or one of the default-ignorable characters it
-// takes for a letter or a mark (U+034F, U+115F, U+3164, U+FFA0). A variation
-// selector, which changes how an emoji before it is drawn, is kept.
+// unicode.IsPrint refuses, one of the default-ignorable characters it takes
+// for a letter or a mark (U+034F, U+115F, U+3164, U+FFA0, U+17B4), or U+2800,
+// a symbol every font draws blank. A variation selector, which changes how
+// an emoji before it is drawn, is kept. Printable, Quote, Join and
+// PrintableJSON all ask it.
 func unprintable(r rune) bool {
-	return !unicode.IsPrint(r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r)
+	return !unicode.IsPrint(r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || r == brailleBlank
 }
+
+const brailleBlank = '\u2800'
+
+// quote is s as strconv.Quote quotes it, with what strconv keeps but a
+// terminal draws as nothing escaped too: the same characters as Printable.
+func quote(s string) string { return Printable(strconv.Quote(s)) }
 
 // PrintableJSON is a JSON document as it may reach a terminal: the same JSON,
 // with every character Printable would escape written as a JSON escape

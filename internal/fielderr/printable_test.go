@@ -28,6 +28,9 @@ func TestPrintableShowsWhatATerminalWouldActOn(t *testing.T) {
 		{"invisible format characters", "a\u200bb\u00adc\ufeffd\u2060e\u200df\u180eg", `a\u200bb\u00adc\ufeffd\u2060e\u200df\u180eg`},
 		{"a combining grapheme joiner, which no terminal shows", "to\u034fken", `to\u034fken`},
 		{"a Hangul filler, a letter no terminal shows", "a\u3164b\u115fc", `a\u3164b\u115fc`},
+		{"the Hangul fillers and Khmer inherent vowels a terminal draws as nothing", "\u1160\uffa0\u17b4\u17b5", `\u1160\uffa0\u17b4\u17b5`},
+		{"the blank Braille pattern, a symbol drawn as a space", "to\u2800ken", `to\u2800ken`},
+		{"a Braille pattern with dots is kept", "\u2801\u28ff", "\u2801\u28ff"},
 		{"a combining mark that shows is kept", "e\u0301 n\u0303", "e\u0301 n\u0303"},
 		{"an emoji's variation selector is kept", "\u2764\ufe0f", "\u2764\ufe0f"},
 	} {
@@ -63,7 +66,32 @@ func FuzzPrintable(f *testing.F) {
 }
 
 // visible is what a terminal shows: a printable character that is not
-// default-ignorable (U+034F, U+3164) but for a variation selector.
+// default-ignorable (U+034F, U+3164) but for a variation selector, nor the
+// blank Braille pattern.
 func visible(r rune) bool {
-	return unicode.IsPrint(r) && !unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r)
+	return unicode.IsPrint(r) && !unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) && r != '\u2800'
+}
+
+// F1 (issue #65): Printable, Quote and Join escape the same characters, so
+// an error cannot read `frontend.image: unknown key` for a key that is not
+// image. Every character of the planes Unicode assigns characters in (0 to
+// 3, and 14 for tags and variation selectors) is tried.
+func TestPrintableQuoteAndJoinAgreeOnEveryCharacter(t *testing.T) {
+	for r := rune(0); r < 0xe1000; r++ {
+		if r == 0x40000 {
+			r = 0xe0000
+		}
+		if r == '"' || r == '\\' || r == '.' || r == '[' || r == ']' || unicode.IsSpace(r) || !utf8.ValidRune(r) {
+			continue // quoted for a reason of their own
+		}
+		c := string(r)
+		kept := Printable(c) == c
+		if kept != (Quote(c) == `"`+c+`"`) || kept != (Join("a", c) == "a."+c) {
+			t.Fatalf("%U: Printable %q, Quote %s, Join %s", r, Printable(c), Quote(c), Join("a", c))
+		}
+		if !kept {
+			require.NotContains(t, Quote(c), c, "%U", r)
+			require.NotContains(t, Join("a", c), c, "%U", r)
+		}
+	}
 }

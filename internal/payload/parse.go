@@ -152,6 +152,9 @@ func (d *decoder) payload(v any) *Payload {
 		if o := d.object("noDowntime", v, "promotionMode"); o != nil {
 			if v, ok := o.Fields["promotionMode"]; ok {
 				p.NoDowntime.PromotionMode = Mode(d.str("noDowntime.promotionMode", v))
+				if v == "" { // given, so shown: not the "required" of a missing one
+					d.fail("noDowntime.promotionMode", "invalid value \"\": allowed values are %q and %q", ModeAuto, ModeManual)
+				}
 			}
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 
 	"dagger/lowcode-pipeline/internal/fielderr"
@@ -284,9 +285,19 @@ func checkControls(s string, lines bool) error {
 }
 
 // readsAsGit: a folder name that git, or a case- or Unicode-folding file
-// system (HFS+ ignores zero-width characters; Windows drops trailing dots
-// and spaces and answers to 8.3 names), may take for .git.
+// system, may take for .git (fsName; Windows also answers to 8.3 names).
 func readsAsGit(name string) bool {
+	n := fsName(name)
+	return n == ".git" || strings.HasPrefix(n, "git~") && len(n) > 4 && strings.Trim(n[4:], "0123456789") == ""
+}
+
+// fsName is a folder name as a case- or Unicode-folding file system reads
+// it: macOS's ignores case, Unicode normalization (é and e + U+0301) and
+// zero-width characters (HFS+); Windows' ignores case and trailing dots and
+// spaces. Compatibility forms (full-width letters) and the dotted and
+// dotless i are folded too, to be safe. Two names with one fsName may be one
+// folder on a checkout.
+func fsName(name string) string {
 	var b strings.Builder
 	for _, r := range norm.NFKC.String(name) {
 		switch {
@@ -297,27 +308,28 @@ func readsAsGit(name string) bool {
 			b.WriteRune(r)
 		}
 	}
-	n := strings.TrimRight(b.String(), ". ")
-	if strings.EqualFold(n, ".git") {
-		return true
-	}
-	short := strings.ToUpper(n)
-	return strings.HasPrefix(short, "GIT~") && len(short) > 4 && strings.Trim(short[4:], "0123456789") == ""
+	return norm.NFKC.String(cases.Fold().String(strings.TrimRight(b.String(), ". ")))
 }
 
 // checkOutputDirs refuses two entries writing the same folder, or one inside
-// another's: each snapshot replaces its folder whole. Sorted by path plus
-// "/", a folder's descendants follow it, so one pass with a stack of
+// another's: each snapshot replaces its folder whole. Names are compared as
+// a case- or Unicode-folding file system reads them (fsName): "Snapshot" and
+// "snapshot" are one folder on a macOS or Windows checkout. Sorted by path
+// plus "/", a folder's descendants follow it, so one pass with a stack of
 // ancestors finds every overlap in O(n log n).
 func checkOutputDirs(errs *fielderr.List, entries []Entry) {
 	type dir struct {
-		key   string // the cleaned path and "/"
+		key   string // the cleaned path's names, each as fsName reads it, and "/"
 		index int
 	}
 	var dirs []dir
 	for i, e := range entries {
 		if e.Snapshooter.OutputDir != "" {
-			dirs = append(dirs, dir{path.Clean(e.Snapshooter.OutputDir) + "/", i})
+			names := strings.Split(path.Clean(e.Snapshooter.OutputDir), "/")
+			for j, n := range names {
+				names[j] = fsName(n)
+			}
+			dirs = append(dirs, dir{strings.Join(names, "/") + "/", i})
 		}
 	}
 	slices.SortStableFunc(dirs, func(a, b dir) int { return strings.Compare(a.key, b.key) })
@@ -331,13 +343,22 @@ func checkOutputDirs(errs *fielderr.List, entries []Entry) {
 			a := ancestors[len(ancestors)-1]
 			later, earlier := max(a.index, d.index), min(a.index, d.index)
 			found = append(found, fielderr.Error{Path: fmt.Sprintf("[%d].snapshooter.outputDir", later),
-				Message: fmt.Sprintf("%s overlaps entry [%d]'s %s: each entry needs its own folder",
-					fielderr.Quote(path.Clean(entries[later].Snapshooter.OutputDir)), earlier, fielderr.Quote(path.Clean(entries[earlier].Snapshooter.OutputDir)))})
+				Message: overlap(path.Clean(entries[later].Snapshooter.OutputDir), earlier, path.Clean(entries[earlier].Snapshooter.OutputDir))})
 		}
 		ancestors = append(ancestors, d)
 	}
 	slices.SortStableFunc(found, func(a, b fielderr.Error) int { return strings.Compare(a.Path, b.Path) })
 	*errs = append(*errs, found...)
+}
+
+// overlap says that later's folder is earlier's, or holds it or is inside
+// it, and why when the names differ only as a file system reads them.
+func overlap(later string, earlier int, earlierDir string) string {
+	msg := fmt.Sprintf("%s overlaps entry [%d]'s %s", fielderr.Quote(later), earlier, fielderr.Quote(earlierDir))
+	if a, b := later+"/", earlierDir+"/"; !strings.HasPrefix(a, b) && !strings.HasPrefix(b, a) {
+		msg += " on a macOS or Windows checkout, where a name's letter case, Unicode normalization and trailing dots do not count"
+	}
+	return msg + ": each entry needs its own folder"
 }
 
 func gitSection(errs *fielderr.List, p string, v any) *Git {

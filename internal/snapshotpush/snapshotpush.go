@@ -14,6 +14,7 @@ import (
 	"dagger/lowcode-pipeline/internal/durationflag"
 	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/gitsync"
+	"dagger/lowcode-pipeline/internal/redact"
 	"dagger/lowcode-pipeline/internal/secret"
 	"dagger/lowcode-pipeline/internal/snapshotconfig"
 )
@@ -56,7 +57,7 @@ type Result struct {
 	Name      string `json:"name"`
 	OutputDir string `json:"outputDir"`
 	Branch    string `json:"branch"`
-	Outcome   string `json:"outcome"`
+	Outcome   string `json:"outcome"` // pushed, unchanged, not attempted or failed: <reason> (failure)
 	Changed   bool   `json:"changed"`
 	Commit    string `json:"commit,omitempty"`
 	Attempts  int    `json:"attempts"`
@@ -98,7 +99,7 @@ func Run(ctx context.Context, b Batch, getenv func(string) string, now time.Time
 		switch {
 		case failed:
 		case err != nil:
-			res.Outcome, failed = "failed: "+err.Error(), true
+			res.Outcome, failed = failure(err), true
 		default:
 			synced, serr := gitsync.Sync(ctx, gitsync.Options{
 				RemoteURL: e.Remote, Branch: e.Branch, OutputDir: e.OutputDir, Snapshot: e.Snapshot,
@@ -108,7 +109,7 @@ func Run(ctx context.Context, b Batch, getenv func(string) string, now time.Time
 				AllowHTTP: b.AllowHTTP, Logf: logf,
 			})
 			if serr != nil {
-				res.Outcome, failed = "failed: "+fielderr.Cut(serr.Error(), MaxReason), true
+				res.Outcome, failed = failure(serr), true
 				break
 			}
 			res.Outcome, res.Changed, res.Commit, res.Attempts = synced.Outcome(), synced.Changed, synced.Commit, synced.Attempts
@@ -120,6 +121,28 @@ func Run(ctx context.Context, b Batch, getenv func(string) string, now time.Time
 
 // MaxReason bounds the bytes a failed entry's outcome repeats of its error.
 const MaxReason = 600
+
+// failure is a failed entry's outcome. Its reason may repeat what a remote
+// said (a 403 body, a pre-receive hook's words, as git prints them) and JSON
+// carries U+009B or U+202E raw: it is made fielderr.Printable here, once, so
+// that the report's Summary, its JSON and the Outcome field all show it so.
+func failure(err error) string {
+	return "failed: " + fielderr.Printable(fielderr.Cut(err.Error(), MaxReason))
+}
+
+// NoReport is the error of a git step that exited with code and printed no
+// report (its batch unreadable, the step stopped or crashed). It repeats of
+// stderr only the lines the module's tools wrote for the user
+// (fielderr.ToolLines: escaped), any address in them without its user-info
+// or query: the rest may hold what git or a remote said, token included,
+// and stays in the engine's log, where Dagger masks secrets.
+func NoReport(code int, stderr string) error {
+	said := fielderr.ToolLines(stderr)
+	if len(said) == 0 {
+		return fmt.Errorf("the git step exited %d without a report; its output is in the engine's log", code)
+	}
+	return fmt.Errorf("the git step exited %d without a report:\n%s", code, redact.URLsIn(strings.Join(said, "\n")))
+}
 
 // Auth is how one entry authenticates to its remote.
 type Auth struct {

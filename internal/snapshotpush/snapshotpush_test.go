@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/snapshotconfig"
 	"dagger/lowcode-pipeline/internal/testsupport/gittest"
 	"dagger/lowcode-pipeline/internal/testsupport/leaktest"
@@ -112,6 +116,60 @@ func TestSummaryShowsNoCharacterATerminalWouldObey(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Report{Entries: []Result{{Name: tc.raw, OutputDir: tc.raw, Branch: tc.raw, Outcome: "failed: remote: " + tc.raw}}}
 			assert.Equal(t, fmt.Sprintf("[0] %[1]s (%[1]s → %[1]s): failed: remote: %[1]s", tc.shown), r.Summary())
+		})
+	}
+}
+
+// P1 (issue #65): what a remote answers reaches the outcome escaped, once,
+// so that the Outcome field and the report's JSON (which allows U+009B,
+// U+202E, U+0085 and DEL raw in a string) show it as Summary does.
+func TestARemotesWordsAreEscapedInTheOutcomeItself(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusForbidden)
+		io.WriteString(w, "denied \u009b2J\u009b31mFORGED\u202eexe.txt \u0085 DEL\x7f \x1b[2K")
+	}))
+	t.Cleanup(srv.Close)
+	report := Run(context.Background(), Batch{MaxAttempts: 1, MaxDeleteRatio: 0.5, Timeout: "30s", AllowHTTP: true, Entries: []Entry{
+		{Name: "app", Remote: srv.URL + "/org/repo.git", Branch: "main", OutputDir: "snapshot", Snapshot: snapshot(t, "a.json"), Message: "m", TokenEnv: "GIT_TOKEN"},
+	}}, env, time.Now(), t.Logf)
+	require.True(t, report.Failed())
+	outcome := report.Entries[0].Outcome
+	assert.Contains(t, outcome, `denied \u009b2J\u009b31mFORGED\u202eexe.txt \u0085 DEL\x7f \x1b[2K`, "the remote's words, escaped")
+	assert.Equal(t, fielderr.Printable(outcome), outcome)
+	assert.Contains(t, report.Summary(), `\u009b2J`, "Summary shows it as the outcome does, not escaped twice")
+	assert.NotContains(t, report.Summary(), `\\u009b2J`)
+	data, err := json.Marshal(report)
+	require.NoError(t, err)
+	for _, c := range []string{"\u009b", "\u202e", "\u0085", "\x7f", "\x1b"} {
+		assert.NotContains(t, string(data), c, "%U", []rune(c)[0])
+	}
+}
+
+// A git step that printed no report: its error repeats only the lines our
+// tool wrote, escaped, an address in them without its secrets, never what
+// git or a remote wrote (an echoed token), which the engine's log masks.
+func TestAStepWithoutAReportRepeatsOnlyTheToolsOwnLines(t *testing.T) {
+	for _, tc := range []struct{ name, stderr, want string }{
+		{"the tool's line, escaped", "2024/01/01 remote: " + gittest.Token + "\nsnapshot-push: -batch: bad \x1b[2Jjson\u202e\n",
+			"the git step exited 2 without a report:\nsnapshot-push: -batch: bad \\x1b[2Jjson\\u202e"},
+		{"a time limit's line", "lowcode-pipeline: the git step did not finish within 5m, the time limit of one step: stopped\n",
+			"the git step exited 124 without a report:\nlowcode-pipeline: the git step did not finish"},
+		{"an address without its query", "snapshot-push: -batch: open https://g.example.com/r.git?private_token=" + gittest.Token + " (no such file)\n",
+			"snapshot-push: -batch: open https://g.example.com/r.git (no such file)"},
+		{"nothing of ours", "panic: " + gittest.Token + "\n\x1b[31mgoroutine 1\n", "without a report; its output is in the engine's log"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code := 2
+			if strings.Contains(tc.stderr, "time limit") {
+				code = 124
+			}
+			err := NoReport(code, tc.stderr)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), gittest.Token)
+			for _, line := range strings.Split(err.Error(), "\n") {
+				assert.Equal(t, fielderr.Printable(line), line)
+			}
 		})
 	}
 }

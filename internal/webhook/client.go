@@ -229,15 +229,31 @@ func (a *Address) CheckNotLoopback() error {
 		fielderr.Cut(fielderr.Printable(origin), maxShownURL), fielderr.Quote(u.Host))
 }
 
-// RedactedURL is the address as it may be printed.
-func (p *Prepared) RedactedURL() string { return p.redacted }
+// RedactedURL is the address as it may be printed, in the request shown and
+// the receipt: a query, which may hold a token, shows as "?…", so that
+// …/deploy?instance=prod does not read as …/deploy, where deploy does not
+// send.
+func (p *Prepared) RedactedURL() string {
+	if p.url.RawQuery != "" {
+		return p.redacted + QueryNotShown
+	}
+	return p.redacted
+}
 
-// Request shows the request Send would make, with the token masked. The
-// payload is the same JSON, escaped for a terminal (fielderr.PrintableJSON):
-// a rule may hold U+202E or U+009B, which JSON allows raw in a string.
+// QueryNotShown stands for the query of an address shown (RedactedURL).
+const QueryNotShown = "?…"
+
+// Request shows the request Send would make, with the token masked and the
+// query not shown (RedactedURL). The payload is the same JSON, escaped for a
+// terminal (fielderr.PrintableJSON): a rule may hold U+202E or U+009B, which
+// JSON allows raw in a string.
 func (p *Prepared) Request(body []byte) string {
-	return fmt.Sprintf("POST %s\nAuthorization: Bearer ***\nContent-Type: application/json\n\n%s\n(not sent; payload sha256 %s)\n",
-		p.redacted, fielderr.PrintableJSON(bytes.TrimRight(body, "\n")), Digest(body))
+	query := ""
+	if p.url.RawQuery != "" {
+		query = "; the address's query is not shown, as it may hold a token"
+	}
+	return fmt.Sprintf("POST %s\nAuthorization: Bearer ***\nContent-Type: application/json\n\n%s\n(not sent%s; payload sha256 %s)\n",
+		p.RedactedURL(), fielderr.PrintableJSON(bytes.TrimRight(body, "\n")), query, Digest(body))
 }
 
 // Digest is the payload's SHA-256 in hex, as receipts name it.
@@ -253,7 +269,7 @@ func Redact(raw string) string { return redact.String(raw) }
 // handshake) is retried: once a connection exists the request may have
 // reached the server, and a deployment sent twice is worse than a failed step.
 func (p *Prepared) Send(ctx context.Context, body []byte) (*Receipt, error) {
-	rec := &Receipt{URL: p.redacted, PayloadSHA256: Digest(body)}
+	rec := &Receipt{URL: p.RedactedURL(), PayloadSHA256: Digest(body)}
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
 	defer cancel()
 
@@ -332,17 +348,14 @@ func (p *Prepared) readResponse(resp *http.Response, rec *Receipt) error {
 			rec.Warnings = append(rec.Warnings, "HTTP 200, but the response body could not be read: "+p.text(err.Error()))
 			return nil
 		}
-		var answer struct {
-			Message *string `json:"message"`
-		}
-		switch err := json.Unmarshal(data, &answer); {
-		case err != nil || answer.Message == nil:
+		switch message, ok := messageOf(data); {
+		case !ok:
 			rec.Warnings = append(rec.Warnings, fmt.Sprintf("HTTP 200, but the body is not the expected {\"message\": …} JSON: %s", p.excerpt(data)))
-		case *answer.Message != "success":
-			rec.Message = fielderr.Cut(p.text(*answer.Message), 500)
+		case message != "success":
+			rec.Message = fielderr.Cut(p.text(message), 500)
 			rec.Warnings = append(rec.Warnings, fmt.Sprintf(`HTTP 200 with message "%s" instead of "success"`, rec.Message))
 		default:
-			rec.Message = *answer.Message
+			rec.Message = message
 		}
 		return nil
 	}
@@ -357,6 +370,22 @@ func (p *Prepared) readResponse(resp *http.Response, rec *Receipt) error {
 			status, fielderr.Cut(p.text(Redact(resp.Header.Get("Location"))), maxShownURL), body)}
 	}
 	return &Error{Status: resp.StatusCode, Body: body, Sent: true, msg: fmt.Sprintf("deployment failed: %s %s. Response body: %s", p.shown, status, body)}
+}
+
+// messageOf is JSON.parse(body).message as the platform's JavaScript reads
+// it, when it is a string: the key "message" exactly (encoding/json would
+// take "Message", "MESSAGE" or "meſſage" for it), the last one when it
+// repeats.
+func messageOf(body []byte) (string, bool) {
+	var fields map[string]json.RawMessage // a map's keys match exactly; a repeated one keeps its last value
+	if json.Unmarshal(body, &fields) != nil {
+		return "", false
+	}
+	var message *string
+	if json.Unmarshal(fields["message"], &message) != nil || message == nil {
+		return "", false
+	}
+	return *message, true
 }
 
 // excerpt shows a response body within MaxErrorBody, marked when cut, as

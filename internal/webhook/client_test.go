@@ -149,6 +149,16 @@ func TestOKWithAnUnexpectedBodyIsReportedNotHidden(t *testing.T) {
 		{"no message", `{"status":"ok"}`, `not the expected`},
 		{"empty", ``, `(empty)`},
 		{"another message", `{"message":"queued"}`, `message "queued" instead of "success"`},
+		// W1 (issue #65): JavaScript reads the key "message" exactly, the last one
+		{"a capitalised key", `{"Message":"success"}`, `not the expected`},
+		{"an upper-case key", `{"MESSAGE":"success"}`, `not the expected`},
+		{"a key with a long s", `{"meſſage":"success"}`, `not the expected`},
+		{"a key differing in case after the real one", `{"message":"error","Message":"success"}`, `message "error" instead of "success"`},
+		{"a repeated key, the last one read", `{"message":"success","message":"error"}`, `message "error" instead of "success"`},
+		{"a null message", `{"message":null}`, `not the expected`},
+		{"a message that is not a string", `{"message":1}`, `not the expected`},
+		{"an array", `[{"message":"success"}]`, `not the expected`},
+		{"null", `null`, `not the expected`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, _ := counting(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, tc.body) })
@@ -159,6 +169,51 @@ func TestOKWithAnUnexpectedBodyIsReportedNotHidden(t *testing.T) {
 		})
 	}
 	leaks.AssertClean(t, token, "t0ken-value")
+}
+
+// The body's message is read as JSON.parse(body).message reads it (checked
+// against Node 20 when written): the key spelt exactly, after its escapes
+// are read; the last of a repeated key.
+func TestTheMessageIsReadAsJavaScriptReadsIt(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, message string
+		ok                  bool
+	}{
+		{"the expected body", `{"message":"success"}`, "success", true},
+		{"white space around it", " {\"message\" : \"success\"}\n", "success", true},
+		{"an escaped letter in the key", `{"mess\u0061ge":"success"}`, "success", true},
+		{"an escaped letter in the value", `{"message":"succ\u0065ss"}`, "success", true},
+		{"another key in another case after it", `{"message":"error","Message":"success"}`, "error", true},
+		{"the last of a repeated key", `{"message":"success","message":"error"}`, "error", true},
+		{"a capitalised key", `{"Message":"success"}`, "", false},
+		{"a key with a Kelvin sign or a long s", `{"meſſage":"success","\u212a":1}`, "", false},
+		{"a string, not an object", `"success"`, "", false},
+		{"not JSON", `{"message":"success"`, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			message, ok := messageOf([]byte(tc.body))
+			assert.Equal(t, tc.ok, ok)
+			assert.Equal(t, tc.message, message)
+		})
+	}
+}
+
+// Whatever a server answers, a message is read only from a JSON object
+// that has the key "message" spelt exactly, holding a string.
+func FuzzMessageOf(f *testing.F) {
+	for _, s := range []string{`{"message":"success"}`, `{"Message":"success"}`, `{"message":"a","message":"b"}`, `[]`, `null`, `{"message":null}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		message, ok := messageOf(body)
+		if !ok {
+			assert.Empty(t, message)
+			return
+		}
+		var fields map[string]any
+		require.NoError(t, json.Unmarshal(body, &fields), "a message comes from a JSON object")
+		assert.Equal(t, message, fields["message"], "the key spelt exactly, holding that string")
+	})
 }
 
 func TestRedirectsAreNeverFollowed(t *testing.T) {
@@ -444,7 +499,7 @@ func FuzzPrepare(f *testing.F) {
 		shown, err := url.Parse(p.RedactedURL())
 		require.NoError(t, err, "the printed address parses")
 		assert.Nil(t, shown.User, "no user-info printed")
-		assert.Empty(t, shown.RawQuery, "no query printed")
+		assert.Contains(t, []string{"", "…"}, shown.RawQuery, "no query printed, only that there was one")
 		assert.Contains(t, []string{"https", "http"}, shown.Scheme)
 		assert.True(t, shown.Scheme == "https" || allowHTTP, "http only when allowed")
 		if tokenLike(tok) && !strings.Contains(p.RedactedURL(), tok) && !strings.Contains(string(body), tok) {
@@ -480,9 +535,35 @@ func TestRequestMasksTheToken(t *testing.T) {
 	p, err := Prepare(Config{URL: address("https://hooks.example.com/acme/prod?sig=" + token), Token: secret.New(token)})
 	require.NoError(t, err)
 	out := p.Request(body)
-	assert.Contains(t, out, "POST https://hooks.example.com/acme/prod\nAuthorization: Bearer ***\nContent-Type: application/json\n\n"+string(body))
-	assert.Contains(t, out, "(not sent; payload sha256 ")
+	assert.Contains(t, out, "POST https://hooks.example.com/acme/prod?…\nAuthorization: Bearer ***\nContent-Type: application/json\n\n"+string(body))
+	assert.Contains(t, out, "(not sent; the address's query is not shown, as it may hold a token; payload sha256 ")
 	assert.NotContains(t, out, token)
+}
+
+// W2 (issue #65): `request` shows that the address has a query, which deploy
+// sends, without showing it (it may hold a token); the receipt shows the
+// address the same way.
+func TestRequestAndReceiptShowThatAQueryIsThereWithoutShowingIt(t *testing.T) {
+	first := func(address string) string {
+		p, err := Prepare(Config{URL: address, Token: secret.New(token)})
+		require.NoError(t, err)
+		line, _, _ := strings.Cut(p.Request(body), "\n")
+		return line
+	}
+	assert.Equal(t, "POST https://hooks.example.com/deploy", first("https://hooks.example.com/deploy"))
+	assert.Equal(t, "POST https://hooks.example.com/deploy?…", first("https://hooks.example.com/deploy?instance=prod"))
+	assert.Equal(t, "POST https://hooks.example.com/deploy?…", first("https://hooks.example.com/deploy?access_token="+token))
+	assert.Equal(t, "POST https://hooks.example.com/deploy", first("https://hooks.example.com/deploy#frag"), "a fragment is not sent")
+
+	srv, _ := counting(t, func(w http.ResponseWriter, r *http.Request) {
+		assert.Equal(t, "instance=prod", r.URL.RawQuery, "the query is sent")
+		io.WriteString(w, `{"message":"success"}`)
+	})
+	cfg := tlsConfig(srv)
+	cfg.URL += "?instance=prod"
+	rec, err := send(t, cfg, &leaktest.Recorder{})
+	require.NoError(t, err)
+	assert.True(t, strings.HasSuffix(rec.URL, "/acme/production?…"), rec.URL)
 }
 
 func TestNoPieceOfTheTokenSurvivesInAnEchoedBody(t *testing.T) {
