@@ -245,7 +245,9 @@ func JSON(v any) string {
 	if err != nil { // only plain data reaches here
 		panic(err)
 	}
-	return string(out) + "\n"
+	// a value read from a file or a server may hold U+202E or U+009B, which
+	// JSON allows raw in a string: escaped, they mean the same
+	return fielderr.PrintableJSON(out) + "\n"
 }
 
 func plural(n int, what string) string {

@@ -156,3 +156,17 @@ func TestTextShowsWhatAServerOrAFileWroteWithoutObeyingIt(t *testing.T) {
 	}
 	assert.Contains(t, Receipt{Status: 200, Message: forged}.Text(), "deployed: 200 "+shown+"\n", "the summary's first line stays the receipt's")
 }
+
+// A result's JSON is printed to a terminal: a value from a file or a server
+// holding characters a terminal acts on reaches it escaped, the document
+// meaning the same.
+func TestJSONIsPrintableAndMeansTheSame(t *testing.T) {
+	entry := SnapshotEntry{Name: "home\u202eexe.txt \u009b2J\u0085\x7f"}
+	out := JSON(entry)
+	for _, r := range []rune{'\u202e', '\u009b', '\u0085', '\x7f'} {
+		assert.NotContains(t, out, string(r))
+	}
+	var back SnapshotEntry
+	require.NoError(t, json.Unmarshal([]byte(out), &back))
+	assert.Equal(t, entry, back)
+}

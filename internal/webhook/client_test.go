@@ -544,8 +544,8 @@ func TestRequestMasksTheToken(t *testing.T) {
 // sends, without showing it (it may hold a token); the receipt shows the
 // address the same way.
 func TestRequestAndReceiptShowThatAQueryIsThereWithoutShowingIt(t *testing.T) {
-	first := func(address string) string {
-		p, err := Prepare(Config{URL: address, Token: secret.New(token)})
+	first := func(hook string) string {
+		p, err := Prepare(Config{URL: address(hook), Token: secret.New(token)})
 		require.NoError(t, err)
 		line, _, _ := strings.Cut(p.Request(body), "\n")
 		return line
@@ -560,7 +560,7 @@ func TestRequestAndReceiptShowThatAQueryIsThereWithoutShowingIt(t *testing.T) {
 		io.WriteString(w, `{"message":"success"}`)
 	})
 	cfg := tlsConfig(srv)
-	cfg.URL += "?instance=prod"
+	cfg.URL = address(srv.URL + "/acme/production?instance=prod")
 	rec, err := send(t, cfg, &leaktest.Recorder{})
 	require.NoError(t, err)
 	assert.True(t, strings.HasSuffix(rec.URL, "/acme/production?…"), rec.URL)
