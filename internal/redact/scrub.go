@@ -129,9 +129,10 @@ func (s Scrubber) scrub(text string, cut bool) string {
 // Unscrubbable stands in for a text Scrub could not search in time.
 const Unscrubbable = "<text not shown: too costly to search for secrets>"
 
-// scrubBudget bounds Scrub's work: the characters read past the first of a
-// possible spelling, per byte of text. A text made of nothing but an issued
-// token's spellings takes about 1; one of "abab…" about 4.
+// scrubBudget bounds Scrub's work: the readings of a character tried past
+// the first of a possible spelling, per byte of text. A text made of
+// nothing but an issued token's spellings takes about 1; one of "abab…"
+// about 4, one of backslashes about 4 too.
 const scrubBudget = 16
 
 // walk reads text as target, one character's spelling at a time.
@@ -155,7 +156,8 @@ func (w *walk) from(at, j int) int {
 	var buf [8]spelling
 	found, read := spellings(w.text, at, buf[:0])
 	if j > 0 {
-		*w.budget -= 1 + read/16 // a long reference's digits are read too
+		// each reading is tried, and a long reference's digits are read too
+		*w.budget -= len(found) + read/16
 	}
 	for _, sp := range found {
 		if strings.HasPrefix(w.target[j:], sp.means) {

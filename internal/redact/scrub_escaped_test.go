@@ -108,10 +108,10 @@ func TestScrubKeepsEscapesEscapedTwiceOutsideASecret(t *testing.T) {
 // introducers, are read in bounded time.
 func TestEscapesEscapedOverAndOverAreSearchedInBoundedTime(t *testing.T) {
 	for _, tc := range []struct{ secret, text string }{
-		{strings.Repeat(`\`, 40) + "x", strings.Repeat(`\\`, 32<<10)},
-		{strings.Repeat("&", 40) + "x", strings.Repeat("&amp;", 16<<10)},
-		{strings.Repeat("%", 40) + "x", strings.Repeat("%25", 24<<10)},
-		{issued, strings.Repeat(issued[:20]+`\\n&#10&amp;#10;`, 4<<10)},
+		{strings.Repeat(`\`, 40) + "x", strings.Repeat(`\\`, 8<<10)},
+		{strings.Repeat("&", 40) + "x", strings.Repeat("&amp;", 4<<10)},
+		{strings.Repeat("%", 40) + "x", strings.Repeat("%25", 6<<10)},
+		{issued, strings.Repeat(issued[:20]+`\\n&#10&amp;#10;`, 1<<10)},
 	} {
 		start := time.Now()
 		NewScrubber(secret.New(tc.secret)).Scrub(tc.text)
@@ -143,5 +143,25 @@ func TestAReferenceWithoutItsSemicolonReadsOnlyItsDigits(t *testing.T) {
 			got, _ := escapes(tc.text, '&', 1, nil)
 			assert.Equal(t, tc.want, got)
 		})
+	}
+}
+
+// A long secret escaped twice, or in references without their ';', is
+// searched in full: the work each reading costs leaves room for it.
+func TestALongSecretEscapedTwiceIsSearchedInFull(t *testing.T) {
+	b := make([]byte, 3<<10)
+	for i := range b {
+		b[i] = "abcdefghijklmnopqrstuvwxyz0123456789-_"[(i*7919+i*i)%38]
+	}
+	long := string(b)
+	once, _ := json.Marshal(long)
+	twice, _ := json.Marshal(string(once))
+	var refs strings.Builder
+	for _, r := range long {
+		refs.WriteString("&#" + strconv.Itoa(int(r)))
+	}
+	for _, spelling := range []string{string(twice), refs.String(), url.QueryEscape(url.QueryEscape(long)), wrap(long, 7, `\\n`)} {
+		out := NewScrubber(secret.New(long)).Scrub("x " + spelling + " y")
+		assert.Equal(t, "x *** y", strings.NewReplacer(`"`, "", `\`, "").Replace(out), "%.40q", spelling)
 	}
 }
