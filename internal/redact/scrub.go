@@ -2,12 +2,9 @@ package redact
 
 import (
 	"encoding/base64"
-	"html"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"dagger/lowcode-pipeline/internal/secret"
@@ -30,20 +27,26 @@ import (
 //     past U+FFFF), \/, \", \\;
 //
 //   - HTML-escaped: by name (&lt;, &amp;, &nbsp;, &NewLine;, any name HTML
-//     knows), &#NN; and &#xHH;;
+//     knows), &#NN; and &#xHH;, and as HTML also reads them without their
+//     ';' (&#10, &#x0a, &nbsp, &shy);
 //
 //   - as Go quotes it (%q): \xHH, \a, \v, \uXXXX, \UXXXXXXXX;
 //
 //   - as git re-encodes a UTF-8 character as Latin-1 (Â followed by U+0085
 //     for NEL): each byte a character of its own;
 //
+//   - escaped twice, an escape's \, % or & escaped itself: \\n, \\u000a,
+//     \\x0a, \\/ (a JSON- or Go-quoted text quoted again), \\\\n, \u005cn,
+//     %250A, %2B (a space form-encoded twice), &amp;#10;;
+//
 // and with line breaks, other control characters, spaces and characters a
 // reader does not see (format characters such as U+200B, U+00AD, U+FEFF,
 // and the other default-ignorable ones such as U+034F), as they are or in
-// any of those spellings (\r\n, \n, %0A, &#10;, &nbsp;, \x01, Â\u0085),
-// anywhere between two characters, as when an echo is wrapped at a column
-// (MIME at 76, PEM at 64), folded, split across lines (git's "remote: " at
-// the start of a line included) or broken by a byte a server slipped in.
+// any of those spellings (\r\n, \n, \\n, %0A, &#10;, &#10, &nbsp;, \x01,
+// Â\u0085), anywhere between two characters, as when an echo is wrapped at
+// a column (MIME at 76, PEM at 64), folded, split across lines (git's
+// "remote: " at the start of a line included) or broken by a byte a server
+// slipped in.
 // The zero value scrubs nothing.
 type Scrubber struct {
 	targets []secret.Text // what is searched for: kept secret, as fmt may print a Scrubber
@@ -126,9 +129,10 @@ func (s Scrubber) scrub(text string, cut bool) string {
 // Unscrubbable stands in for a text Scrub could not search in time.
 const Unscrubbable = "<text not shown: too costly to search for secrets>"
 
-// scrubBudget bounds Scrub's work: the characters read past the first of a
-// possible spelling, per byte of text. A text made of nothing but an issued
-// token's spellings takes about 1; one of "abab…" about 4.
+// scrubBudget bounds Scrub's work: the readings of a character tried past
+// the first of a possible spelling, per byte of text. A text made of
+// nothing but an issued token's spellings takes about 1; one of "abab…"
+// about 4, one of backslashes about 4 too.
 const scrubBudget = 16
 
 // walk reads text as target, one character's spelling at a time.
@@ -149,10 +153,11 @@ func (w *walk) from(at, j int) int {
 	if at >= len(w.text) {
 		return w.runsOff(j)
 	}
-	var buf [4]spelling
+	var buf [8]spelling
 	found, read := spellings(w.text, at, buf[:0])
 	if j > 0 {
-		*w.budget -= 1 + read/16 // a long reference's digits are read too
+		// each reading is tried, and a long reference's digits are read too
+		*w.budget -= len(found) + read/16
 	}
 	for _, sp := range found {
 		if strings.HasPrefix(w.target[j:], sp.means) {
@@ -181,59 +186,6 @@ func (w *walk) runsOff(j int) int {
 	return -1
 }
 
-// unfinished reports whether s, all that is left of a text, may be the start
-// of a spelling the end cut short: %5, \u00, &#000, &NewLi, \x0, git's
-// "\nremo", a UTF-8 character's first bytes, or the first characters of
-// git's Latin-1 spelling of one (Â of Â U+0085).
-func unfinished(s string) bool {
-	if len(s) == 0 || len(s) > len(`\uD83D\uDE0`) && s[0] != '&' {
-		return false
-	}
-	if !utf8.FullRuneInString(s) || latin1Unfinished(s) {
-		return true
-	}
-	switch s[0] {
-	case '%':
-		return len(s) < 3 && isHex(s[1:])
-	case '\\':
-		return len(s) < 2 || strings.ContainsRune("uUx", rune(s[1])) && isHex(strings.NewReplacer(`\u`, "", `\U`, "").Replace(s[2:]))
-	case '&':
-		name := strings.TrimLeft(s[1:], "#xX")
-		return len(s) < len(longestEntity) && isAlnum(s[1:]) || strings.HasPrefix(s, "&#") && isHex(name)
-	case '\n':
-		return strings.HasPrefix(gitRemote, s[1:])
-	}
-	return false
-}
-
-func isHex(s string) bool {
-	return !strings.ContainsFunc(s, func(r rune) bool { return !strings.ContainsRune("0123456789abcdefABCDEF", r) })
-}
-
-// latin1Unfinished reports whether s is the first characters of git's
-// Latin-1 spelling of a UTF-8 character (each byte a character of its own),
-// the last of them perhaps cut inside its own two bytes: Â, â U+0080, â\xc2.
-func latin1Unfinished(s string) bool {
-	var raw []byte
-	for len(s) > 0 {
-		if !utf8.FullRuneInString(s) {
-			return s[0] == 0xc2 || s[0] == 0xc3 // a Latin-1 character cut in two
-		}
-		r, size := utf8.DecodeRuneInString(s)
-		if r < 0x80 || r > 0xff {
-			return false
-		}
-		raw, s = append(raw, byte(r)), s[size:]
-	}
-	return !utf8.FullRune(raw) // a lead byte and fewer bytes than it needs
-}
-
-func isAlnum(s string) bool {
-	return !strings.ContainsFunc(s, func(r rune) bool {
-		return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9')
-	})
-}
-
 // gap is what may come between two characters of a spelling: a line
 // break, another control character, a space, or a character a reader does
 // not see: a format character (U+200B, U+00AD, U+FEFF, U+2060, U+202E) or
@@ -242,150 +194,4 @@ func gap(means string) bool {
 	r, size := utf8.DecodeRuneInString(means)
 	return size == len(means) && (unicode.IsControl(r) || unicode.IsSpace(r) ||
 		unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector))
-}
-
-// spelling is one character as text spells it: what it means, and how many
-// bytes of text spell it.
-type spelling struct {
-	means string
-	n     int
-}
-
-// spellings are the ways text[at:] begins with one character: as it is,
-// and as each escape the Scrubber knows, appended to buf; read is how many
-// bytes past the first were read to tell.
-func spellings(text string, at int, buf []spelling) (_ []spelling, read int) {
-	_, size := utf8.DecodeRuneInString(text[at:])
-	buf = append(buf, spelling{text[at : at+size], size})
-	rest := text[at:]
-	if r, n, ok := latin1Reading(rest); ok {
-		buf = append(buf, spelling{string(r), n})
-	}
-	switch rest[0] {
-	case '\n':
-		if strings.HasPrefix(rest[1:], gitRemote) {
-			buf = append(buf, spelling{"\n", 1 + len(gitRemote)})
-		}
-	case '+':
-		buf = append(buf, spelling{" ", 1})
-	case '%':
-		if b, ok := hexValue(rest, 1, 2); ok {
-			buf = append(buf, spelling{string([]byte{byte(b)}), 3})
-		}
-	case '\\':
-		if len(rest) < 2 {
-			break
-		}
-		if r, n, ok := jsonUnicode(rest); ok {
-			buf = append(buf, spelling{string(r), n})
-		} else if short := strings.IndexByte(`"\/bfnrtav`, rest[1]); short >= 0 {
-			buf = append(buf, spelling{"\"\\/\b\f\n\r\t\a\v"[short : short+1], 2})
-		}
-		// Go's %q: \xHH for a byte, \UXXXXXXXX past U+FFFF
-		if b, ok := hexValue(rest, 2, 2); ok && rest[1] == 'x' {
-			buf = append(buf, spelling{string([]byte{byte(b)}), 4})
-		}
-		if r, ok := hexValue(rest, 2, 8); ok && rest[1] == 'U' && utf8.ValidRune(rune(r)) {
-			buf = append(buf, spelling{string(rune(r)), 10})
-		}
-	case '&':
-		r, n, ok := htmlEntity(rest)
-		if ok {
-			buf = append(buf, spelling{string(r), n})
-		}
-		read = n
-	}
-	return buf, read
-}
-
-// latin1Reading reads at the start of s a UTF-8 character whose every byte
-// stands as the Latin-1 character of that value (U+00C2 U+0085 for NEL),
-// as git re-encodes a remote's message that names no charset.
-func latin1Reading(s string) (rune, int, bool) {
-	if s[0] != 0xc3 { // a Latin-1 letter: U+00C2..U+00F4 are the lead bytes
-		return 0, 0, false
-	}
-	var raw []byte
-	n := 0
-	for len(raw) < utf8.UTFMax {
-		r, size := utf8.DecodeRuneInString(s[n:])
-		if r < 0x80 || r > 0xff || len(raw) > 0 && utf8.RuneStart(byte(r)) {
-			break
-		}
-		raw, n = append(raw, byte(r)), n+size
-		if utf8.FullRune(raw) {
-			break
-		}
-	}
-	r, size := utf8.DecodeRune(raw)
-	return r, n, size > 1 && size == len(raw)
-}
-
-// gitRemote is what git writes before each line a remote sent.
-const gitRemote = "remote: "
-
-// jsonUnicode reads \uXXXX at the start of s, or a surrogate pair of two.
-func jsonUnicode(s string) (rune, int, bool) {
-	u, ok := jsonUnit(s)
-	if !ok {
-		return 0, 0, false
-	}
-	if utf16.IsSurrogate(rune(u)) {
-		if low, ok := jsonUnit(s[6:]); ok {
-			if r := utf16.DecodeRune(rune(u), rune(low)); r != utf8.RuneError {
-				return r, 12, true
-			}
-		}
-	}
-	return rune(u), 6, true
-}
-
-func jsonUnit(s string) (uint64, bool) {
-	if len(s) < 6 || s[0] != '\\' || (s[1] != 'u' && s[1] != 'U') {
-		return 0, false
-	}
-	return hexValue(s, 2, 4)
-}
-
-// htmlEntity reads a named reference HTML knows (&lt;, &nbsp;, &NewLine;)
-// that stands for one character, &#NN; or &#xHH; at the start of s, the
-// latter with any number of leading zeros; n is the bytes read either way.
-func htmlEntity(s string) (r rune, n int, ok bool) {
-	digits, isRef := strings.CutPrefix(s, "&#")
-	if !isRef {
-		end := strings.IndexByte(s[:min(len(s), len(longestEntity))], ';') + 1
-		if end < 3 || !isAlnum(s[1:end-1]) {
-			return 0, end, false
-		}
-		// html also reads a name without its ';' (&ltx; is "<x;"): only a
-		// reference that is one character, and nothing else, is taken
-		plain := html.UnescapeString(s[:end])
-		if r, size := utf8.DecodeRuneInString(plain); size == len(plain) && plain != s[:end] {
-			return r, end, true
-		}
-		return 0, end, false
-	}
-	base, skip := 10, 2
-	if len(digits) > 0 && (digits[0] == 'x' || digits[0] == 'X') {
-		base, skip, digits = 16, 3, digits[1:]
-	}
-	zeros := len(digits) - len(strings.TrimLeft(digits, "0"))
-	end := zeros + strings.IndexByte(digits[zeros:min(len(digits), zeros+8)], ';')
-	if end < zeros || end == 0 {
-		return 0, skip + zeros, false
-	}
-	v, err := strconv.ParseUint("0"+digits[zeros:end], base, 21)
-	return rune(v), skip + end + 1, err == nil
-}
-
-// longestEntity is the longest name of an HTML character reference.
-const longestEntity = "&CounterClockwiseContourIntegral;"
-
-// hexValue reads n hexadecimal digits of s from index at.
-func hexValue(s string, at, n int) (uint64, bool) {
-	if len(s) < at+n {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(s[at:at+n], 16, 64)
-	return v, err == nil
 }

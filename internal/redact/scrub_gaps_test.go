@@ -110,7 +110,9 @@ func FuzzScrubCutLeavesNoPieceOfTheSecret(f *testing.F) {
 			t.Skip()
 		}
 		escaped, _ := json.Marshal(tok)
-		spellings := []string{tok, url.QueryEscape(tok), strings.Trim(string(escaped), `"`), html.EscapeString(tok), zeroPadded(tok, 12), b64("Bearer " + tok)}
+		twice, _ := json.Marshal(string(escaped))
+		spellings := []string{tok, url.QueryEscape(tok), strings.Trim(string(escaped), `"`), html.EscapeString(tok), zeroPadded(tok, 12), b64("Bearer " + tok),
+			strings.Trim(string(twice), `"`), wrap(tok, 1+int(kind)%7, gaps[int(kind)%len(gaps)])}
 		spelling := spellings[int(kind)%len(spellings)]
 		left := spelling[:min(int(cut), len(spelling))]
 		if len(left) < 12 || strings.Contains(before, left) {

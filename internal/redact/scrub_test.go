@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -176,6 +177,13 @@ func TestAPrintedScrubberHidesItsSecrets(t *testing.T) {
 	}
 }
 
+// gaps are what a secret's echo is wrapped with: line breaks as they are,
+// escaped, escaped twice, and as HTML reads them without their ';'.
+var gaps = []string{
+	"\n", "\r\n", "\r\n ", `\n`, `\\n`, `\\r\\n`, `\\t`, `\\u000a`, `\\x0a`, `\\\\n`, `\u005cn`,
+	"&#10", "&#x0A", "&#13&#10", "&#0000010", "&nbsp", "&shy", "&amp;#10;", "%250A",
+}
+
 // For any secret and any text around it, no spelling of the secret the
 // Scrubber knows survives, however it is wrapped.
 func FuzzScrubLeavesNoSpellingOfTheSecret(f *testing.F) {
@@ -197,10 +205,12 @@ func FuzzScrubLeavesNoSpellingOfTheSecret(f *testing.F) {
 			tok, b64(tok), b64("Bearer " + tok), base64.URLEncoding.EncodeToString([]byte("Bearer " + tok)),
 			b64("Authorization: Bearer " + tok), b64("x-Authorization: Bearer " + tok), b64("xy-Authorization: Bearer " + tok),
 		}
-		spellings := append(wrappable, string(escaped), url.QueryEscape(tok), url.PathEscape(tok), html.EscapeString(tok))
+		twice, _ := json.Marshal(string(escaped))
+		spellings := append(wrappable, string(escaped), url.QueryEscape(tok), url.PathEscape(tok), html.EscapeString(tok),
+			string(twice), strconv.Quote(strconv.Quote(tok)), url.QueryEscape(url.QueryEscape(tok)), html.EscapeString(html.EscapeString(tok)))
 		spelling := spellings[int(kind)%len(spellings)]
 		if col > 0 && int(kind)%len(spellings) < len(wrappable) {
-			spelling = wrap(spelling, int(col), []string{"\n", "\r\n", "\r\n ", `\n`}[int(col)%4])
+			spelling = wrap(spelling, int(col), gaps[int(col)%len(gaps)])
 		}
 		out := NewScrubber(secret.New(tok)).Scrub(before + spelling + after)
 		if out == Unscrubbable {

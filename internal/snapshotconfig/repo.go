@@ -30,6 +30,8 @@ func checkRepo(raw string) error {
 		return fmt.Errorf("%s is not a URL: write the repository's https address, https://host/org/repo.git", shown)
 	case u.Scheme != "https":
 		return fmt.Errorf("%s: must be an https address (https://<repository_url>.git)", shown)
+	case !strings.HasPrefix(raw, "https://"):
+		return fmt.Errorf("%s: write the scheme in small letters, https://: git takes any other spelling for another protocol", shown)
 	case u.Host == "":
 		return fmt.Errorf("%s: has no host", shown)
 	case u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(raw, "?#"):
@@ -43,29 +45,37 @@ func checkRepo(raw string) error {
 // placeholderText is what a template leaves in an address for a person or
 // a shell to fill in: <token>, <repository_url>, ${GIT_TOKEN},
 // ${{ secrets.GIT_TOKEN }}, $(GIT_TOKEN), $GIT_TOKEN. Nothing fills it in:
-// git would send "$GIT_TOKEN" itself as the token.
+// git would send "$GIT_TOKEN" itself as the token. It, and the texts below,
+// are also the source of the schema's repo pattern (schema.go).
 const placeholderText = `<[^<>]*>|\$\{\{[^{}]*\}\}|\$\{[^{}]*\}|\$\([^()]*\)|\$[A-Z_][A-Z0-9_]*`
+
+// What else a user name or password that is a placeholder may be, whole.
+const (
+	// powerShellText is PowerShell's $env:GIT_TOKEN, in any case.
+	powerShellText = `(?i:\$env):[A-Za-z_][A-Za-z0-9_]*`
+	// shellVariableText is $git_token, or $$GIT_TOKEN as a Makefile or
+	// Compose file escapes it, when its name is all capitals, or all small
+	// letters that hold an _ or say what it is for (token, secret, passw,
+	// cred, pat at either end). A real password may start with a $
+	// ($ecret99, $GIT_TOKENx), so other names are not taken for one.
+	shellVariableText = `\$\$?(?:[A-Z_][A-Z0-9_]*|(?:[a-z_][a-z0-9_]*)?(?:_|token|secret|passw|cred)[a-z0-9_]*|pat[a-z0-9_]*|[a-z_][a-z0-9_]*pat)`
+	// htmlEscapedText is < or > as a web page escapes them, &lt;token&gt;:
+	// anywhere in a user name or password
+	htmlEscapedText = `(?i)&(?:lt|gt);|&#0*(?:60|62);|&#x0*3[ce];`
+)
 
 var (
 	placeholderIn    = regexp.MustCompile(placeholderText)
 	placeholderWhole = regexp.MustCompile(`^(?:` + placeholderText + `)$`)
+	powerShellEnv    = regexp.MustCompile(`^(?:` + powerShellText + `)$`)
+	shellVariable    = regexp.MustCompile(`^(?:` + shellVariableText + `)$`)
+	htmlEscaped      = regexp.MustCompile(htmlEscapedText)
+	upperName        = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
 )
 
-var (
-	// powerShellEnv is PowerShell's $env:GIT_TOKEN, in any case.
-	powerShellEnv = regexp.MustCompile(`^(?i:\$env):[A-Za-z_][A-Za-z0-9_]*$`)
-	// shellVariable is $git_token, or $$GIT_TOKEN as a Makefile or Compose
-	// file escapes it: taken for a placeholder when it is a whole user name
-	// or password, and its name is all capitals, or all small letters that
-	// hold an _ or say what it is for. A real password may start with a $
-	// ($ecret99, $GIT_TOKENx), so other names are not taken for one.
-	shellVariable = regexp.MustCompile(`^\$\$?([A-Za-z_][A-Za-z0-9_]*)$`)
-	variableWord  = regexp.MustCompile(`(?i)_|token|secret|passw|pat$|^pat|cred`)
-	// htmlEscaped is < or > as a web page escapes them, &lt;token&gt;
-	htmlEscaped = regexp.MustCompile(`(?i)&(?:lt|gt);|&#0*(?:60|62);|&#x0*3[ce];`)
-	upperName   = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
-	lowerName   = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
-)
+// placeholderPartText is what userinfoPlaceholder takes for a placeholder,
+// as one expression a whole user name or password (as git reads it) matches.
+const placeholderPartText = placeholderText + `|` + powerShellText + `|` + shellVariableText + `|(?s:.*)(?:` + htmlEscapedText + `)(?s:.*)`
 
 // userinfoPlaceholder says whether part, a user name or password that git
 // reads as read, is a placeholder, and how it is shown: whole when it
@@ -82,7 +92,7 @@ func userinfoPlaceholder(part, read string) (string, bool) {
 	case htmlEscaped.MatchString(read):
 		return fmt.Sprintf("%s (an HTML-escaped < or >, copied from a web page; the rest not shown)", fielderr.Quote(htmlEscaped.FindString(read))), true
 	}
-	if m := shellVariable.FindStringSubmatch(read); m != nil && (upperName.MatchString(m[1]) || lowerName.MatchString(m[1]) && variableWord.MatchString(m[1])) {
+	if shellVariable.MatchString(read) {
 		return fielderr.Quote(part), true
 	}
 	return "", false
@@ -143,8 +153,8 @@ func checkPlaceholders(raw string) error {
 	return fmt.Errorf("%s: write the repository's own https address, https://host/org/repo.git", found)
 }
 
-// withoutPortLike is address without its host when the host has a colon:
-// what follows it may be a token whose @ was left out
+// withoutPortLike is address without its host when what follows a colon in
+// it is not a port number: it may be a token whose @ was left out
 // (https://user:<token>/…), which no placeholder named may show part of.
 func withoutPortLike(address string) string {
 	scheme, after, found := strings.Cut(address, "://")
@@ -155,7 +165,7 @@ func withoutPortLike(address string) string {
 	if end < 0 {
 		end = len(after)
 	}
-	if !strings.Contains(after[:end], ":") {
+	if _, port, hasPort := strings.Cut(after[:end], ":"); !hasPort || strings.Trim(port, "0123456789") == "" {
 		return address
 	}
 	return scheme + "://" + after[end:]
@@ -237,11 +247,15 @@ func checkUserinfo(raw string) error {
 		strings.Join(bad, ", "), tokenFlag)
 }
 
-// userinfoChar is what RFC 3986 lets a user-info carry as it is (and "@",
-// which Go's parser takes and redact.Ambiguous judges); "%" starts an escape.
+// userinfoSigns are the signs RFC 3986 lets a user-info carry as they are
+// besides letters and digits (and "@", which Go's parser takes and
+// redact.Ambiguous judges); "%" starts an escape.
+const userinfoSigns = "-._~!$&'()*+,;=:@"
+
+// userinfoChar is what a user-info may carry as it is.
 func userinfoChar(r rune) bool {
 	return r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
-		strings.ContainsRune("-._~!$&'()*+,;=:@", r))
+		strings.ContainsRune(userinfoSigns, r))
 }
 
 // escape says whether s starts with a percent-encoded byte, %XX.

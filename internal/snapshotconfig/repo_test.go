@@ -31,6 +31,8 @@ func TestARepoWithATemplatePlaceholderSaysWhatToWriteInstead(t *testing.T) {
 			[]string{`"$(GIT_TOKEN)" (where the token goes)`, `write "https://dev.azure.com/org/p/_git/code"`}},
 		{"the template's <repository_url>", "https://<repository_url>.git",
 			[]string{`"<repository_url>" is a placeholder left in the address`, "write the repository's own https address, https://host/org/repo.git"}},
+		{"the template's <repository_url> before a port", "https://<repository_url>:8443/team/code.git",
+			[]string{`"<repository_url>" is a placeholder left in the address`, "write the repository's own https address, https://host/org/repo.git"}},
 		{"the whole template", "https://<token>@<repository_url>.git",
 			[]string{`"<token>" (where the token goes) and "<repository_url>" are placeholders`, "without a token, https://host/org/repo.git", apart}},
 	} {
@@ -265,4 +267,14 @@ func refusesRepo(t *testing.T, repo, want string) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), want)
 	assert.NotContains(t, err.Error(), "SECRET9")
+}
+
+// git reads the scheme as written and knows no "HTTPS" protocol: a scheme
+// in capitals is refused, saying how to write it.
+func TestARepoWhoseSchemeIsNotInSmallLettersIsRefused(t *testing.T) {
+	for _, repo := range []string{"HTTPS://github.com/org/repo.git", "Https://ghp_SECRET9@github.com/org/repo.git"} {
+		t.Run(repo, func(t *testing.T) {
+			refusesRepo(t, repo, "[0].git.repo: \"https://github.com/org/repo.git\": write the scheme in small letters, https://: git takes any other spelling for another protocol")
+		})
+	}
 }
