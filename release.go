@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -15,13 +14,13 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"dagger/lowcode-pipeline/internal/dagger"
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/imageref"
 	"dagger/lowcode-pipeline/internal/images"
 	"dagger/lowcode-pipeline/internal/ocipublish"
 	"dagger/lowcode-pipeline/internal/payload"
 	"dagger/lowcode-pipeline/internal/prefetch"
 	"dagger/lowcode-pipeline/internal/results"
-	"dagger/lowcode-pipeline/internal/secret"
 	"dagger/lowcode-pipeline/internal/steplimit"
 	"dagger/lowcode-pipeline/internal/supplychain"
 )
@@ -258,18 +257,16 @@ func newPublishSpec(f publishFlags, hasCodeAsData, drawVersionKnown bool) (*publ
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
 	}
-	s.access.registry = s.targets[0].Registry()
+	s.access.registry = s.targets[0].Registry
 	return s, nil
 }
 
-// start starts, before the build, what publish will need of b's spec: each
-// target's tags read in the registry (so a run where nothing changed does
-// not wait for the registry after its build), the Dockerfiles read, the
-// images they start from, each base image as normalize reads it and the
-// push's container fetched. A fetch that fails is left to the step that
+// start starts, before the build, what publish will need of b's spec: the
+// Dockerfiles read, the images they start from, each base image as
+// normalize reads it and the push's container fetched. A fetch that fails is left to the step that
 // uses it to report; a failed run cancels them.
 func (s *publishSpec) start(ctx context.Context, b *buildSpec) *early {
-	e := &early{tags: s.readTags(ctx)}
+	e := &early{}
 	kinds := make([]images.Kind, len(s.targets))
 	for i, target := range s.targets {
 		kinds[i] = target.Kind
@@ -373,17 +370,6 @@ func keepBase(ctx context.Context, base *dagger.File, ref string) error {
 	return err
 }
 
-// readTags starts the check of each target's tags (checkTags), by kind.
-func (s *publishSpec) readTags(ctx context.Context) map[images.Kind]<-chan ocipublish.TagsRead {
-	checks := map[images.Kind]<-chan ocipublish.TagsRead{}
-	for _, target := range s.targets {
-		if check := s.access.checkTags(ctx, target); check != nil {
-			checks[target.Kind] = check
-		}
-	}
-	return checks
-}
-
 // run builds b's images and pushes them, with what start began (nil: none).
 // The built platforms are checked before anything is pushed.
 func (s *publishSpec) run(ctx context.Context, b *Build, e *early) (*Release, error) {
@@ -413,17 +399,13 @@ func (s *publishSpec) run(ctx context.Context, b *Build, e *early) (*Release, er
 	for i, target := range s.targets {
 		variants := recipes[i].variants(s.platforms)
 		private.Images[slices.Index(images.Kinds, target.Kind)] = variants[0]
-		check := e.tagsOf(target.Kind)
-		if check == nil {
-			check = s.access.checkTags(gctx, target)
-		}
 		g.Go(func() error {
 			// the image's output is built here too, when first used
 			refs, err := inSpan(gctx, "push the "+string(target.Kind)+" image", func(ctx context.Context) ([]results.PushedImage, error) {
 				if err := recipes[i].built(ctx, variants); err != nil {
 					return nil, err
 				}
-				return s.push(ctx, target, variants, baseTarball(recipes[i].base, s.platforms), pinnedBase(ctx, recipes[i].base, s.platforms), check)
+				return s.push(ctx, target, variants, baseTarball(recipes[i].base, s.platforms), pinnedBase(ctx, recipes[i].base, s.platforms))
 			})
 			mu.Lock()
 			defer mu.Unlock()
@@ -438,12 +420,10 @@ func (s *publishSpec) run(ctx context.Context, b *Build, e *early) (*Release, er
 }
 
 // early is what publish can start before the build: the images' plans
-// (their Dockerfiles read) and base images and the push's container fetched,
-// and the registry's tags read.
+// (their Dockerfiles read) and base images and the push's container fetched.
 type early struct {
 	fetches *prefetch.Group
 	plans   <-chan map[images.Kind]*imagePlan // closed once read; nil: publish reads them
-	tags    map[images.Kind]<-chan ocipublish.TagsRead
 }
 
 // done waits for the fetches, cancelled first when the run failed.
@@ -466,42 +446,6 @@ func (e *early) readPlans(ctx context.Context) map[images.Kind]*imagePlan {
 	}
 }
 
-// tagsOf is the check of kind's tags start began; nil for none.
-func (e *early) tagsOf(kind images.Kind) <-chan ocipublish.TagsRead {
-	if e == nil {
-		return nil
-	}
-	return e.tags[kind]
-}
-
-// checkTags starts reading, from the module's own process, the digest the
-// registry holds under each of the target's tags (ocipublish.CheckTags, with
-// the push's login). None for a registry run as a Dagger service: only the
-// pushing container reaches it, by the name it is bound under there.
-func (a registryAccess) checkTags(ctx context.Context, target images.Target) <-chan ocipublish.TagsRead {
-	if a.service != nil {
-		return nil
-	}
-	t := ocipublish.Target{Refs: target.Refs(), Username: a.username, Timeout: tagCheckTimeout}
-	if a.password == nil {
-		return ocipublish.CheckTags(ctx, t)
-	}
-	// the password is read there too: nothing waits for it
-	read := make(chan ocipublish.TagsRead, 1)
-	go func() {
-		pctx, cancel := context.WithTimeout(ctx, tagCheckTimeout)
-		plain, err := a.password.Plaintext(pctx)
-		cancel()
-		if err != nil {
-			read <- ocipublish.TagsRead{Target: t, Err: fmt.Errorf("the registry password could not be read within %s", tagCheckTimeout)}
-			return
-		}
-		t.Password = secret.New(plain)
-		read <- <-ocipublish.CheckTags(ctx, t)
-	}()
-	return read
-}
-
 // byContent is f known to the engine by its bytes (Directory.file keys
 // its result on them, tests/engine-facts.md): an image rebuilt the same,
 // as an unchanged output's is whenever a build re-ran beside a changed one,
@@ -511,18 +455,17 @@ func byContent(f *dagger.File) *dagger.File {
 }
 
 // push publishes one image (its platform variants) under every tag with
-// oci-publish (the module's binary, internal/commands), in two steps:
-// normalize, an exec the engine caches (every time in the image clamped to
-// the epoch, the platforms checked), then push, which runs on every call
-// unless the registry already holds the normalized digest under one of the
-// tags (check, read while the image builds; the others are then pointed at
-// it from here). So a run where nothing changed starts no container to push,
-// unless the registry is a service, which only the push's container reaches:
-// that container reads the tags first, and leaves them as they are when
-// they hold the image.
-func (s *publishSpec) push(ctx context.Context, target images.Target, variants []*dagger.Container, base *dagger.File, baseRef string, check <-chan ocipublish.TagsRead) ([]results.PushedImage, error) {
+// oci-publish (the module's binary, internal/commands), in two execs:
+// normalize, which the engine caches (every time in the image clamped to
+// the epoch, the platforms checked), then push, which runs on every call:
+// it reads each tag, pushes or tags only where the registry lacks the image,
+// and reads every tag back. It is the one place that reaches the registry,
+// a Dagger service too.
+func (s *publishSpec) push(ctx context.Context, target images.Target, variants []*dagger.Container, base *dagger.File, baseRef string) ([]results.PushedImage, error) {
 	const tarball, normalizedAt = "/run/lowcode-pipeline/image.tar", "/run/lowcode-pipeline/normalized"
 	prep := ocipublish.Prepare{Kind: string(target.Kind), Tarball: tarball, Created: ocipublish.Epoch(s.epoch), Platforms: s.platforms, Verdicts: verdictsDir}
+	a := s.access
+	req := ocipublish.Request{Kind: string(target.Kind), Refs: target.Refs(), Username: a.username, Timeout: publishLimit.String(), MountFrom: baseRef}
 	tool, err := publishTool()
 	if err != nil {
 		return nil, err
@@ -531,7 +474,19 @@ func (s *publishSpec) push(ctx context.Context, target images.Target, variants [
 	if base != nil {
 		prep.BaseTarball, prep.BaseRef, normalizer = baseAt, baseRef, tool.WithMountedFile(baseAt, base)
 	}
+	pusher := tool
+	if a.password != nil {
+		pusher = pusher.WithSecretVariable("REGISTRY_PASSWORD", a.password)
+	}
+	if a.service != nil {
+		req.Connect = ocipublish.ConnectAddress(a.registry, "registry")
+		pusher = withServiceBinding(pusher, "registry", a.service)
+	}
 	prepare, err := json.Marshal(prep)
+	if err != nil {
+		return nil, err
+	}
+	request, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
 	}
@@ -542,50 +497,12 @@ func (s *publishSpec) push(ctx context.Context, target images.Target, variants [
 		WithNewFile("/run/lowcode-pipeline/prepare.json", string(prepare)).
 		WithExec(steplimit.Within(steplimit.Tool, []string{"oci-publish", "normalize", "-request", "/run/lowcode-pipeline/prepare.json", "-out", "/out"})).
 		Directory("/out")
-	if check != nil {
-		var (
-			refs []results.PushedImage
-			ok   bool
-			read ocipublish.TagsRead
-		)
-		// the normalize's exec keeps its own limit once it runs; the pulls
-		// of its tool's and its base's images before it, this one's
-		err := steplimit.Wait(ctx, steplimit.Sum(steplimit.Pull, steplimit.Tool), normalizeWhat(target.Kind), func(ctx context.Context) (err error) {
-			refs, ok, read, err = pushedAlready(ctx, target.Kind, normalized, check)
-			return err
-		})
-		if err != nil || ok {
-			return refs, err
-		}
-		if read.Err == nil {
-			// the module's process reached the registry with the push's
-			// login: it pushes too, no container started
-			t := read.Target
-			t.MountFrom = baseRef
-			return pushFromHere(ctx, target.Kind, normalized, t)
-		}
-	}
-	a := s.access
-	// the tags are read in the container when the module's process could not
-	req := ocipublish.Request{Kind: string(target.Kind), Refs: target.Refs(), Username: a.username, Timeout: publishLimit.String(), TagTimeout: tagCheckTimeout.String(), MountFrom: baseRef}
-	pusher := tool.WithMountedDirectory(normalizedAt, normalized)
-	if a.password != nil {
-		pusher = pusher.WithSecretVariable("REGISTRY_PASSWORD", a.password)
-	}
-	if a.service != nil {
-		req.Connect, req.Insecure = ocipublish.ConnectAddress(a.registry, "registry"), true
-		pusher = withServiceBinding(pusher, "registry", a.service)
-	}
-	request, err := json.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
 	// publish is never cached: push anew. The push keeps its own limit
 	// (publishLimit, in the request); the pulls before it and the
-	// normalize, when not read above, this wait's.
+	// normalize, this wait's.
 	var out string
 	err = steplimit.Wait(ctx, steplimit.Sum(steplimit.Pull, steplimit.Tool, publishLimit), pushWhat(target.Kind), func(ctx context.Context) (err error) {
-		out, err = rerun(pusher.WithNewFile("/run/lowcode-pipeline/request.json", string(request))).
+		out, err = rerun(pusher.WithMountedDirectory(normalizedAt, normalized).WithNewFile("/run/lowcode-pipeline/request.json", string(request))).
 			WithExec([]string{"oci-publish", "push", "-request", "/run/lowcode-pipeline/request.json", "-layout", normalizedAt}).
 			Stdout(ctx)
 		return err
@@ -597,123 +514,33 @@ func (s *publishSpec) push(ctx context.Context, target images.Target, variants [
 	if err := json.Unmarshal([]byte(out), &result); err != nil {
 		return nil, fmt.Errorf("publish the %s image: unreadable result: %w", target.Kind, err)
 	}
-	return pushedImages(result.Pushed)
+	return pushedImages(target, result.Pushed)
 }
 
-// normalizeWhat and pushWhat name the waits for an image's normalize and
-// push in the error of one stopped at its limit.
-func normalizeWhat(kind images.Kind) string {
-	return "the " + string(kind) + " image's normalize (the pulls of its tool's and base's images, then oci-publish normalize)"
-}
-
+// pushWhat names the wait for an image's push in the error of one stopped
+// at its limit.
 func pushWhat(kind images.Kind) string {
 	return "the " + string(kind) + " image's push (the pull of its tool's image, its normalize, then oci-publish push)"
 }
 
-// pushedAlready is the image's references when the registry already holds
-// the normalized image under one of its tags (what check read): under every
-// tag, nothing is done; under some, the others are pointed at it from here
-// (ocipublish.WithoutPush), no container started. ok false when it must be
-// pushed. Either way it says which in the log.
-func pushedAlready(ctx context.Context, kind images.Kind, normalized *dagger.Directory, check <-chan ocipublish.TagsRead) (
-	_ []results.PushedImage, ok bool, read ocipublish.TagsRead, _ error) {
-	index, err := normalized.File("index.json").Contents(ctx)
-	if err != nil {
-		return nil, false, read, fmt.Errorf("publish the %s image: %w", kind, explain(err))
+// pushedImages are the references oci-publish reports, as the release's:
+// the target's refs, in its order, each pinned by the digest pushed.
+func pushedImages(target images.Target, pushed []ocipublish.Pushed) ([]results.PushedImage, error) {
+	refs := target.Refs()
+	if len(pushed) != len(refs) {
+		return nil, fmt.Errorf("publish the %s image: %d references pushed of %d", target.Kind, len(pushed), len(refs))
 	}
-	digest, err := ocipublish.LayoutDigest([]byte(index))
-	if err != nil {
-		return nil, false, read, fmt.Errorf("publish the %s image: %w", kind, err)
-	}
-	select {
-	case read = <-check:
-	case <-ctx.Done():
-		return nil, false, read, context.Cause(ctx)
-	}
-	pushed, ok := ocipublish.WithoutPush(ctx, string(kind), digest, read, os.Stderr)
-	if !ok {
-		return nil, false, read, nil
-	}
-	refs, err := pushedImages(pushed)
-	return refs, true, read, err
-}
-
-// pushFromHere pushes the normalized image from the module's own process
-// (ocipublish.PushDir, with the login the tags were read with). Its layout
-// is exported into the module's container (tests/engine-facts.md, fact 33)
-// without its layers: a layer is exported only when the registry lacks it,
-// so the base image's, which the registry holds, are neither copied nor sent,
-// nor on a first push to the repository when the base is on the same
-// registry (t.MountFrom: mounted from the base's repository).
-func pushFromHere(ctx context.Context, kind images.Kind, normalized *dagger.Directory, t ocipublish.Target) ([]results.PushedImage, error) {
-	fail := func(err error) ([]results.PushedImage, error) {
-		return nil, fmt.Errorf("publish the %s image: %w", kind, explain(err))
-	}
-	layers, err := layersOf(ctx, normalized)
-	if err != nil {
-		return fail(err)
-	}
-	dir, err := os.MkdirTemp("", "lowcode-pipeline-"+string(kind)+"-")
-	if err != nil {
-		return fail(err)
-	}
-	defer os.RemoveAll(dir)
-	if _, err := normalized.WithoutFiles(layers).Export(ctx, dir); err != nil {
-		return fail(err)
-	}
-	fetch := func(ctx context.Context, layer v1.Hash, path string) error {
-		_, err := normalized.File("blobs/"+layer.Algorithm+"/"+layer.Hex).Export(ctx, path)
-		return err
-	}
-	t.Timeout = publishLimit
-	pushed, err := ocipublish.PushDir(ctx, dir, t, fetch)
-	if err != nil {
-		return fail(err)
-	}
-	fmt.Fprintf(os.Stderr, "the %s image: pushed %s\n", kind, pushed[0].Digest)
-	return pushedImages(pushed)
-}
-
-// layersOf are the layout's blobs too big to be its metadata
-// (ocipublish.MaxMetadata): its layers, by path.
-func layersOf(ctx context.Context, layout *dagger.Directory) ([]string, error) {
-	blobs, err := layout.Glob(ctx, "blobs/*/*")
-	if err != nil {
-		return nil, err
-	}
-	big := make([]bool, len(blobs))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(8)
-	for i, blob := range blobs {
-		g.Go(func() error {
-			size, err := layout.File(blob).Size(gctx)
-			big[i] = size > ocipublish.MaxMetadata
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	var layers []string
-	for i, blob := range blobs {
-		if big[i] {
-			layers = append(layers, blob)
-		}
-	}
-	return layers, nil
-}
-
-// pushedImages are the references oci-publish reports, as the release's.
-func pushedImages(pushed []ocipublish.Pushed) ([]results.PushedImage, error) {
-	refs := make([]results.PushedImage, len(pushed))
+	out := make([]results.PushedImage, len(pushed))
 	for i, p := range pushed {
-		pinned, err := images.ParsePinned(p.Ref)
-		if err != nil {
-			return nil, err
+		if _, err := v1.NewHash(p.Digest); err != nil {
+			return nil, fmt.Errorf("publish the %s image: the digest pushed: %w", target.Kind, err)
 		}
-		refs[i] = results.PushedImage{Ref: pinned.Ref, Repository: pinned.Repository, Tag: pinned.Tag, Digest: pinned.Digest, Outcome: p.Outcome}
+		if p.Ref != refs[i]+"@"+p.Digest {
+			return nil, fmt.Errorf("publish the %s image: pushed %s, not %s", target.Kind, fielderr.Quote(p.Ref), refs[i])
+		}
+		out[i] = results.PushedImage{Ref: p.Ref, Repository: target.Repository, Tag: target.Tags[i], Digest: p.Digest, Outcome: p.Outcome}
 	}
-	return refs, nil
+	return out, nil
 }
 
 // publishTool is the container oci-publish runs in, with the command that

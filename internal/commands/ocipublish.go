@@ -8,8 +8,8 @@
 //
 //	REGISTRY_PASSWORD=… oci-publish push -request request.json -layout DIR
 //
-// pushes that layout under every tag, reads each back, and prints the
-// result as JSON;
+// reads what each tag holds, pushes that layout (or tags it) where a tag
+// lacks it, reads each tag back, and prints the result as JSON;
 //
 //	oci-publish keep-base -base base.tar -verdicts DIR [-ref REF@DIGEST]
 //
@@ -28,7 +28,9 @@ import (
 	"io"
 	"os"
 
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/ocipublish"
+	"dagger/lowcode-pipeline/internal/secret"
 )
 
 // OCIPublish is the oci-publish command: a step and its flags in, the result
@@ -73,9 +75,9 @@ func OCIPublish(ctx context.Context, args []string, getenv func(string) string, 
 		fmt.Fprintln(stderr, "oci-publish: -request:", err)
 		return 2
 	}
-	result, err := ocipublish.PushLayout(ctx, req, getenv("REGISTRY_PASSWORD"), *layoutDir, stderr)
+	result, err := ocipublish.Push(ctx, req, secret.New(getenv("REGISTRY_PASSWORD")), *layoutDir, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "oci-publish: the %s image: %v\n", req.Kind, err)
+		fmt.Fprintf(stderr, "oci-publish: the %s image: %v\n", fielderr.Printable(req.Kind), err)
 		return 1
 	}
 	if err := json.NewEncoder(stdout).Encode(result); err != nil {

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -43,10 +44,11 @@ func TestRunPushesTheTarballAndPrintsThePinnedReferences(t *testing.T) {
 	assert.Empty(t, stdout.String(), "normalize prints nothing: its output is the layout")
 
 	req, _ := json.Marshal(ocipublish.Request{Kind: "frontend", Refs: []string{"localhost:5000/team/frontend:1.0.0"}, Connect: u.Host,
-		Insecure: true, Username: "ci", Timeout: "1m"})
+		Username: "ci", Timeout: "1m"})
 	reqFile := filepath.Join(dir, "request.json")
 	require.NoError(t, os.WriteFile(reqFile, req, 0o600))
-	for range 2 { // a second push of the same layout changes nothing
+	// a second push of the same layout changes nothing
+	for _, outcome := range []string{ocipublish.OutcomePushed, ocipublish.OutcomeUnchanged} {
 		stdout.Reset()
 		code = OCIPublish(context.Background(), []string{"push", "-request", reqFile, "-layout", normalized}, func(string) string { return "" }, &stdout, &stderr)
 		require.Equal(t, 0, code, stderr.String())
@@ -54,7 +56,45 @@ func TestRunPushesTheTarballAndPrintsThePinnedReferences(t *testing.T) {
 		require.NoError(t, json.Unmarshal(stdout.Bytes(), &res))
 		require.Len(t, res.Pushed, 1)
 		assert.Equal(t, "localhost:5000/team/frontend:1.0.0@"+res.Digest, res.Pushed[0].Ref)
+		assert.Equal(t, outcome, res.Pushed[0].Outcome)
 	}
+}
+
+// The password comes from REGISTRY_PASSWORD, never the request; a registry
+// that echoes it back (the login's basic header included) has it hidden in
+// what the push says.
+func TestPushNeverSaysThePasswordARegistryEchoes(t *testing.T) {
+	const password = "s3cret-registry-pa55word"
+	reg := registry.New()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/") {
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprintf(w, `{"errors":[{"code":"DENIED","message":"%s as %s"}]}`, password, r.Header.Get("Authorization"))
+			return
+		}
+		reg.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	dir := t.TempDir()
+	layoutDir := filepath.Join(dir, "layout")
+	p, err := layout.Write(layoutDir, empty.Index)
+	require.NoError(t, err)
+	img, err := random.Image(64, 1)
+	require.NoError(t, err)
+	require.NoError(t, p.AppendImage(img))
+	req, _ := json.Marshal(ocipublish.Request{Kind: "backend", Refs: []string{u.Host + "/team/backend:1"}, Username: "ci", Timeout: "1m"})
+	reqFile := filepath.Join(dir, "request.json")
+	require.NoError(t, os.WriteFile(reqFile, req, 0o600))
+	var stdout, stderr bytes.Buffer
+	env := func(k string) string { return map[string]string{"REGISTRY_PASSWORD": password}[k] }
+	code := OCIPublish(context.Background(), []string{"push", "-request", reqFile, "-layout", layoutDir}, env, &stdout, &stderr)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr.String(), "oci-publish: the backend image: push "+u.Host+"/team/backend:1: ")
+	assert.Contains(t, stderr.String(), "DENIED: *** as Basic ", "the registry's words, the password hidden")
+	assert.NotContains(t, stderr.String(), password)
+	assert.NotContains(t, stderr.String(), base64.StdEncoding.EncodeToString([]byte("ci:"+password)))
+	assert.Empty(t, stdout.String())
 }
 
 func TestNormalizingTwiceWritesTheSameLayout(t *testing.T) {

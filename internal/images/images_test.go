@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"dagger/lowcode-pipeline/internal/imageref"
+
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
 	"github.com/stretchr/testify/assert"
@@ -96,7 +98,7 @@ func TestPublishTargets(t *testing.T) {
 	assert.Equal(t, Frontend, targets[0].Kind)
 	assert.Equal(t, []string{"registry.example.com:5000/team/app-frontend:1.4.0", "registry.example.com:5000/team/app-frontend:latest"}, targets[0].Refs())
 	assert.Equal(t, "registry.example.com:5000/team/app-backend", targets[1].Repository)
-	assert.Equal(t, "registry.example.com:5000", targets[1].Registry())
+	assert.Equal(t, "registry.example.com:5000", targets[1].Registry)
 }
 
 func TestPublishRefusesBadNamesBeforeBuilding(t *testing.T) {
@@ -170,13 +172,6 @@ func TestALoopbackRegistryIsAServiceOnly(t *testing.T) {
 			assert.Len(t, targets, 2)
 		})
 	}
-}
-
-func TestCheckPinned(t *testing.T) {
-	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-	assert.NoError(t, CheckPinned("registry.example.com/team/front:1.4.0@"+digest))
-	assert.ErrorContains(t, CheckPinned("registry.example.com/team/front:1.4.0"), "not pinned by digest")
-	assert.Error(t, CheckPinned("not a ref"))
 }
 
 // The Dockerfiles' contract, read with BuildKit's own parser: each takes
@@ -299,16 +294,6 @@ func lastUser(s instructions.Stage) string {
 	return user
 }
 
-func TestParsePinned(t *testing.T) {
-	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-	p, err := ParsePinned("localhost:5000/team/front:1.4.0@" + digest)
-	require.NoError(t, err)
-	assert.Equal(t, Pinned{Ref: "localhost:5000/team/front:1.4.0@" + digest, Repository: "localhost:5000/team/front", Tag: "1.4.0", Digest: digest}, p)
-
-	_, err = ParsePinned("localhost:5000/team/front:1.4.0")
-	assert.ErrorContains(t, err, "not pinned by digest")
-}
-
 func TestTheCodeAsDataImageFollowsTheBuild(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -418,9 +403,7 @@ func TestPlaceholderIsTheFirstTagPinnedToAnUnknownDigest(t *testing.T) {
 	target := Target{Kind: Backend, Repository: "registry.example.com/team/app-backend", Tags: []string{"1.4.0", "latest"}}
 	ref := target.Placeholder()
 	assert.Equal(t, "registry.example.com/team/app-backend:1.4.0@sha256:"+strings.Repeat("0", 64), ref)
-	pinned, err := ParsePinned(ref)
-	require.NoError(t, err, "a placeholder reads as the reference publish will give")
-	assert.Equal(t, "1.4.0", pinned.Tag)
+	require.NoError(t, imageref.ValidateDeployable(ref), "a placeholder reads as the reference publish will give")
 	assert.Empty(t, Target{Repository: "r/x"}.Placeholder(), "no tag, no reference")
 	assert.Equal(t, map[Kind]string{Backend: ref}, Placeholders([]Target{target}))
 }

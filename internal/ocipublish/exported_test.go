@@ -70,7 +70,8 @@ func TestAPrivateBaseIsRebasedOnTheLayersTheEngineFirstPulled(t *testing.T) {
 				var said strings.Builder
 				publishedOn(t, imageOf(t, pulled, web), base, ref, v, &said)
 				if len(tc.keptBefore) == 0 {
-					assert.Contains(t, said.String(), "from its registry: 401 Unauthorized: the registry asks for a login", "why, not how the read ended")
+					assert.Contains(t, said.String(), "from its registry: GET ", "the request")
+					assert.Contains(t, said.String(), ": UNAUTHORIZED: authentication required", "why, not how the read ended")
 					assert.Contains(t, said.String(), "its export from the engine is read instead, and kept")
 				} else {
 					assert.Empty(t, said.String(), "keep-base kept the base: nothing to say")
