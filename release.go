@@ -19,7 +19,6 @@ import (
 	"dagger/lowcode-pipeline/internal/images"
 	"dagger/lowcode-pipeline/internal/ocipublish"
 	"dagger/lowcode-pipeline/internal/payload"
-	"dagger/lowcode-pipeline/internal/prefetch"
 	"dagger/lowcode-pipeline/internal/results"
 	"dagger/lowcode-pipeline/internal/steplimit"
 	"dagger/lowcode-pipeline/internal/supplychain"
@@ -261,57 +260,6 @@ func newPublishSpec(f publishFlags, hasCodeAsData, drawVersionKnown bool) (*publ
 	return s, nil
 }
 
-// start starts, before the build, what publish will need of b's spec: the
-// Dockerfiles read, the images they start from, each base image as
-// normalize reads it and the push's container fetched. A fetch that fails is left to the step that
-// uses it to report; a failed run cancels them.
-func (s *publishSpec) start(ctx context.Context, b *buildSpec) *early {
-	e := &early{}
-	kinds := make([]images.Kind, len(s.targets))
-	for i, target := range s.targets {
-		kinds[i] = target.Kind
-	}
-	plans := make(chan map[images.Kind]*imagePlan, 1)
-	e.plans = plans
-	e.fetches = prefetch.Start(ctx, prefetchTimeout, func(ctx context.Context) error {
-		planned := planImages(ctx, b.source, kinds, b.nodeImage, b.args)
-		plans <- planned
-		close(plans)
-		var fetches []func(context.Context) error
-		var bases, kept []string
-		for _, kind := range kinds {
-			if ref := planned[kind].base; ref != "" && !slices.Contains(kept, ref) {
-				kept = append(kept, ref)
-				fetches = append(fetches, func(ctx context.Context) error {
-					return keepBase(ctx, baseTarball(ref, s.platforms), pinnedBase(ctx, ref, s.platforms))
-				})
-			}
-			for _, ref := range planned[kind].bases {
-				if !slices.Contains(bases, ref) {
-					bases = append(bases, ref)
-				}
-			}
-		}
-		ctrs := []*dagger.Container{}
-		for _, ref := range bases {
-			ctrs = append(ctrs, dag.Container().From(ref))
-		}
-		if tool, err := publishTool(); err == nil {
-			ctrs = append(ctrs, tool)
-		}
-		for _, ctr := range ctrs {
-			fetches = append(fetches, func(ctx context.Context) error { _, err := ctr.Sync(ctx); return err })
-		}
-		var wg sync.WaitGroup
-		for _, fetch := range fetches {
-			wg.Go(func() { _ = fetch(ctx) })
-		}
-		wg.Wait()
-		return nil
-	})
-	return e
-}
-
 // pinnedBase is the base image ref, pinned by the digest the engine
 // resolved it to (Container.imageRef of its first platform's), for
 // normalize to read from its registry (ocipublish.RegistryBases); "" for
@@ -341,50 +289,23 @@ func pinnedBase(ctx context.Context, ref string, platforms []string) string {
 }
 
 // baseAt is where the publish tool's container holds the base image's
-// tarball (baseTarball), for normalize and keep-base.
+// tarball (baseTarball), for normalize.
 const baseAt = "/run/lowcode-pipeline/base.tar"
 
-// keepBase readies what normalize takes of a base image (oci-publish
-// keep-base), while the project builds, in the cache volume normalize
-// keeps its verdicts in: it reads the base from its registry (ref, pinned;
-// none: not), whose blobs its layers are then pushed as; a base its
-// registry cannot give has its layers (its tarball as normalize reads it)
-// re-encoded instead, which was most of an image's normalize on an engine
-// that had not published one on that base. The exec is cached; normalize
-// waits for a layer keep-base is re-encoding (a lock in the volume), and
-// re-encodes itself what keep-base did not keep.
-func keepBase(ctx context.Context, base *dagger.File, ref string) error {
-	tool, err := publishTool()
-	if err != nil {
-		return err
-	}
-	args := []string{"oci-publish", "keep-base", "-base", baseAt, "-verdicts", verdictsDir}
-	if ref != "" {
-		args = append(args, "-ref", ref)
-	}
-	_, err = tool.
-		WithMountedFile(baseAt, base).
-		WithMountedCache(verdictsDir, dag.CacheVolume(verdictsCache)).
-		WithExec(steplimit.Within(steplimit.Tool, args)).
-		Sync(ctx)
-	return err
-}
-
-// run builds b's images and pushes them, with what start began (nil: none).
-// The built platforms are checked before anything is pushed.
-func (s *publishSpec) run(ctx context.Context, b *Build, e *early) (*Release, error) {
+// run builds b's images and pushes them. The built platforms are checked
+// before anything is pushed.
+func (s *publishSpec) run(ctx context.Context, b *Build) (*Release, error) {
 	labels := s.labels.With(b.DrawVersion)
 	if err := checkAddons(ctx, b.Backend, s.platforms); err != nil {
 		return nil, err
 	}
-	plans := e.readPlans(ctx)
-	// each recipe reads its Dockerfile (engine round trips) unless start
-	// did: all at once, and all before anything is pushed
+	// each recipe reads its Dockerfile (engine round trips): all at once,
+	// and all before anything is pushed
 	recipes := make([]*recipe, len(s.targets))
 	rg, rctx := errgroup.WithContext(ctx)
 	for i, target := range s.targets {
 		rg.Go(func() (err error) {
-			recipes[i], err = newRecipe(rctx, b, target.Kind, labels, plans[target.Kind])
+			recipes[i], err = newRecipe(rctx, b, target.Kind, labels, nil)
 			return err
 		})
 	}
@@ -417,33 +338,6 @@ func (s *publishSpec) run(ctx context.Context, b *Build, e *early) (*Release, er
 		return nil, err
 	}
 	return newRelease(results.Release{Frontend: pushed[images.Frontend], Backend: pushed[images.Backend], CodeAsData: pushed[images.CodeAsData]}, private), nil
-}
-
-// early is what publish can start before the build: the images' plans
-// (their Dockerfiles read) and base images and the push's container fetched.
-type early struct {
-	fetches *prefetch.Group
-	plans   <-chan map[images.Kind]*imagePlan // closed once read; nil: publish reads them
-}
-
-// done waits for the fetches, cancelled first when the run failed.
-func (e *early) done(failed bool) {
-	if e != nil && e.fetches != nil {
-		e.fetches.Done(failed)
-	}
-}
-
-// readPlans are the plans start read, once it has (none without start).
-func (e *early) readPlans(ctx context.Context) map[images.Kind]*imagePlan {
-	if e == nil || e.plans == nil {
-		return nil
-	}
-	select {
-	case plans := <-e.plans:
-		return plans
-	case <-ctx.Done():
-		return nil
-	}
 }
 
 // byContent is f known to the engine by its bytes (Directory.file keys

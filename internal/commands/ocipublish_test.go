@@ -26,7 +26,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"dagger/lowcode-pipeline/internal/ocipublish"
-	"dagger/lowcode-pipeline/internal/testsupport/registrytest"
 	"dagger/lowcode-pipeline/internal/testsupport/tartest"
 )
 
@@ -169,68 +168,3 @@ var closedRegistry = sync.OnceValue(func() string {
 	srv.Close()
 	return strings.TrimPrefix(srv.URL, "http://")
 })
-
-func TestKeepBaseKeepsTheBasesLayersForNormalize(t *testing.T) {
-	dir := t.TempDir()
-	prepared(t, dir, "frontend", 512, 2)
-	base := filepath.Join(dir, "image.tar")
-	verdicts := filepath.Join(dir, "verdicts")
-	for _, tc := range []struct {
-		name   string
-		args   []string
-		code   int
-		stderr string
-	}{
-		{"no base", []string{"keep-base", "-verdicts", verdicts}, 2, "oci-publish keep-base: -base and -verdicts are both needed"},
-		{"no folder", []string{"keep-base", "-base", base}, 2, "oci-publish keep-base: -base and -verdicts are both needed"},
-		{"no tarball there", []string{"keep-base", "-base", filepath.Join(dir, "none.tar"), "-verdicts", verdicts}, 1, "oci-publish: the base image: open "},
-		{"kept", []string{"keep-base", "-base", base, "-verdicts", verdicts}, 0, ""},
-		// a registry out of reach is said, and the layers kept all the same
-		{"its registry out of reach", []string{"keep-base", "-base", base, "-verdicts", verdicts, "-ref", closedRegistry() + "/library/base@sha256:" + strings.Repeat("ab", 32)},
-			0, "oci-publish: the base image: read " + closedRegistry() + "/library/base from its registry: "},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var stdout, stderr bytes.Buffer
-			assert.Equal(t, tc.code, OCIPublish(context.Background(), tc.args, os.Getenv, &stdout, &stderr))
-			if tc.stderr == "" {
-				assert.Empty(t, stderr.String())
-			} else {
-				assert.True(t, strings.HasPrefix(stderr.String(), tc.stderr), stderr.String())
-			}
-			assert.Empty(t, stdout.String(), "keep-base prints nothing: its output is the folder")
-		})
-	}
-	// random.Image's two layers, each kept in the folder of the encoding
-	kept, err := filepath.Glob(filepath.Join(verdicts, "gzip-*", "sha256-*[0-9a-f]"))
-	require.NoError(t, err)
-	assert.Len(t, kept, 2, "%v", kept)
-	// and why the registry could not be read, for normalize to take
-	failed, err := filepath.Glob(filepath.Join(verdicts, "bases", "sha256-*.failed"))
-	require.NoError(t, err)
-	assert.Len(t, failed, 1, "%v", failed)
-}
-
-// A base its registry gives is read and kept by its digest, and nothing of
-// it re-encoded: normalize pushes its layers as the registry's blobs.
-func TestKeepBaseReencodesNothingOfABaseItsRegistryGives(t *testing.T) {
-	dir := t.TempDir()
-	img, err := random.Image(512, 2)
-	require.NoError(t, err)
-	base := imageTarball(t, dir, img)
-	srv := httptest.NewServer(registry.New())
-	defer srv.Close()
-	host := strings.TrimPrefix(srv.URL, "http://")
-	registrytest.Write(t, host+"/library/base:stable", img)
-	d, err := img.Digest()
-	require.NoError(t, err)
-	verdicts := filepath.Join(dir, "verdicts")
-
-	var stdout, stderr bytes.Buffer
-	code := OCIPublish(context.Background(), []string{"keep-base", "-base", base, "-verdicts", verdicts, "-ref", host + "/library/base:stable@" + d.String()}, os.Getenv, &stdout, &stderr)
-	assert.Equal(t, 0, code, stderr.String())
-	assert.Empty(t, stderr.String())
-	assert.FileExists(t, filepath.Join(verdicts, "bases", "sha256-"+d.Hex+".json"), "what the registry said, kept by the base's digest")
-	kept, err := filepath.Glob(filepath.Join(verdicts, "gzip-*", "*"))
-	require.NoError(t, err)
-	assert.Empty(t, kept, "no layer re-encoded")
-}

@@ -38,10 +38,9 @@ var (
 )
 
 // baseRetryAfter is how long a registry that could not be read is not
-// asked again for that base, on one engine: keep-base reads it while the
-// project builds, and each normalize after takes its answer, a failure too,
-// so a registry out of reach (an engine that pulls through a mirror) costs
-// no publish a wait.
+// asked again for that base, on one engine: each normalize takes the first
+// one's answer, a failure too, so a registry out of reach (an engine that
+// pulls through a mirror) costs one publish a wait, not every one.
 const baseRetryAfter = time.Hour
 
 // registryImage is what a base's registry says of one platform's image, as
@@ -57,8 +56,7 @@ type registryImage struct {
 // platform's diff IDs and layers, with a way to fetch those layers. What
 // it read is kept in v's folder by the digest, so an engine reads a base's
 // registry once. A base its registry cannot give is taken as the engine
-// first exported it, if keep-base or a normalize kept that (KeepBase,
-// keepExported).
+// first exported it, if a normalize kept that (keepExported).
 func RegistryBases(ctx context.Context, ref string, v Verdicts) ([]Base, error) {
 	h, at, err := baseAt(ref, v)
 	if err != nil {
@@ -82,21 +80,6 @@ func RegistryBases(ctx context.Context, ref string, v Verdicts) ([]Base, error) 
 		bases[i] = Base{Platform: r.Platform, DiffIDs: r.DiffIDs, registry: &registryLayers{layers: r.Layers, blobs: at, from: from}}
 	}
 	return bases, nil
-}
-
-// ReadRegistryBase reads the base image ref (as RegistryBases) from its
-// registry into v's folder, unless the folder holds what it said, or why
-// it could not be read less than baseRetryAfter ago: that error then.
-func ReadRegistryBase(ctx context.Context, ref string, v Verdicts) error {
-	h, at, err := baseAt(ref, v)
-	if err != nil {
-		return err
-	}
-	if _, kept := v.basesIn(v.registryBasesFile(h)); kept {
-		return nil
-	}
-	_, err = readRegistry(ctx, at, h)
-	return err
 }
 
 // baseAt is the digest of the base image ref, pinned, and its registry.
@@ -261,8 +244,7 @@ func (v Verdicts) registryBasesFile(h v1.Hash) string {
 	return filepath.Join(v.Dir, "bases", h.Algorithm+"-"+h.Hex+".json")
 }
 
-// exportedBasesFile is where v keeps the base h as keep-base or normalize
-// found it in the engine's export of it, the first time (keepExported): on an
+// exportedBasesFile is where v keeps the base h as normalize found it in the engine's export of it, the first time (keepExported): on an
 // engine that pulled the base since it last started, its export holds the
 // registry's layers, tar for tar (tests/engine-facts.md, fact 52).
 func (v Verdicts) exportedBasesFile(h v1.Hash) string {

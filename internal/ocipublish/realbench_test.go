@@ -147,7 +147,7 @@ func BenchmarkNormalizedOnARealBase(b *testing.B) {
 		{"first on the engine", oneTar, oneBase, len(gz), "", ""},
 		{"first on the engine, two base layers", twoTar, twoBase, len(gz) + len(gz2), "", ""},
 		{"base re-encoded before", oneTar, oneBase, len(gz), b.TempDir(), ""},
-		// the registry read once, as keep-base does beside the install
+		// the registry read once, by an earlier publish on the engine
 		{"base read from its registry", oneTar, oneBase, len(gz), b.TempDir(), host + "/library/base:stable@" + baseDigest.String()},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
