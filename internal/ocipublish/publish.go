@@ -1,7 +1,6 @@
 package ocipublish
 
 import (
-	"errors"
 	"fmt"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -27,7 +26,7 @@ func Normalize(kind string, a Artifact, o Options) (Artifact, error) {
 		d, err := normalizeImage(a.dir, imgs[0], o.Epoch, o.Verdicts, baseFor(o.Bases, imgs[0].config.Platform()))
 		return Artifact{dir: a.dir, root: d}, err
 	}
-	im, err := readIndex(a.dir, a.root)
+	_, im, err := readIndex(a)
 	if err != nil {
 		return Artifact{}, err
 	}
@@ -72,12 +71,4 @@ func platformOf(p *v1.Platform) string {
 		s += "/" + p.Variant
 	}
 	return s
-}
-
-// rootOf is the artifact an OCI layout's index names first: its image.
-func rootOf(im *v1.IndexManifest) (v1.Descriptor, error) {
-	if len(im.Manifests) == 0 {
-		return v1.Descriptor{}, errors.New("the OCI layout holds no image")
-	}
-	return im.Manifests[0], nil
 }
