@@ -156,10 +156,12 @@ func TestPushRefusesARequestItCannotFollowNamingTheField(t *testing.T) {
 		{"no reference", func(r *Request) { r.Refs = nil }, "refs: no reference to push to"},
 		{"no time limit", func(r *Request) { r.Timeout = "soon" }, `timeout "soon": use a positive Go duration`},
 		{"a bad address to connect to", func(r *Request) { r.Connect = "a b" }, `connect "a b": `},
+		{"a huge reference", func(r *Request) { r.Refs = []string{strings.Repeat("Ab", 5000) + ":1"} }, "(10002 bytes)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := pushOf(dir, []string{"r.example/team/front:1"}, "", tc.change)
 			assert.ErrorContains(t, err, tc.err)
+			assert.Less(t, len(err.Error()), 600, "the error stays small")
 		})
 	}
 	_, _, err := pushOf(t.TempDir(), []string{"r.example/team/front:1"}, "", nil)
@@ -499,4 +501,40 @@ func loginRegistry(t *testing.T) string {
 	u, err := url.Parse(srv.URL)
 	require.NoError(t, err)
 	return u.Host
+}
+
+// FuzzPushRequest: whatever the request holds, parse names the field of a
+// problem in a small, printable error, and takes only refs of one
+// repository, each with a tag, reached at Connect when given.
+func FuzzPushRequest(f *testing.F) {
+	f.Add("registry.example.com/team/app-frontend:1.4.0", "registry.example.com/team/app-frontend:latest", "", "15m0s", "registry.example.com/library/nginx:stable@sha256:"+strings.Repeat("a", 64))
+	f.Add("localhost:5000/x:1", "localhost:5000/y:1", "registry:5000", "1s", "")
+	f.Add("r.example/Team/x:1", "", "a b", "soon", "\x1b[2J")
+	f.Fuzz(func(t *testing.T, ref1, ref2, connect, timeout, mountFrom string) {
+		refs := []string{ref1}
+		if ref2 != "" {
+			refs = append(refs, ref2)
+		}
+		r := Request{Kind: "frontend", Refs: refs, Connect: connect, Timeout: timeout, MountFrom: mountFrom}
+		tg, cancel, err := r.parse(context.Background(), secret.Text{})
+		if err != nil {
+			assert.Less(t, len(err.Error()), 1000, "small")
+			assert.Equal(t, fielderr.Printable(err.Error()), err.Error(), "printable")
+			assert.Regexp(t, `^(timeout|refs|refs\[\d\]|connect) `, err.Error()+" ", "names the field")
+			return
+		}
+		defer cancel()
+		require.Len(t, tg.named, len(refs))
+		for i := range refs {
+			assert.Equal(t, tg.named[0].Context(), tg.named[i].Context(), "one repository")
+			assert.Equal(t, tg.named[i].TagStr(), tg.reached[i].TagStr())
+			if connect != "" {
+				assert.Equal(t, tg.named[i].RepositoryStr(), tg.reached[i].RepositoryStr())
+				assert.Nil(t, tg.mount, "a registry reached under another name holds no base known here")
+			}
+		}
+		if tg.mount != nil {
+			assert.Equal(t, tg.named[0].RegistryStr(), tg.mount.Context().RegistryStr(), "mounts only from the same registry")
+		}
+	})
 }
