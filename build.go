@@ -115,7 +115,7 @@ func (b *Build) Publish(
 	if err != nil {
 		return nil, err
 	}
-	return spec.run(ctx, b, nil)
+	return spec.run(ctx, b)
 }
 
 // image builds one image of the build for one platform.

@@ -115,17 +115,15 @@ func checkDelivery(f deliveryFlags, project *projectFacts, token secret.Text, ca
 }
 
 // run builds, publishes, composes the payload and deploys it, each step in
-// a span of its own and timed. What publish needs beside the build is
-// fetched while the install runs, and the registry's tags read.
+// a span of its own and timed. The engine's laziness overlaps the work: an
+// image's base is pulled when its build first needs it.
 func (s *deliverySpec) run(ctx context.Context) (_ *Delivery, err error) {
-	early := s.publish.start(ctx, s.build)
-	defer func() { early.done(err != nil) }()
 	var steps []results.StepTime
 	b, err := inStep(ctx, &steps, "build", s.build.run)
 	if err != nil {
 		return nil, err
 	}
-	rel, err := inStep(ctx, &steps, "publish", func(ctx context.Context) (*Release, error) { return s.publish.run(ctx, b, early) })
+	rel, err := inStep(ctx, &steps, "publish", func(ctx context.Context) (*Release, error) { return s.publish.run(ctx, b) })
 	if err != nil {
 		return nil, err
 	}

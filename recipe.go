@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -15,14 +14,13 @@ import (
 )
 
 // imagePlan is what one kind of image's Dockerfile says, whatever the
-// platform: read once (planImage), before the build when deliver runs.
+// platform: read once (planImage).
 type imagePlan struct {
-	kind  images.Kind
-	read  bool        // its text was read; else what follows is unknown
-	own   bool        // the project has its own docker/<kind>.Dockerfile; else this module's copy
-	args  [][2]string // its build arguments
-	base  string      // the image its last stage starts from; "" for none known
-	bases []string    // every image its stages start from
+	kind images.Kind
+	read bool        // its text was read; else what follows is unknown
+	own  bool        // the project has its own docker/<kind>.Dockerfile; else this module's copy
+	args [][2]string // its build arguments
+	base string      // the image its last stage starts from; "" for none known
 	// where its final stage copies $SOURCES_PATH
 	copies []images.SourcesCopy
 	// the paths of the project it reads (images.ContextPaths), when known
@@ -47,7 +45,6 @@ func planImage(ctx context.Context, source *dagger.Directory, kind images.Kind, 
 	if text, err := p.dockerfile(source).Contents(ctx); err == nil {
 		p.read = true
 		p.base, _ = images.FinalBase([]byte(text), p.args)
-		p.bases, _ = images.BaseImages([]byte(text), p.args)
 		p.copies, _ = images.SourcesCopies([]byte(text), p.args)
 		p.context, p.narrow = images.ContextPaths([]byte(text), p.args)
 		if p.outputContext = images.OutputIsContext(p.copies); p.outputContext {
@@ -57,21 +54,6 @@ func planImage(ctx context.Context, source *dagger.Directory, kind images.Kind, 
 		}
 	}
 	return p
-}
-
-// planImages plans the kinds' images concurrently (engine round trips).
-func planImages(ctx context.Context, source *dagger.Directory, kinds []images.Kind, nodeImage string, args images.Args) map[images.Kind]*imagePlan {
-	plans := make([]*imagePlan, len(kinds))
-	var wg sync.WaitGroup
-	for i, kind := range kinds {
-		wg.Go(func() { plans[i] = planImage(ctx, source, kind, nodeImage, args) })
-	}
-	wg.Wait()
-	out := map[images.Kind]*imagePlan{}
-	for i, kind := range kinds {
-		out[kind] = plans[i]
-	}
-	return out
 }
 
 // dockerfile is the plan's Dockerfile in source.
@@ -214,10 +196,8 @@ func (r *recipe) checkCopies(ctx context.Context, img *dagger.Container, want []
 // baseTarball is the image ref for each platform ("" the engine's), as
 // normalize reads what a built image has of it (ocipublish.Base); nil
 // without a ref. Its layers are in gzip, as the built image's tarball has
-// them (push): keep-base keeps what it re-encodes under the blobs that
-// tarball names, and a base layer the engine holds in zstd (the Go SDK
-// image's, engine-facts 41) is converted while the project builds, once
-// (engine-facts 47).
+// them (push): a base layer the engine holds in zstd (the Go SDK image's,
+// engine-facts 41) is converted once (engine-facts 47).
 func baseTarball(ref string, platforms []string) *dagger.File {
 	if ref == "" {
 		return nil

@@ -627,13 +627,13 @@ func (t *Tests) PublishSignsAndDescribesImages(ctx context.Context) (err error) 
 	return nil
 }
 
-// A publish pushes an image only when no tag holds it: run again it leaves every tag unchanged, and a new tag is pointed at the image the registry holds, from the module's own process, with no push; deliver's early read does the same.
+// A publish pushes an image only when no tag holds it: run again it leaves every tag unchanged, and a new tag is pointed at the image the registry holds, with no push; deliver does the same.
 //
 // The registry is a service reached by its IP, without --registry-service,
 // as a registry outside the engine is: Dagger's service network is private
-// (RFC 1918), where go-containerregistry speaks plain http, so the module's
-// process reads the tags and retags (engine-facts.md, facts 22, 24) and the
-// push's container pushes, both straight to it.
+// (RFC 1918), where go-containerregistry speaks plain http, so the push's
+// container reads the tags, tags and pushes straight to it (engine-facts.md,
+// facts 22, 24).
 // +check
 func (t *Tests) PublishSparesWhatTheRegistryHolds(ctx context.Context) error {
 	reg, repository, err := registryByIP(ctx, "PublishSparesWhatTheRegistryHolds")
@@ -688,7 +688,7 @@ func publishesSpare(ctx context.Context, b *dagger.LowcodePipelineBuild, reposit
 	return nil
 }
 
-// A publish to a registry service (--registry-service), which only the push's container reaches, leaves a tag that holds the image unchanged and points a new one at it, as with a registry the module's process reaches.
+// A publish to a registry service (--registry-service), which only the push's container reaches, leaves a tag that holds the image unchanged and points a new one at it, as with a registry reached by its address.
 // +check
 func (t *Tests) PublishToRegistryServiceSparesWhatItHolds(ctx context.Context) error {
 	reg, err := registry(ctx, "PublishToRegistryServiceSparesWhatItHolds")

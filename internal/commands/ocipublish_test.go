@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -25,7 +26,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"dagger/lowcode-pipeline/internal/ocipublish"
-	"dagger/lowcode-pipeline/internal/testsupport/registrytest"
 	"dagger/lowcode-pipeline/internal/testsupport/tartest"
 )
 
@@ -43,10 +43,11 @@ func TestRunPushesTheTarballAndPrintsThePinnedReferences(t *testing.T) {
 	assert.Empty(t, stdout.String(), "normalize prints nothing: its output is the layout")
 
 	req, _ := json.Marshal(ocipublish.Request{Kind: "frontend", Refs: []string{"localhost:5000/team/frontend:1.0.0"}, Connect: u.Host,
-		Insecure: true, Username: "ci", Timeout: "1m"})
+		Username: "ci", Timeout: "1m"})
 	reqFile := filepath.Join(dir, "request.json")
 	require.NoError(t, os.WriteFile(reqFile, req, 0o600))
-	for range 2 { // a second push of the same layout changes nothing
+	// a second push of the same layout changes nothing
+	for _, outcome := range []string{ocipublish.OutcomePushed, ocipublish.OutcomeUnchanged} {
 		stdout.Reset()
 		code = OCIPublish(context.Background(), []string{"push", "-request", reqFile, "-layout", normalized}, func(string) string { return "" }, &stdout, &stderr)
 		require.Equal(t, 0, code, stderr.String())
@@ -54,7 +55,45 @@ func TestRunPushesTheTarballAndPrintsThePinnedReferences(t *testing.T) {
 		require.NoError(t, json.Unmarshal(stdout.Bytes(), &res))
 		require.Len(t, res.Pushed, 1)
 		assert.Equal(t, "localhost:5000/team/frontend:1.0.0@"+res.Digest, res.Pushed[0].Ref)
+		assert.Equal(t, outcome, res.Pushed[0].Outcome)
 	}
+}
+
+// The password comes from REGISTRY_PASSWORD, never the request; a registry
+// that echoes it back (the login's basic header included) has it hidden in
+// what the push says.
+func TestPushNeverSaysThePasswordARegistryEchoes(t *testing.T) {
+	const password = "s3cret-registry-pa55word"
+	reg := registry.New()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/") {
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprintf(w, `{"errors":[{"code":"DENIED","message":"%s as %s"}]}`, password, r.Header.Get("Authorization"))
+			return
+		}
+		reg.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	dir := t.TempDir()
+	layoutDir := filepath.Join(dir, "layout")
+	p, err := layout.Write(layoutDir, empty.Index)
+	require.NoError(t, err)
+	img, err := random.Image(64, 1)
+	require.NoError(t, err)
+	require.NoError(t, p.AppendImage(img))
+	req, _ := json.Marshal(ocipublish.Request{Kind: "backend", Refs: []string{u.Host + "/team/backend:1"}, Username: "ci", Timeout: "1m"})
+	reqFile := filepath.Join(dir, "request.json")
+	require.NoError(t, os.WriteFile(reqFile, req, 0o600))
+	var stdout, stderr bytes.Buffer
+	env := func(k string) string { return map[string]string{"REGISTRY_PASSWORD": password}[k] }
+	code := OCIPublish(context.Background(), []string{"push", "-request", reqFile, "-layout", layoutDir}, env, &stdout, &stderr)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr.String(), "oci-publish: the backend image: push "+u.Host+"/team/backend:1: ")
+	assert.Contains(t, stderr.String(), "DENIED: *** as Basic ", "the registry's words, the password hidden")
+	assert.NotContains(t, stderr.String(), password)
+	assert.NotContains(t, stderr.String(), base64.StdEncoding.EncodeToString([]byte("ci:"+password)))
+	assert.Empty(t, stdout.String())
 }
 
 func TestNormalizingTwiceWritesTheSameLayout(t *testing.T) {
@@ -129,68 +168,3 @@ var closedRegistry = sync.OnceValue(func() string {
 	srv.Close()
 	return strings.TrimPrefix(srv.URL, "http://")
 })
-
-func TestKeepBaseKeepsTheBasesLayersForNormalize(t *testing.T) {
-	dir := t.TempDir()
-	prepared(t, dir, "frontend", 512, 2)
-	base := filepath.Join(dir, "image.tar")
-	verdicts := filepath.Join(dir, "verdicts")
-	for _, tc := range []struct {
-		name   string
-		args   []string
-		code   int
-		stderr string
-	}{
-		{"no base", []string{"keep-base", "-verdicts", verdicts}, 2, "oci-publish keep-base: -base and -verdicts are both needed"},
-		{"no folder", []string{"keep-base", "-base", base}, 2, "oci-publish keep-base: -base and -verdicts are both needed"},
-		{"no tarball there", []string{"keep-base", "-base", filepath.Join(dir, "none.tar"), "-verdicts", verdicts}, 1, "oci-publish: the base image: open "},
-		{"kept", []string{"keep-base", "-base", base, "-verdicts", verdicts}, 0, ""},
-		// a registry out of reach is said, and the layers kept all the same
-		{"its registry out of reach", []string{"keep-base", "-base", base, "-verdicts", verdicts, "-ref", closedRegistry() + "/library/base@sha256:" + strings.Repeat("ab", 32)},
-			0, "oci-publish: the base image: read " + closedRegistry() + "/library/base from its registry: "},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var stdout, stderr bytes.Buffer
-			assert.Equal(t, tc.code, OCIPublish(context.Background(), tc.args, os.Getenv, &stdout, &stderr))
-			if tc.stderr == "" {
-				assert.Empty(t, stderr.String())
-			} else {
-				assert.True(t, strings.HasPrefix(stderr.String(), tc.stderr), stderr.String())
-			}
-			assert.Empty(t, stdout.String(), "keep-base prints nothing: its output is the folder")
-		})
-	}
-	// random.Image's two layers, each kept in the folder of the encoding
-	kept, err := filepath.Glob(filepath.Join(verdicts, "gzip-*", "sha256-*[0-9a-f]"))
-	require.NoError(t, err)
-	assert.Len(t, kept, 2, "%v", kept)
-	// and why the registry could not be read, for normalize to take
-	failed, err := filepath.Glob(filepath.Join(verdicts, "bases", "sha256-*.failed"))
-	require.NoError(t, err)
-	assert.Len(t, failed, 1, "%v", failed)
-}
-
-// A base its registry gives is read and kept by its digest, and nothing of
-// it re-encoded: normalize pushes its layers as the registry's blobs.
-func TestKeepBaseReencodesNothingOfABaseItsRegistryGives(t *testing.T) {
-	dir := t.TempDir()
-	img, err := random.Image(512, 2)
-	require.NoError(t, err)
-	base := imageTarball(t, dir, img)
-	srv := httptest.NewServer(registry.New())
-	defer srv.Close()
-	host := strings.TrimPrefix(srv.URL, "http://")
-	registrytest.Write(t, host+"/library/base:stable", img)
-	d, err := img.Digest()
-	require.NoError(t, err)
-	verdicts := filepath.Join(dir, "verdicts")
-
-	var stdout, stderr bytes.Buffer
-	code := OCIPublish(context.Background(), []string{"keep-base", "-base", base, "-verdicts", verdicts, "-ref", host + "/library/base:stable@" + d.String()}, os.Getenv, &stdout, &stderr)
-	assert.Equal(t, 0, code, stderr.String())
-	assert.Empty(t, stderr.String())
-	assert.FileExists(t, filepath.Join(verdicts, "bases", "sha256-"+d.Hex+".json"), "what the registry said, kept by the base's digest")
-	kept, err := filepath.Glob(filepath.Join(verdicts, "gzip-*", "*"))
-	require.NoError(t, err)
-	assert.Empty(t, kept, "no layer re-encoded")
-}

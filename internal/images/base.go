@@ -8,25 +8,6 @@ import (
 	"github.com/moby/buildkit/frontend/dockerfile/shell"
 )
 
-// BaseImages are the images a Dockerfile's stages start from, with its
-// global ARG defaults and the given build arguments applied, each once, in
-// order; a stage built on an earlier stage, scratch, and a base that still
-// names an unset argument are left out. The module pulls them while the
-// project installs, so the image builds need not wait for them.
-func BaseImages(dockerfile []byte, args [][2]string) ([]string, error) {
-	stages, err := readStages(dockerfile, args)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, s := range stages {
-		if s.image != "" && !slices.Contains(out, s.image) {
-			out = append(out, s.image)
-		}
-	}
-	return out, nil
-}
-
 // FinalBase is the image the Dockerfile's last stage starts from, through
 // the stages it is built on: the image whose layers and history lead the
 // built image's. "" when that is scratch or a base that names an unset

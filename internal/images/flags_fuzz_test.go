@@ -91,7 +91,7 @@ func FuzzPublishTargets(f *testing.F) {
 		for i, target := range targets {
 			assert.Equal(t, kinds[i], target.Kind)
 			assert.Equal(t, strings.ReplaceAll(repository, KindPlaceholder, string(target.Kind)), target.Repository)
-			assert.NotEmpty(t, target.Registry(), "a registry host")
+			assert.NotEmpty(t, target.Registry, "a registry host")
 			for j, ref := range target.Refs() {
 				// what the push is given: a name with its registry and one tag
 				named, err := reference.ParseNamed(ref)
@@ -102,9 +102,7 @@ func FuzzPublishTargets(f *testing.F) {
 				assert.Equal(t, target.Repository, named.Name())
 			}
 			// what the payload is checked with before the push
-			pinned, err := ParsePinned(target.Placeholder())
-			require.NoError(t, err)
-			assert.Equal(t, tag1, pinned.Tag)
+			assert.True(t, strings.HasPrefix(target.Placeholder(), target.Repository+":"+tag1+"@"), target.Placeholder())
 			assert.NoError(t, imageref.ValidateDeployable(target.Placeholder()))
 		}
 	})

@@ -143,7 +143,8 @@ var tagPattern = bounded{128, regexp.MustCompile(`^[\w][\w.-]*$`)}
 // Target is where one image is published: registry/repository under tags.
 type Target struct {
 	Kind       Kind
-	Repository string // registry/repository, no tag
+	Repository string // registry/repository, no tag, as Targets parsed it
+	Registry   string // the repository's registry host (and port)
 	Tags       []string
 }
 
@@ -252,7 +253,7 @@ func (r PublishRequest) Targets() ([]Target, error) {
 				errs = append(errs, problem)
 				break // one message, not one per name
 			}
-			targets = append(targets, Target{Kind: k, Repository: full, Tags: r.Tags})
+			targets = append(targets, Target{Kind: k, Repository: full, Registry: reference.Domain(named), Tags: r.Tags})
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -273,15 +274,6 @@ func referenceProblem(err error) string {
 	return fielderr.Cut(err.Error(), fielderr.MaxValue)
 }
 
-// Registry is the registry host the target's repository is on.
-func (t Target) Registry() string {
-	named, err := reference.ParseNamed(t.Repository)
-	if err != nil {
-		return ""
-	}
-	return reference.Domain(named)
-}
-
 // SupportedPlatforms are the platforms images can be published for.
 var SupportedPlatforms = []string{"linux/amd64", "linux/arm64"}
 
@@ -298,39 +290,4 @@ func ParsePlatforms(ps []string) ([]string, error) {
 		seen[p] = true
 	}
 	return ps, nil
-}
-
-// CheckPinned accepts what a push returned only when it names the image by
-// digest: registry/repository:tag@sha256:…, which is what payloads carry.
-func CheckPinned(ref string) error {
-	parsed, err := reference.ParseNamed(ref)
-	if err != nil {
-		return fmt.Errorf("published reference %q: %w", ref, err)
-	}
-	if _, ok := parsed.(reference.Canonical); !ok {
-		return fmt.Errorf("published reference %q is not pinned by digest", ref)
-	}
-	return nil
-}
-
-// Pinned is one pushed image under one tag, named by digest.
-type Pinned struct {
-	Ref        string // registry/repository:tag@sha256:…
-	Repository string // registry/repository
-	Tag        string
-	Digest     string
-}
-
-// ParsePinned splits what a push returned; it must name the image by tag
-// and digest, which is what payloads carry.
-func ParsePinned(ref string) (Pinned, error) {
-	if err := CheckPinned(ref); err != nil {
-		return Pinned{}, err
-	}
-	named, _ := reference.ParseNamed(ref)
-	p := Pinned{Ref: ref, Repository: named.Name(), Digest: named.(reference.Canonical).Digest().String()}
-	if tagged, ok := named.(reference.Tagged); ok {
-		p.Tag = tagged.Tag()
-	}
-	return p, nil
 }

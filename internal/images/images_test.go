@@ -3,10 +3,11 @@ package images
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"dagger/lowcode-pipeline/internal/imageref"
 
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
@@ -96,7 +97,7 @@ func TestPublishTargets(t *testing.T) {
 	assert.Equal(t, Frontend, targets[0].Kind)
 	assert.Equal(t, []string{"registry.example.com:5000/team/app-frontend:1.4.0", "registry.example.com:5000/team/app-frontend:latest"}, targets[0].Refs())
 	assert.Equal(t, "registry.example.com:5000/team/app-backend", targets[1].Repository)
-	assert.Equal(t, "registry.example.com:5000", targets[1].Registry())
+	assert.Equal(t, "registry.example.com:5000", targets[1].Registry)
 }
 
 func TestPublishRefusesBadNamesBeforeBuilding(t *testing.T) {
@@ -170,13 +171,6 @@ func TestALoopbackRegistryIsAServiceOnly(t *testing.T) {
 			assert.Len(t, targets, 2)
 		})
 	}
-}
-
-func TestCheckPinned(t *testing.T) {
-	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-	assert.NoError(t, CheckPinned("registry.example.com/team/front:1.4.0@"+digest))
-	assert.ErrorContains(t, CheckPinned("registry.example.com/team/front:1.4.0"), "not pinned by digest")
-	assert.Error(t, CheckPinned("not a ref"))
 }
 
 // The Dockerfiles' contract, read with BuildKit's own parser: each takes
@@ -299,16 +293,6 @@ func lastUser(s instructions.Stage) string {
 	return user
 }
 
-func TestParsePinned(t *testing.T) {
-	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-	p, err := ParsePinned("localhost:5000/team/front:1.4.0@" + digest)
-	require.NoError(t, err)
-	assert.Equal(t, Pinned{Ref: "localhost:5000/team/front:1.4.0@" + digest, Repository: "localhost:5000/team/front", Tag: "1.4.0", Digest: digest}, p)
-
-	_, err = ParsePinned("localhost:5000/team/front:1.4.0")
-	assert.ErrorContains(t, err, "not pinned by digest")
-}
-
 func TestTheCodeAsDataImageFollowsTheBuild(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -328,37 +312,6 @@ func TestTheCodeAsDataImageFollowsTheBuild(t *testing.T) {
 			assert.Equal(t, tc.kinds, kinds)
 		})
 	}
-}
-
-func TestBaseImagesAreWhatTheStagesStartFrom(t *testing.T) {
-	front, err := os.ReadFile("../../docker/frontend.Dockerfile")
-	require.NoError(t, err)
-	got, err := BaseImages(front, nil)
-	require.NoError(t, err)
-	assert.Equal(t, []string{"nginx:stable"}, got, "the default of the module's own Dockerfile")
-
-	got, err = BaseImages(front, [][2]string{{"FRONTEND_BASE_IMAGE", "vendor.example.com/frontend:stable"}, {"SOURCES_PATH", "dist/web"}})
-	require.NoError(t, err)
-	assert.Equal(t, []string{"vendor.example.com/frontend:stable"}, got, "a build argument replaces its default")
-
-	for _, tc := range []struct {
-		name, dockerfile string
-		want             []string
-	}{
-		{"a later stage on an earlier one", "FROM node:24 AS build\nRUN true\nFROM build\nFROM BUILD AS again\n", []string{"node:24"}},
-		{"a helper stage and the final one", "FROM busybox:stable AS site\nRUN true\nFROM nginx:stable\nCOPY --from=site /s /s\n", []string{"busybox:stable", "nginx:stable"}},
-		{"scratch", "FROM golang:1.26 AS b\nFROM scratch\nCOPY --from=b /x /x\n", []string{"golang:1.26"}},
-		{"an argument without a value", "ARG BASE\nFROM ${BASE}\n", nil},
-		{"the same base twice", "FROM alpine:3.22\nFROM alpine:3.22\n", []string{"alpine:3.22"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := BaseImages([]byte(tc.dockerfile), nil)
-			require.NoError(t, err)
-			assert.Equal(t, tc.want, got)
-		})
-	}
-	_, err = BaseImages([]byte("FROM\n"), nil)
-	assert.ErrorContains(t, err, "read the Dockerfile")
 }
 
 func TestFinalBaseIsTheImageTheLastStageGrowsFrom(t *testing.T) {
@@ -403,13 +356,13 @@ func FuzzDockerfileBases(f *testing.F) {
 	}
 	f.Add([]byte("FROM a AS b\nFROM b\n"))
 	f.Fuzz(func(t *testing.T, dockerfile []byte) {
-		bases, err := BaseImages(dockerfile, nil)
-		final, ferr := FinalBase(dockerfile, nil)
-		if (err == nil) != (ferr == nil) {
-			t.Fatalf("BaseImages and FinalBase disagree on reading it: %v / %v", err, ferr)
+		final, err := FinalBase(dockerfile, nil)
+		if err != nil {
+			return
 		}
-		if ferr == nil && final != "" && !slices.Contains(bases, final) {
-			t.Fatalf("final base %q is not among the bases %q", final, bases)
+		// a base is an image to pull: never scratch, a stage, or an unset argument
+		if final == "scratch" || strings.Contains(final, "$") {
+			t.Fatalf("final base %q is no image", final)
 		}
 	})
 }
@@ -418,9 +371,7 @@ func TestPlaceholderIsTheFirstTagPinnedToAnUnknownDigest(t *testing.T) {
 	target := Target{Kind: Backend, Repository: "registry.example.com/team/app-backend", Tags: []string{"1.4.0", "latest"}}
 	ref := target.Placeholder()
 	assert.Equal(t, "registry.example.com/team/app-backend:1.4.0@sha256:"+strings.Repeat("0", 64), ref)
-	pinned, err := ParsePinned(ref)
-	require.NoError(t, err, "a placeholder reads as the reference publish will give")
-	assert.Equal(t, "1.4.0", pinned.Tag)
+	require.NoError(t, imageref.ValidateDeployable(ref), "a placeholder reads as the reference publish will give")
 	assert.Empty(t, Target{Repository: "r/x"}.Placeholder(), "no tag, no reference")
 	assert.Equal(t, map[Kind]string{Backend: ref}, Placeholders([]Target{target}))
 }

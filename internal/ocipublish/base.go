@@ -1,15 +1,10 @@
 package ocipublish
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"runtime"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
-	"golang.org/x/sync/errgroup"
 )
 
 // Options are how Normalize rewrites an image.
@@ -139,84 +134,4 @@ func keptOf(cfg *v1.ConfigFile, base *Base) (layers int) {
 		layers++
 	}
 	return layers
-}
-
-// KeepBase re-encodes each gzip layer of the base image in tarball
-// (Container.asTarball of it, every platform) into v's folder, as normalize
-// re-encodes an image's base layers (reencode), so that the publish of an
-// image on that base copies them instead of compressing them again. Run
-// while the project builds, it takes the longest part of an engine's first
-// normalize off the publish. A layer already kept is left as it is; one of
-// another compression is left to normalize. work is a folder to unpack
-// into. It returns the layers kept.
-//
-// pinned is the base's reference pinned by digest, as the engine resolved
-// it ("": none). The first time it is given, the base's layers and diff IDs
-// as the tarball holds them are kept by that digest: what normalize takes
-// where the base's registry cannot be read, to rebase an image on an
-// engine restarted since (fact 48) on the layers it pulled before.
-func KeepBase(tarball, work, pinned string, v Verdicts) (int, error) {
-	if v.Dir == "" {
-		return 0, errors.New("no folder to keep the layers in")
-	}
-	var h v1.Hash
-	if pinned != "" {
-		var err error
-		if _, h, err = pinnedDigest(pinned); err != nil {
-			return 0, err
-		}
-	}
-	if err := Unpack(tarball, work); err != nil {
-		return 0, err
-	}
-	a, err := Load(work)
-	if err != nil {
-		return 0, err
-	}
-	imgs, _, err := imagesOf(a)
-	if err != nil {
-		return 0, err
-	}
-	type baseLayer struct {
-		desc   v1.Descriptor
-		diffID v1.Hash
-	}
-	var layers []baseLayer
-	seen := map[v1.Hash]bool{}
-	found := make([]registryImage, len(imgs))
-	for n, img := range imgs {
-		if len(img.manifest.Layers) != len(img.config.RootFS.DiffIDs) {
-			return 0, fmt.Errorf("the base image has %d layers and %d diff IDs", len(img.manifest.Layers), len(img.config.RootFS.DiffIDs))
-		}
-		found[n] = registryImage{Platform: img.config.Platform(), DiffIDs: img.config.RootFS.DiffIDs, Layers: img.manifest.Layers}
-		for i, l := range img.manifest.Layers {
-			if (l.MediaType == types.OCILayer || l.MediaType == types.DockerLayer) && !seen[l.Digest] {
-				seen[l.Digest] = true
-				layers = append(layers, baseLayer{l, img.config.RootFS.DiffIDs[i]})
-			}
-		}
-	}
-	if pinned != "" {
-		// before the re-encoding: a normalize beside it (deliver) then
-		// finds the base kept, and its layers' blobs are kept as the
-		// re-encoding goes
-		v.keepExported(h, found)
-	}
-	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for _, l := range layers {
-		g.Go(func() error {
-			if _, err := os.Stat(v.reencodedFile(l.desc.Digest)); err == nil {
-				return nil
-			}
-			if _, err := reencode(work, l.desc, l.diffID, v); err != nil {
-				return fmt.Errorf("layer %s: %w", short(l.desc.Digest), err)
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return 0, err
-	}
-	return len(layers), nil
 }

@@ -17,10 +17,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/types"
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2/registry"
-	"oras.land/oras-go/v2/registry/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"dagger/lowcode-pipeline/internal/fielderr"
 )
@@ -41,10 +38,9 @@ var (
 )
 
 // baseRetryAfter is how long a registry that could not be read is not
-// asked again for that base, on one engine: keep-base reads it while the
-// project builds, and each normalize after takes its answer, a failure too,
-// so a registry out of reach (an engine that pulls through a mirror) costs
-// no publish a wait.
+// asked again for that base, on one engine: each normalize takes the first
+// one's answer, a failure too, so a registry out of reach (an engine that
+// pulls through a mirror) costs one publish a wait, not every one.
 const baseRetryAfter = time.Hour
 
 // registryImage is what a base's registry says of one platform's image, as
@@ -60,8 +56,7 @@ type registryImage struct {
 // platform's diff IDs and layers, with a way to fetch those layers. What
 // it read is kept in v's folder by the digest, so an engine reads a base's
 // registry once. A base its registry cannot give is taken as the engine
-// first exported it, if keep-base or a normalize kept that (KeepBase,
-// keepExported).
+// first exported it, if a normalize kept that (keepExported).
 func RegistryBases(ctx context.Context, ref string, v Verdicts) ([]Base, error) {
 	h, at, err := baseAt(ref, v)
 	if err != nil {
@@ -87,28 +82,13 @@ func RegistryBases(ctx context.Context, ref string, v Verdicts) ([]Base, error) 
 	return bases, nil
 }
 
-// ReadRegistryBase reads the base image ref (as RegistryBases) from its
-// registry into v's folder, unless the folder holds what it said, or why
-// it could not be read less than baseRetryAfter ago: that error then.
-func ReadRegistryBase(ctx context.Context, ref string, v Verdicts) error {
-	h, at, err := baseAt(ref, v)
-	if err != nil {
-		return err
-	}
-	if _, kept := v.basesIn(v.registryBasesFile(h)); kept {
-		return nil
-	}
-	_, err = readRegistry(ctx, at, h)
-	return err
-}
-
 // baseAt is the digest of the base image ref, pinned, and its registry.
 func baseAt(ref string, v Verdicts) (v1.Hash, *baseRegistry, error) {
 	d, h, err := pinnedDigest(ref)
 	if err != nil {
 		return v1.Hash{}, nil, err
 	}
-	return h, &baseRegistry{c: Target{}.client(), repo: d.Repository, v: v}, nil
+	return h, &baseRegistry{repo: d.Repository, v: v}, nil
 }
 
 // pinnedDigest is the base image ref, pinned by digest, and that digest.
@@ -165,9 +145,9 @@ func readRegistry(ctx context.Context, at *baseRegistry, h v1.Hash) ([]registryI
 	}
 	rctx, cancel := context.WithTimeoutCause(ctx, baseReadLimit, fmt.Errorf("its registry did not answer within %s", baseReadLimit))
 	defer cancel()
-	read, err := readRegistryBases(rctx, at.repository(rctx), h)
+	read, err := readRegistryBases(at.repo.Digest(h.String()), remote.WithContext(rctx))
 	if err != nil {
-		err = limitErr(rctx, registryErr(err))
+		err = limitErr(rctx, err)
 		at.v.keepRegistryFailure(h, repo, err)
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -182,15 +162,6 @@ const (
 	fromFirstExport = "the ones the engine first pulled (its registry could not be read; kept in the publish's cache volume)"
 )
 
-// registryHost is the host a registry is reached at: Docker Hub's API is at
-// registry-1.docker.io, not at the index.docker.io its names resolve to.
-func registryHost(r name.Registry) string {
-	if r.RegistryStr() == name.DefaultRegistry {
-		return "registry-1.docker.io"
-	}
-	return r.RegistryStr()
-}
-
 // limitErr is err, or the cause ctx ended with when it did.
 func limitErr(ctx context.Context, err error) error {
 	if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
@@ -199,34 +170,40 @@ func limitErr(ctx context.Context, err error) error {
 	return err
 }
 
-// readRegistryBases reads the manifest (or index) at h and each image's
-// config: one registryImage per image, attestations left out.
-func readRegistryBases(ctx context.Context, repo *remote.Repository, h v1.Hash) ([]registryImage, error) {
-	mt, data, err := fetchVerified(ctx, repo.Manifests(), h)
+// readRegistryBases reads the manifest (or index) ref and each image's
+// config: one registryImage per image, attestations left out. remote
+// checks what it reads against its digest.
+func readRegistryBases(ref name.Digest, opts ...remote.Option) ([]registryImage, error) {
+	desc, err := remote.Get(ref, opts...)
 	if err != nil {
 		return nil, err
 	}
-	if !types.MediaType(mt).IsIndex() {
-		b, err := readRegistryImage(ctx, repo, data)
+	if !desc.MediaType.IsIndex() {
+		img, err := desc.Image()
 		if err != nil {
 			return nil, err
 		}
-		return []registryImage{b}, nil
+		b, err := readRegistryImage(img)
+		return []registryImage{b}, err
 	}
-	im, err := v1.ParseIndexManifest(bytes.NewReader(data))
+	idx, err := desc.ImageIndex()
 	if err != nil {
-		return nil, fmt.Errorf("read the image index: %w", err)
+		return nil, err
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return nil, err
 	}
 	var out []registryImage
 	for _, m := range im.Manifests {
 		if !m.MediaType.IsImage() || m.Annotations["vnd.docker.reference.type"] == "attestation-manifest" {
 			continue
 		}
-		_, data, err := fetchVerified(ctx, repo.Manifests(), m.Digest)
+		img, err := idx.Image(m.Digest)
 		if err != nil {
 			return nil, err
 		}
-		b, err := readRegistryImage(ctx, repo, data)
+		b, err := readRegistryImage(img)
 		if err != nil {
 			return nil, err
 		}
@@ -241,41 +218,20 @@ func readRegistryBases(ctx context.Context, repo *remote.Repository, h v1.Hash) 
 	return out, nil
 }
 
-// readRegistryImage reads an image manifest's config from the registry.
-func readRegistryImage(ctx context.Context, repo *remote.Repository, manifest []byte) (registryImage, error) {
-	m, cfg, err := parseImage(manifest, func(c v1.Descriptor) ([]byte, error) {
-		_, data, err := fetchVerified(ctx, repo.Blobs(), c.Digest)
-		return data, err
-	})
+// readRegistryImage is an image's platform, diff IDs and layers.
+func readRegistryImage(img v1.Image) (registryImage, error) {
+	m, err := img.Manifest()
 	if err != nil {
 		return registryImage{}, err
 	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return registryImage{}, err
+	}
+	if len(cfg.RootFS.DiffIDs) != len(m.Layers) {
+		return registryImage{}, fmt.Errorf("the image config lists %d layers (rootfs.diff_ids), its manifest %d", len(cfg.RootFS.DiffIDs), len(m.Layers))
+	}
 	return registryImage{Platform: cfg.Platform(), DiffIDs: cfg.RootFS.DiffIDs, Layers: m.Layers}, nil
-}
-
-// fetcher is oras-go's manifest or blob store, fetched from by digest.
-type fetcher interface {
-	FetchReference(ctx context.Context, reference string) (ocispec.Descriptor, io.ReadCloser, error)
-}
-
-// fetchVerified is the metadata the store holds at h, checked against h.
-func fetchVerified(ctx context.Context, s fetcher, h v1.Hash) (string, []byte, error) {
-	desc, rc, err := s.FetchReference(ctx, h.String())
-	if err != nil {
-		return "", nil, err
-	}
-	defer rc.Close()
-	data, err := io.ReadAll(io.LimitReader(rc, MaxMetadata+1))
-	if err != nil {
-		return "", nil, err
-	}
-	if len(data) > MaxMetadata {
-		return "", nil, fmt.Errorf("%s is larger than %d bytes", short(h), MaxMetadata)
-	}
-	if got := sha256Of(data); got != h {
-		return "", nil, fmt.Errorf("the registry sent %s for %s", short(got), short(h))
-	}
-	return desc.MediaType, data, nil
 }
 
 // registryBlobFile is where v keeps the blob h a base's registry sent.
@@ -288,8 +244,7 @@ func (v Verdicts) registryBasesFile(h v1.Hash) string {
 	return filepath.Join(v.Dir, "bases", h.Algorithm+"-"+h.Hex+".json")
 }
 
-// exportedBasesFile is where v keeps the base h as keep-base or normalize
-// found it in the engine's export of it, the first time (keepExported): on an
+// exportedBasesFile is where v keeps the base h as normalize found it in the engine's export of it, the first time (keepExported): on an
 // engine that pulled the base since it last started, its export holds the
 // registry's layers, tar for tar (tests/engine-facts.md, fact 52).
 func (v Verdicts) exportedBasesFile(h v1.Hash) string {
@@ -368,20 +323,8 @@ func (v Verdicts) keepRegistryFailure(h v1.Hash, repo string, err error) {
 // baseRegistry is where a base image is read from: its metadata
 // (RegistryBases) and its layers (fetch, path).
 type baseRegistry struct {
-	c    *client
 	repo name.Repository
 	v    Verdicts
-}
-
-// repository is the base's repository at its registry. Whether that speaks
-// plain http is asked the first time it is reached (client.plainHTTP), and
-// within ctx's limit: a kept answer asks the registry nothing.
-func (b *baseRegistry) repository(ctx context.Context) *remote.Repository {
-	return &remote.Repository{
-		Client:    b.c.http,
-		Reference: registry.Reference{Registry: registryHost(b.repo.Registry), Repository: b.repo.RepositoryStr()},
-		PlainHTTP: b.c.plainHTTP(ctx, b.repo.Registry),
-	}
 }
 
 // fetch brings the base's layer d into the layout in dir, checked against
@@ -397,9 +340,13 @@ func (b *baseRegistry) fetch(ctx context.Context, dir string, d v1.Descriptor) e
 			return nil
 		}
 	}
-	rc, err := b.repository(ctx).Blobs().Fetch(ctx, ociDescriptor(d))
+	l, err := remote.Layer(b.repo.Digest(d.Digest.String()), remote.WithContext(ctx))
 	if err != nil {
-		return registryErr(err)
+		return err
+	}
+	rc, err := l.Compressed()
+	if err != nil {
+		return err
 	}
 	defer rc.Close()
 	w, err := newBlobWriter(dir)

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,11 +32,10 @@ func privateRegistry(t *testing.T, d v1.Hash) string {
 }
 
 // A base the publish cannot read from its registry (a private one) is
-// taken as the engine first exported it, kept by keep-base or by the first
-// publish's normalize: an image an engine restarted on its state builds
-// again on it (its base layers made anew, fact 48) gets the digest a fresh
-// engine gives it, with no registry read. The first export kept stays: the
-// one after a restart is remade.
+// taken as the engine first exported it, kept by the first publish's
+// normalize: an image an engine restarted on its state builds again on it
+// (its base layers made anew, fact 48) gets the digest a fresh engine gives
+// it, with no registry read.
 func TestAPrivateBaseIsRebasedOnTheLayersTheEngineFirstPulled(t *testing.T) {
 	pulled, anew, base, d := remadeBaseImage(t)
 	ref := privateRegistry(t, d)
@@ -48,33 +46,21 @@ func TestAPrivateBaseIsRebasedOnTheLayersTheEngineFirstPulled(t *testing.T) {
 
 	for _, tc := range []struct {
 		name string
-		// keep-base's exports of the base before the restart, and whether
-		// the engine published an image on it then
-		keptBefore []v1.Image
-		published  bool
-		rebased    bool
+		// whether the engine published an image on the base before the restart
+		published bool
+		rebased   bool
 	}{
-		{"keep-base and a publish on a fresh engine", []v1.Image{base}, true, true},
-		{"keep-base on a fresh engine, again after the restart", []v1.Image{base, remadeExport}, false, true},
-		{"a publish alone on a fresh engine (build, then publish)", nil, true, true},
-		{"keep-base first run after a restart", []v1.Image{remadeExport}, false, false},
-		{"nothing before the restart", nil, false, false},
+		{"a publish on a fresh engine (build, then publish)", true, true},
+		{"nothing before the restart", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := Verdicts{Dir: t.TempDir()}
-			for _, export := range tc.keptBefore {
-				_, err := KeepBase(layoutTarball(t, export), t.TempDir(), ref, v)
-				require.NoError(t, err)
-			}
 			if tc.published {
 				var said strings.Builder
 				publishedOn(t, imageOf(t, pulled, web), base, ref, v, &said)
-				if len(tc.keptBefore) == 0 {
-					assert.Contains(t, said.String(), "from its registry: 401 Unauthorized: the registry asks for a login", "why, not how the read ended")
-					assert.Contains(t, said.String(), "its export from the engine is read instead, and kept")
-				} else {
-					assert.Empty(t, said.String(), "keep-base kept the base: nothing to say")
-				}
+				assert.Contains(t, said.String(), "from its registry: GET ", "the request")
+				assert.Contains(t, said.String(), ": UNAUTHORIZED: authentication required", "why, not how the read ended")
+				assert.Contains(t, said.String(), "its export from the engine is read instead, and kept")
 			}
 			var said strings.Builder
 			restarted := publishedOn(t, imageOf(t, anew, changed), remadeExport, ref, v, &said)
@@ -111,44 +97,23 @@ func publishedOn(t *testing.T, built, export v1.Image, ref string, v Verdicts, s
 }
 
 // A registry that can be read comes first: what it says is the base, whatever
-// keep-base kept from an export made after a restart.
+// a publish kept from an export made after a restart, when the registry
+// could not be read.
 func TestTheRegistryComesBeforeTheKeptExport(t *testing.T) {
 	pulled, anew := remadeBase(t)
 	base := imageOf(t, pulled)
 	ref := inRegistry(t, base)
-	v := Verdicts{Dir: t.TempDir()}
-	_, err := KeepBase(layoutTarball(t, imageOf(t, anew)), t.TempDir(), ref, v)
+	d, err := base.Digest()
 	require.NoError(t, err)
+	v := Verdicts{Dir: t.TempDir()}
 	own := layer(t, commit.Add(3600e9), map[string]string{"app/server.mjs": "listen()"})
+	publishedOn(t, imageOf(t, anew, own), imageOf(t, anew), privateRegistry(t, d), v, nil)
+	_, kept := v.basesIn(v.exportedBasesFile(d))
+	require.True(t, kept, "the export after a restart was kept")
 	fresh, _ := normalizedOn(t, imageOf(t, pulled, own), ref, Verdicts{})
 	restarted, said := normalizedOn(t, imageOf(t, anew, own), ref, v)
 	assert.Contains(t, said, "1 of its base's layers are the registry's")
 	assert.Equal(t, digestOf(t, fresh), digestOf(t, restarted))
-}
-
-// keep-base keeps the export by the digest the engine resolved; no ref,
-// no record; a ref not pinned is refused before anything is unpacked.
-func TestKeepBaseKeepsTheExportByTheBasesDigest(t *testing.T) {
-	pulled, _, base, d := remadeBaseImage(t)
-	tarball := layoutTarball(t, base)
-
-	v := Verdicts{Dir: t.TempDir()}
-	_, err := KeepBase(tarball, t.TempDir(), "", v)
-	require.NoError(t, err)
-	_, err = os.Stat(filepath.Join(v.Dir, "bases"))
-	assert.True(t, os.IsNotExist(err), "nothing kept without the base's digest")
-
-	_, err = KeepBase(tarball, t.TempDir(), "registry.example.com/team/base:stable@"+d.String(), v)
-	require.NoError(t, err)
-	read, ok := v.basesIn(v.exportedBasesFile(d))
-	require.True(t, ok)
-	id, err := pulled.DiffID()
-	require.NoError(t, err)
-	require.Len(t, read, 1)
-	assert.Equal(t, []v1.Hash{id}, read[0].DiffIDs)
-
-	_, err = KeepBase(tarball, t.TempDir(), "registry.example.com/team/base:stable", Verdicts{Dir: t.TempDir()})
-	assert.ErrorContains(t, err, `base image "registry.example.com/team/base:stable"`)
 }
 
 // An image an engine restarted on its state builds again, whose build

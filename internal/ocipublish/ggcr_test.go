@@ -27,11 +27,9 @@ type normImage struct {
 }
 
 type normIndex struct {
-	index // not v1.ImageIndex: the field would hide the method of that name
+	index // not v1.ImageIndex: the field would hide the method of that name (push.go)
 	art   Artifact
 }
-
-type index = v1.ImageIndex
 
 // layoutOf is a new OCI layout holding x (a v1.Image or a v1.ImageIndex),
 // as the engine exports one.

@@ -2,32 +2,27 @@ package ocipublish
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
+	"io"
 	"os"
 	"path/filepath"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
-// MaxMetadata bounds a manifest, an index or a config read from a layout:
-// they are JSON of a few kilobytes; a larger one is no image of ours.
-const MaxMetadata = 4 << 20
-
-// Artifact is what is pushed: the image, or the index of one image per
-// platform, that an OCI image layout on disk names (Load).
+// Artifact is the image, or the index of one image per platform, that an
+// OCI image layout on disk names first (Load).
 type Artifact struct {
 	dir  string
 	root v1.Descriptor
-	// fetch, when set, brings a layer the layout lacks into its place in
-	// dir (blobPath), for a push to a registry that lacks it too.
-	fetch func(context.Context, v1.Hash, string) error
 }
 
 // Digest is the artifact's: the digest its tags point at.
@@ -36,52 +31,34 @@ func (a Artifact) Digest() (v1.Hash, error) { return a.root.Digest, nil }
 // Load reads the image of an OCI image layout (Container.asTarball,
 // unpacked): its index's first manifest, an image or a platform index.
 func Load(dir string) (Artifact, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "index.json"))
+	idx, err := layout.ImageIndexFromPath(dir)
 	if err != nil {
 		return Artifact{}, fmt.Errorf("read the OCI layout: %w", err)
 	}
-	im, err := v1.ParseIndexManifest(bytes.NewReader(data))
-	if err != nil {
+	im, err := idx.IndexManifest()
+	switch {
+	case err != nil:
 		return Artifact{}, fmt.Errorf("read the OCI layout's index: %w", err)
+	case len(im.Manifests) == 0:
+		return Artifact{}, errors.New("the OCI layout holds no image")
+	case !im.Manifests[0].MediaType.IsIndex() && !im.Manifests[0].MediaType.IsImage():
+		return Artifact{}, fmt.Errorf("the OCI layout's index names a %s, not an image", im.Manifests[0].MediaType)
 	}
-	root, err := rootOf(im)
+	return Artifact{dir: dir, root: im.Manifests[0]}, nil
+}
+
+// writeIndex makes root the one artifact the layout in dir names.
+func writeIndex(dir string, root v1.Descriptor) error {
+	p, err := layout.Write(dir, empty.Index)
 	if err != nil {
-		return Artifact{}, err
+		return err
 	}
-	if !root.MediaType.IsIndex() && !root.MediaType.IsImage() {
-		return Artifact{}, fmt.Errorf("the OCI layout's index names a %s, not an image", root.MediaType)
-	}
-	return Artifact{dir: dir, root: root}, nil
+	return p.AppendDescriptor(root)
 }
 
 // blobPath is where a layout keeps the blob of digest h.
 func blobPath(dir string, h v1.Hash) string {
 	return filepath.Join(dir, "blobs", h.Algorithm, h.Hex)
-}
-
-// readBlob is the blob d names, checked against d's digest and size.
-func readBlob(dir string, d v1.Descriptor) ([]byte, error) {
-	if d.Size > MaxMetadata {
-		return nil, fmt.Errorf("%s is %d bytes, more than the %d a manifest or config may have", d.Digest, d.Size, MaxMetadata)
-	}
-	data, err := os.ReadFile(blobPath(dir, d.Digest))
-	if err != nil {
-		return nil, fmt.Errorf("read the OCI layout: %w", err)
-	}
-	if got := sha256Of(data); got != d.Digest || int64(len(data)) != d.Size {
-		return nil, fmt.Errorf("the OCI layout's %s holds %s (%d bytes), not what its descriptor says (%d bytes)", d.Digest, got, len(data), d.Size)
-	}
-	return data, nil
-}
-
-// writeBlob stores data in the layout and describes it with media type mt.
-func writeBlob(dir string, mt types.MediaType, data []byte) (v1.Descriptor, error) {
-	d := v1.Descriptor{MediaType: mt, Size: int64(len(data)), Digest: sha256Of(data)}
-	path := blobPath(dir, d.Digest)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return v1.Descriptor{}, err
-	}
-	return d, os.WriteFile(path, data, 0o644)
 }
 
 // writeJSON stores v as a JSON blob of media type mt.
@@ -90,7 +67,11 @@ func writeJSON(dir string, mt types.MediaType, v any) (v1.Descriptor, error) {
 	if err != nil {
 		return v1.Descriptor{}, err
 	}
-	return writeBlob(dir, mt, data)
+	h, size, err := v1.SHA256(bytes.NewReader(data))
+	if err != nil {
+		return v1.Descriptor{}, err
+	}
+	return v1.Descriptor{MediaType: mt, Size: size, Digest: h}, layout.Path(dir).WriteBlob(h, io.NopCloser(bytes.NewReader(data)))
 }
 
 // blobWriter writes a blob into a layout as it is made, hashing it, and
@@ -120,16 +101,15 @@ func (w *blobWriter) Write(p []byte) (int, error) {
 
 // commit closes the blob and files it; abort removes it.
 func (w *blobWriter) commit(mt types.MediaType) (v1.Descriptor, error) {
-	if err := w.f.Close(); err != nil {
-		os.Remove(w.f.Name())
-		return v1.Descriptor{}, err
-	}
+	err := w.f.Close()
 	d := v1.Descriptor{MediaType: mt, Size: w.hash.n, Digest: w.hash.sum()}
-	if err := os.Rename(w.f.Name(), blobPath(w.dir, d.Digest)); err != nil {
-		os.Remove(w.f.Name())
-		return v1.Descriptor{}, err
+	if err == nil {
+		err = os.Rename(w.f.Name(), blobPath(w.dir, d.Digest))
 	}
-	return d, nil
+	if err != nil {
+		os.Remove(w.f.Name())
+	}
+	return d, err
 }
 
 func (w *blobWriter) abort() {
@@ -154,24 +134,6 @@ func (c *hashCounter) sum() v1.Hash {
 	return v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(c.h.Sum(nil))}
 }
 
-func sha256Of(data []byte) v1.Hash {
-	sum := sha256.Sum256(data)
-	return v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(sum[:])}
-}
-
-// writeIndex makes root the one artifact the layout in dir names.
-func writeIndex(dir string, root v1.Descriptor) error {
-	index := v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex, Manifests: []v1.Descriptor{root}}
-	data, err := json.Marshal(index)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "oci-layout"), []byte(`{"imageLayoutVersion":"1.0.0"}`), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "index.json"), data, 0o644)
-}
-
 // image is one image manifest of a layout, with its config.
 type image struct {
 	desc     v1.Descriptor
@@ -179,49 +141,41 @@ type image struct {
 	config   *v1.ConfigFile
 }
 
-func readImage(dir string, d v1.Descriptor) (image, error) {
-	data, err := readBlob(dir, d)
+// readImage reads the image d names (get reads it from the layout) and
+// checks that its config lists as many layers as its manifest.
+func readImage(get func(v1.Hash) (v1.Image, error), d v1.Descriptor) (image, error) {
+	img, err := get(d.Digest)
 	if err != nil {
-		return image{}, err
+		return image{}, fmt.Errorf("read the OCI layout: %w", err)
 	}
-	m, cfg, err := parseImage(data, func(c v1.Descriptor) ([]byte, error) { return readBlob(dir, c) })
+	m, err := img.Manifest()
 	if err != nil {
-		return image{}, err
+		return image{}, fmt.Errorf("read the image manifest: %w", err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return image{}, fmt.Errorf("read the image config: %w", err)
+	}
+	if len(cfg.RootFS.DiffIDs) != len(m.Layers) {
+		return image{}, fmt.Errorf("the image config lists %d layers (rootfs.diff_ids), its manifest %d", len(cfg.RootFS.DiffIDs), len(m.Layers))
 	}
 	return image{desc: d, manifest: m, config: cfg}, nil
 }
 
-// parseImage parses an image manifest and the config configOf gives for
-// it, which must list as many layers.
-func parseImage(manifest []byte, configOf func(v1.Descriptor) ([]byte, error)) (*v1.Manifest, *v1.ConfigFile, error) {
-	m, err := v1.ParseManifest(bytes.NewReader(manifest))
+// readIndex is the platform index a's root names.
+func readIndex(a Artifact) (v1.ImageIndex, *v1.IndexManifest, error) {
+	idx, err := layout.Path(a.dir).ImageIndex()
+	if err == nil {
+		idx, err = idx.ImageIndex(a.root.Digest)
+	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("read the image manifest: %w", err)
+		return nil, nil, fmt.Errorf("read the image index: %w", err)
 	}
-	cfgData, err := configOf(m.Config)
+	im, err := idx.IndexManifest()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("read the image index: %w", err)
 	}
-	cfg, err := v1.ParseConfigFile(bytes.NewReader(cfgData))
-	if err != nil {
-		return nil, nil, fmt.Errorf("read the image config: %w", err)
-	}
-	if len(cfg.RootFS.DiffIDs) != len(m.Layers) {
-		return nil, nil, fmt.Errorf("the image config lists %d layers (rootfs.diff_ids), its manifest %d", len(cfg.RootFS.DiffIDs), len(m.Layers))
-	}
-	return m, cfg, nil
-}
-
-func readIndex(dir string, d v1.Descriptor) (*v1.IndexManifest, error) {
-	data, err := readBlob(dir, d)
-	if err != nil {
-		return nil, err
-	}
-	im, err := v1.ParseIndexManifest(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("read the image index: %w", err)
-	}
-	return im, nil
+	return idx, im, nil
 }
 
 // platformAt is the platform of imgs[i] (imagesOf): the index's word for
@@ -237,10 +191,10 @@ func platformAt(imgs []image, descs []v1.Descriptor, i int) *v1.Platform {
 // index (none for a lone image), attestation manifests left out.
 func imagesOf(a Artifact) ([]image, []v1.Descriptor, error) {
 	if a.root.MediaType.IsImage() {
-		img, err := readImage(a.dir, a.root)
+		img, err := readImage(layout.Path(a.dir).Image, a.root)
 		return []image{img}, nil, err
 	}
-	im, err := readIndex(a.dir, a.root)
+	idx, im, err := readIndex(a)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -250,7 +204,7 @@ func imagesOf(a Artifact) ([]image, []v1.Descriptor, error) {
 		if !d.MediaType.IsImage() || d.Annotations["vnd.docker.reference.type"] == "attestation-manifest" {
 			continue
 		}
-		img, err := readImage(a.dir, d)
+		img, err := readImage(idx.Image, d)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -260,4 +214,24 @@ func imagesOf(a Artifact) ([]image, []v1.Descriptor, error) {
 		return nil, nil, errors.New("the image index holds no image")
 	}
 	return imgs, descs, nil
+}
+
+// contentOf is what an artifact holds beside its root: the blobs (configs,
+// layers) of each of its images, each once, and, for an index, the images'
+// manifests.
+func contentOf(a Artifact) (blobs, manifests []v1.Descriptor, err error) {
+	imgs, descs, err := imagesOf(a)
+	if err != nil {
+		return nil, nil, err
+	}
+	seen := map[v1.Hash]bool{}
+	for _, img := range imgs {
+		for _, d := range append([]v1.Descriptor{img.manifest.Config}, img.manifest.Layers...) {
+			if !seen[d.Digest] {
+				seen[d.Digest] = true
+				blobs = append(blobs, d)
+			}
+		}
+	}
+	return blobs, descs, nil
 }

@@ -4,10 +4,8 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"context"
 	"fmt"
 	"io"
-	"log"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -27,9 +25,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"dagger/lowcode-pipeline/internal/fielderr"
-	"dagger/lowcode-pipeline/internal/testsupport/registrytest"
 )
 
 var (
@@ -222,101 +217,6 @@ func loopbackRegistry(t *testing.T) string {
 	u, err := url.Parse(srv.URL)
 	require.NoError(t, err)
 	return u.Host
-}
-
-func TestPushWritesEveryTagAndPinsTheDigest(t *testing.T) {
-	host := loopbackRegistry(t)
-	n, err := normalize(t, "frontend", build(t, commit.Add(time.Hour), amd64), Options{Epoch: commit})
-	require.NoError(t, err)
-	refs := []string{host + "/team/frontend:1.0.0", host + "/team/frontend:latest"}
-	pushed, err := Push(context.Background(), artOf(t, n), Target{Refs: refs, Insecure: true, Timeout: time.Minute})
-	require.NoError(t, err)
-	want := digestOf(t, n)
-	require.Len(t, pushed, 2)
-	for i, p := range pushed {
-		assert.Equal(t, refs[i]+"@"+want, p.Ref)
-		assert.Equal(t, OutcomePushed, p.Outcome)
-		desc, err := registrytest.Resolve(t, refs[i])
-		require.NoError(t, err)
-		assert.Equal(t, want, desc.Digest.String(), "the registry serves %s at the digest", refs[i])
-	}
-}
-
-func TestPushReachesAServiceUnderAnotherNameAndReportsTheGivenOne(t *testing.T) {
-	host := loopbackRegistry(t)
-	n, err := normalize(t, "backend", build(t, commit, amd64), Options{Epoch: commit})
-	require.NoError(t, err)
-	pushed, err := Push(context.Background(), artOf(t, n), Target{Refs: []string{"localhost:5000/team/backend:1"}, Connect: host, Insecure: true})
-	require.NoError(t, err)
-	require.Len(t, pushed, 1)
-	assert.True(t, strings.HasPrefix(pushed[0].Ref, "localhost:5000/team/backend:1@sha256:"), pushed[0].Ref)
-	_, err = registrytest.Resolve(t, host+"/team/backend:1")
-	assert.NoError(t, err, "it went to the address connected to")
-}
-
-func TestPushNamesItsTimeLimit(t *testing.T) {
-	n, err := normalize(t, "frontend", build(t, commit, amd64), Options{Epoch: commit})
-	require.NoError(t, err)
-	// A server that accepts and never answers.
-	hang := make(httpHang)
-	srv := httptest.NewServer(hang)
-	t.Cleanup(func() { close(hang); srv.Close() })
-	u, _ := url.Parse(srv.URL)
-	_, err = Push(context.Background(), artOf(t, n), Target{Refs: []string{u.Host + "/team/frontend:1"}, Insecure: true, Timeout: 200 * time.Millisecond})
-	require.Error(t, err)
-	assert.ErrorContains(t, err, "the push did not finish within 200ms")
-}
-
-// A registry at a loopback or private address may speak plain http, so its
-// https is tried first; one that speaks https with a certificate the
-// machine does not trust (a private CA the engine was not given) is refused
-// for that, with the way out, and not spoken to in plain http, which such a
-// server answers with a bare 400 Bad Request.
-func TestARegistryWhoseCertificateIsNotTrustedIsSaidSo(t *testing.T) {
-	srv := httptest.NewUnstartedServer(registry.New())
-	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes refused
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
-	u, err := url.Parse(srv.URL)
-	require.NoError(t, err)
-	n, err := normalize(t, "frontend", build(t, commit, amd64), Options{Epoch: commit})
-	require.NoError(t, err)
-	push := func(target Target) error { _, err := Push(context.Background(), artOf(t, n), target); return err }
-	for _, tc := range []struct {
-		name string
-		call func() error
-	}{
-		{"loopback", func() error { return push(Target{Refs: []string{u.Host + "/team/frontend:1"}, Timeout: time.Minute}) }},
-		{"a service's", func() error {
-			return push(Target{Refs: []string{"localhost:5000/team/frontend:1"}, Connect: u.Host, Insecure: true, Timeout: time.Minute})
-		}},
-		{"tags before the build", func() error {
-			_, err := Tagged(context.Background(), Target{Refs: []string{u.Host + "/team/frontend:1"}, Timeout: time.Minute})
-			return err
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			err := tc.call()
-			require.Error(t, err)
-			assert.ErrorContains(t, err, "x509: certificate signed by unknown authority")
-			assert.ErrorContains(t, err, "its certificate is not trusted here: give the engine its CA")
-			assert.Contains(t, fielderr.Cut(err.Error(), 300), "give the engine its CA", "a log line's cut keeps the way out")
-			assert.NotContains(t, err.Error(), "Bad Request")
-			assert.Less(t, len(err.Error()), 600, "the error stays small: %s", err)
-		})
-	}
-}
-
-func TestPushRefusesAReferenceWithoutATag(t *testing.T) {
-	n, err := normalize(t, "frontend", build(t, commit, amd64), Options{Epoch: commit})
-	require.NoError(t, err)
-	_, err = Push(context.Background(), artOf(t, n), Target{Refs: []string{"registry.example.com/Team/front"}})
-	assert.ErrorContains(t, err, `reference "registry.example.com/Team/front"`)
-}
-
-func TestConnectAddressKeepsTheRegistrysPort(t *testing.T) {
-	assert.Equal(t, "registry:5000", ConnectAddress("localhost:5000", "registry"))
-	assert.Equal(t, "registry", ConnectAddress("registry.example.com", "registry"))
 }
 
 func TestClampKeepsEarlierTimes(t *testing.T) {

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -393,19 +392,6 @@ func TestABaseIndexGivesEachPlatformItsLayers(t *testing.T) {
 func TestRegistryBasesNeedsADigest(t *testing.T) {
 	_, err := RegistryBases(context.Background(), "nginx:stable", Verdicts{})
 	assert.ErrorContains(t, err, `base image "nginx:stable"`)
-}
-
-// Docker Hub's API is not at the host its names resolve to.
-func TestDockerHubIsReachedAtItsAPIHost(t *testing.T) {
-	for ref, want := range map[string]string{
-		"nginx@sha256:" + strings.Repeat("a", 64):                   "registry-1.docker.io",
-		"docker.io/library/nginx@sha256:" + strings.Repeat("a", 64): "registry-1.docker.io",
-		"ghcr.io/o/n@sha256:" + strings.Repeat("a", 64):             "ghcr.io",
-	} {
-		d, err := name.NewDigest(ref)
-		require.NoError(t, err)
-		assert.Equal(t, want, registryHost(d.Registry), ref)
-	}
 }
 
 // A registry that could not be read is asked again once baseRetryAfter

@@ -13,8 +13,6 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-
-	"dagger/lowcode-pipeline/internal/secret"
 )
 
 // Prepare is the first, cached step of a publish: normalize one image and
@@ -42,32 +40,6 @@ type Prepare struct {
 	// base's layers as they are on every engine, which BaseTarball does not
 	// on an engine restarted on its state. None: BaseTarball alone.
 	BaseRef string `json:"baseRef,omitempty"`
-}
-
-// Request is the second step, run on every publish unless a tag already
-// holds the prepared image (PlanPush): push it.
-type Request struct {
-	// Kind names the image in messages.
-	Kind string `json:"kind"`
-	// Refs, Connect, Insecure, Username: see Target. The password comes from
-	// the environment, never from this file.
-	Refs     []string `json:"refs"`
-	Connect  string   `json:"connect,omitempty"`
-	Insecure bool     `json:"insecure,omitempty"`
-	Username string   `json:"username,omitempty"`
-	// Timeout bounds the push (a Go duration).
-	Timeout string `json:"timeout"`
-	// TagTimeout bounds the read of the tags before it (a Go duration);
-	// none: no read, the image is pushed.
-	TagTimeout string `json:"tagTimeout,omitempty"`
-	// MountFrom: see Target.
-	MountFrom string `json:"mountFrom,omitempty"`
-}
-
-// Result is what was pushed.
-type Result struct {
-	Digest string   `json:"digest"`
-	Pushed []Pushed `json:"pushed"`
 }
 
 // Normalized normalizes the image of the tarball, checks its platforms and
@@ -188,57 +160,6 @@ func blobsOf(a Artifact, keep map[string]bool) error {
 		add(d.Digest)
 	}
 	return nil
-}
-
-// PushLayout brings the image of an OCI layout Normalized wrote to every
-// ref. With a TagTimeout it reads the tags first, as the module's process
-// does when it reaches the registry (a registry service it does not), so a
-// tag that holds the image already is left unchanged and one beside it
-// retagged (WithoutPush, its line to log); else it pushes.
-func PushLayout(ctx context.Context, r Request, password, dir string, log io.Writer) (Result, error) {
-	limit, err := time.ParseDuration(r.Timeout)
-	if err != nil || limit <= 0 {
-		return Result{}, fmt.Errorf("timeout %q: use a positive Go duration", r.Timeout)
-	}
-	var tagLimit time.Duration
-	if r.TagTimeout != "" {
-		if tagLimit, err = time.ParseDuration(r.TagTimeout); err != nil || tagLimit <= 0 {
-			return Result{}, fmt.Errorf("tagTimeout %q: use a positive Go duration", r.TagTimeout)
-		}
-	}
-	t := Target{Refs: r.Refs, Connect: r.Connect, Insecure: r.Insecure, Username: r.Username, Password: secret.New(password), Timeout: limit, MountFrom: r.MountFrom}
-	a, err := Load(dir)
-	if err != nil {
-		return Result{}, err
-	}
-	digest, _ := a.Digest()
-	var pushed []Pushed
-	ok := false
-	if tagLimit > 0 {
-		read := t
-		read.Timeout = tagLimit
-		held, err := Tagged(ctx, read)
-		pushed, ok = WithoutPush(ctx, r.Kind, digest, TagsRead{Target: t, Held: held, Err: err}, log)
-	}
-	if !ok {
-		if pushed, err = Push(ctx, a, t); err != nil {
-			return Result{}, err
-		}
-	}
-	return Result{Digest: pushed[0].Digest, Pushed: pushed}, nil
-}
-
-// PushDir pushes the image of the OCI layout in dir (Normalized's) under
-// every ref of t (Push). A layout may lack layers: fetch brings one into
-// its place (path) when the registry lacks it too, so what the registry
-// holds need not be copied first; nil when the layout is whole.
-func PushDir(ctx context.Context, dir string, t Target, fetch func(ctx context.Context, layer v1.Hash, path string) error) ([]Pushed, error) {
-	a, err := Load(dir)
-	if err != nil {
-		return nil, err
-	}
-	a.fetch = fetch
-	return Push(ctx, a, t)
 }
 
 // Unpack extracts an image tarball's directories and regular files into

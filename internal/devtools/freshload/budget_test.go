@@ -21,14 +21,13 @@ import (
 // here with what it is for, or the test fails; one no longer compiled goes.
 var beyondAnyModule = map[string]string{
 	"github.com/moby/buildkit":               "the Dockerfile frontend's own parser: an image's plan reads its Dockerfile as the build will (internal/images)",
-	"github.com/google/go-containerregistry": "image references and OCI types of normalize (internal/ocipublish)",
-	"oras.land/oras-go/v2":                   "the registry client: tags read before the build, a changed image pushed from the module's process",
+	"github.com/google/go-containerregistry": "the one OCI library: normalize's types and layout, the push and the base's reads (internal/ocipublish)",
 	"github.com/dlclark/regexp2":             "deploy rules are ECMAScript regular expressions, as the platform reads them (internal/rules)",
 	"github.com/mattn/go-shellwords":         "an npm script's command line split as a shell would (internal/nodebuild)",
 	"github.com/distribution/reference":      "image names as Docker reads them (internal/imageref, images, nodebuild)",
 	// brought by the ones above
-	"github.com/opencontainers/go-digest":  "digests: distribution/reference, oras-go, go-containerregistry",
-	"github.com/opencontainers/image-spec": "OCI descriptors: oras-go, buildkit",
+	"github.com/opencontainers/go-digest":  "digests: distribution/reference, buildkit",
+	"github.com/opencontainers/image-spec": "OCI descriptors: buildkit",
 	"github.com/agext/levenshtein":         "buildkit: suggestions for a mistyped instruction",
 	"github.com/containerd/typeurl/v2":     "buildkit: its errors' stacks",
 	"github.com/docker/go-units":           "buildkit: sizes in instructions",
@@ -36,6 +35,15 @@ var beyondAnyModule = map[string]string{
 	"github.com/pkg/errors":                "buildkit: errors",
 	"github.com/planetscale/vtprotobuf":    "buildkit: its errors' stacks",
 	"github.com/tonistiigi/go-csvvalue":    "buildkit: instructions' flag values",
+	// go-containerregistry's, for the push (remote) and the layout it reads
+	"github.com/docker/cli":                            "go-containerregistry's authn: the docker CLI's config file (never read: the login is --registry-password)",
+	"github.com/docker/docker-credential-helpers":      "go-containerregistry's authn, through the docker CLI's config",
+	"github.com/mitchellh/go-homedir":                  "go-containerregistry's authn: where the docker config is",
+	"github.com/docker/distribution":                   "go-containerregistry's transport: a registry's WWW-Authenticate challenge",
+	"github.com/klauspost/compress":                    "go-containerregistry's partial: zstd layers (the module writes gzip)",
+	"github.com/containerd/stargz-snapshotter/estargz": "go-containerregistry's layout, through mutate and tarball",
+	"github.com/vbatts/tar-split":                      "estargz",
+	"github.com/sirupsen/logrus":                       "estargz, tar-split",
 }
 
 // moduleRoot is the module's folder, from this package's.

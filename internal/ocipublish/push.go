@@ -1,0 +1,402 @@
+package ocipublish
+
+import (
+	"cmp"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	"golang.org/x/sync/errgroup"
+
+	"dagger/lowcode-pipeline/internal/fielderr"
+	"dagger/lowcode-pipeline/internal/redact"
+	"dagger/lowcode-pipeline/internal/secret"
+)
+
+// Request is the push, the step run on every publish: the tags are read
+// first, so one that holds the image already is left as it is.
+type Request struct {
+	// Kind names the image in messages.
+	Kind string `json:"kind"`
+	// Refs are registry/repository:tag, all of one repository, canonical
+	// (images.Target.Refs); the first is pushed, the others tagged.
+	Refs []string `json:"refs"`
+	// Connect, when set, is the address (host:port) the registry is reached
+	// at, in plain http: a Dagger service bound into the pushing container
+	// under another name. The refs, and so the result, keep theirs.
+	Connect string `json:"connect,omitempty"`
+	// Username logs in with the password of the environment, never of this
+	// file; none: anonymous.
+	Username string `json:"username,omitempty"`
+	// Timeout bounds the whole push (a Go duration).
+	Timeout string `json:"timeout"`
+	// MountFrom is the image's base, pinned (the FROM of the Dockerfile's
+	// last stage): a blob the repository lacks is mounted from the base's
+	// repository when that is on the same registry, as docker push does.
+	MountFrom string `json:"mountFrom,omitempty"`
+}
+
+// Result is what was pushed, as oci-publish push prints it.
+type Result struct {
+	Digest string   `json:"digest"`
+	Pushed []Pushed `json:"pushed"`
+}
+
+// Pushed is one reference pushed, pinned by digest.
+type Pushed struct {
+	Ref     string `json:"ref"` // registry/repository:tag@sha256:…
+	Digest  string `json:"digest"`
+	Outcome string `json:"outcome"` // how this run left the tag: OutcomePushed, OutcomeTagged or OutcomeUnchanged
+}
+
+// How a run left a tag (Pushed.Outcome).
+const (
+	OutcomePushed    = "pushed"    // the image was pushed, and the tag written
+	OutcomeTagged    = "tagged"    // the tag was pointed at an image the repository held already
+	OutcomeUnchanged = "unchanged" // the tag held the image already
+)
+
+// target is a Request parsed, once: each ref as it is named and as it is
+// reached, the repository to mount from, and how to log in.
+type target struct {
+	kind     string
+	refs     []string
+	named    []name.Tag
+	reached  []name.Tag
+	mount    name.Reference
+	username string
+	login    bool
+	scrub    redact.Scrubber
+	ctx      context.Context
+	opts     []remote.Option
+}
+
+// parse checks r, naming the field of any problem, and logs in with
+// password (none: anonymously), within r's time limit: cancel ends it.
+func (r Request) parse(ctx context.Context, password secret.Text) (_ *target, cancel context.CancelFunc, _ error) {
+	limit, err := time.ParseDuration(r.Timeout)
+	if err != nil || limit <= 0 {
+		return nil, nil, fmt.Errorf("timeout %s: use a positive Go duration", fielderr.Quote(r.Timeout))
+	}
+	if len(r.Refs) == 0 {
+		return nil, nil, errors.New("refs: no reference to push to")
+	}
+	t := &target{kind: r.Kind, refs: r.Refs, username: r.Username, login: password.Set(), scrub: redact.NewScrubber(password)}
+	for i, ref := range r.Refs {
+		tag, err := name.NewTag(ref, name.StrictValidation)
+		if err != nil {
+			return nil, nil, fmt.Errorf("refs[%d] %s: %s", i, fielderr.Quote(ref), fielderr.Cut(fielderr.Printable(err.Error()), 200))
+		}
+		if i > 0 && tag.Context() != t.named[0].Context() {
+			return nil, nil, fmt.Errorf("refs[%d] %s: not the repository of refs[0]", i, fielderr.Quote(ref))
+		}
+		reached := tag
+		if r.Connect != "" {
+			if reached, err = name.NewTag(r.Connect+"/"+tag.RepositoryStr()+":"+tag.TagStr(), name.Insecure); err != nil {
+				return nil, nil, fmt.Errorf("connect %s: %s", fielderr.Quote(r.Connect), fielderr.Cut(fielderr.Printable(err.Error()), 200))
+			}
+		}
+		t.named, t.reached = append(t.named, tag), append(t.reached, reached)
+	}
+	// a registry reached under another name holds no base known here
+	if from, err := name.ParseReference(r.MountFrom); err == nil && r.Connect == "" &&
+		from.Context().RegistryStr() == t.named[0].RegistryStr() && from.Context().RepositoryStr() != t.named[0].RepositoryStr() {
+		t.mount = from
+	}
+	auth := authn.Anonymous
+	if password.Set() {
+		auth = authn.FromConfig(authn.AuthConfig{Username: r.Username, Password: password.Reveal()})
+	}
+	t.ctx, cancel = context.WithTimeoutCause(ctx, limit, fmt.Errorf("the push did not finish within %s", limit))
+	t.opts = []remote.Option{remote.WithContext(t.ctx), remote.WithAuth(auth), remote.WithJobs(4)}
+	return t, cancel, nil
+}
+
+// Push brings the image of the OCI layout in dir (Normalized's) to every
+// ref of r, as the one container that reaches the registry: it reads what
+// each tag holds; every tag holding the image pushes nothing, some pointing
+// at it tags the others, none pushes what the repository lacks and then
+// tags. Each tag is then read back by digest. What it decided goes to log.
+func Push(ctx context.Context, r Request, password secret.Text, dir string, log io.Writer) (Result, error) {
+	t, cancel, err := r.parse(ctx, password)
+	if err != nil {
+		return Result{}, err
+	}
+	defer cancel()
+	root, digest, err := layoutRoot(dir)
+	if err != nil {
+		return Result{}, err
+	}
+	held, readErr := t.tagged()
+	plan := PlanPush(t.kind, digest, r.Refs, held, readErr)
+	fmt.Fprintln(log, plan.Why)
+	outcome := map[string]string{}
+	for _, ref := range plan.Retag {
+		outcome[ref] = OutcomeTagged
+	}
+	switch {
+	case plan.Push:
+		if err := t.push(root, r.Refs); err != nil {
+			return Result{}, err
+		}
+		for _, ref := range r.Refs {
+			outcome[ref] = OutcomePushed
+		}
+	case len(plan.Retag) > 0:
+		if err := t.put(root, plan.Retag); err != nil {
+			return Result{}, err
+		}
+	}
+	if err := t.readBack(digest); err != nil {
+		return Result{}, err
+	}
+	res := Result{Digest: digest.String()}
+	for _, ref := range r.Refs {
+		res.Pushed = append(res.Pushed, Pushed{Ref: ref + "@" + digest.String(), Digest: digest.String(), Outcome: cmp.Or(outcome[ref], OutcomeUnchanged)})
+	}
+	return res, nil
+}
+
+// root is what a layout names first: an image or a platform index, which
+// remote writes whole, or puts as a manifest.
+type root = remote.Taggable
+
+// layoutRoot is the image or index the layout in dir names first, and its
+// digest.
+func layoutRoot(dir string) (root, v1.Hash, error) {
+	p, err := layout.FromPath(dir)
+	if err != nil {
+		return nil, v1.Hash{}, fmt.Errorf("read the OCI layout: %w", err)
+	}
+	idx, err := p.ImageIndex()
+	if err != nil {
+		return nil, v1.Hash{}, fmt.Errorf("read the OCI layout: %w", err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil || len(im.Manifests) == 0 {
+		return nil, v1.Hash{}, fmt.Errorf("the OCI layout names no image (%v)", err)
+	}
+	d := im.Manifests[0]
+	switch {
+	case d.MediaType.IsIndex():
+		ii, err := idx.ImageIndex(d.Digest)
+		return ii, d.Digest, err
+	case d.MediaType.IsImage():
+		img, err := idx.Image(d.Digest)
+		return img, d.Digest, err
+	}
+	return nil, v1.Hash{}, fmt.Errorf("the OCI layout names a %s, not an image", d.MediaType)
+}
+
+// tagged is the digest each tag holds, in order (a HEAD of each, at once);
+// a zero Hash for a tag not there.
+func (t *target) tagged() ([]v1.Hash, error) {
+	held := make([]v1.Hash, len(t.reached))
+	var g errgroup.Group
+	for i, tag := range t.reached {
+		g.Go(func() error {
+			d, err := remote.Head(tag, t.opts...)
+			var terr *transport.Error
+			switch {
+			case errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound:
+			case err != nil:
+				return t.wrap("read "+t.named[i].String(), err)
+			default:
+				held[i] = d.Digest
+			}
+			return nil
+		})
+	}
+	return held, g.Wait()
+}
+
+// push writes the image under the first ref, mounting from the base's
+// repository what the repository lacks, then tags the others.
+func (t *target) push(r root, refs []string) error {
+	var err error
+	switch r := r.(type) {
+	case v1.ImageIndex:
+		err = remote.WriteIndex(t.reached[0], mountable{r, t.mount}, t.opts...)
+	case v1.Image:
+		err = remote.Write(t.reached[0], mountableImage(r, t.mount), t.opts...)
+	}
+	if err != nil {
+		return t.wrap("push "+refs[0], err)
+	}
+	return t.put(r, refs[1:])
+}
+
+// put writes the manifest under refs: the repository holds what it names.
+func (t *target) put(r root, refs []string) error {
+	var g errgroup.Group
+	for _, ref := range refs {
+		i := slices.Index(t.refs, ref)
+		g.Go(func() error { return t.wrap("tag "+ref, remote.Put(t.reached[i], r, t.opts...)) })
+	}
+	return g.Wait()
+}
+
+// readBack checks that every tag holds digest.
+func (t *target) readBack(digest v1.Hash) error {
+	held, err := t.tagged()
+	if err != nil {
+		return err
+	}
+	for i, h := range held {
+		if h != digest {
+			return fmt.Errorf("%s: the registry holds %s, not the %s pushed", t.named[i], holdingWhat(h), digest)
+		}
+	}
+	return nil
+}
+
+func holdingWhat(h v1.Hash) string {
+	if h == (v1.Hash{}) {
+		return "nothing"
+	}
+	return h.String()
+}
+
+// wrap says what failed, in words the registry's answer cannot forge: the
+// time limit when it stopped the push, a refused login's flags first, a
+// certificate not trusted with the way out, the registry's words scrubbed of
+// the password in any spelling, printable, cut.
+func (t *target) wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var terr *transport.Error
+	var verify *tls.CertificateVerificationError
+	said := fielderr.Cut(fielderr.Printable(t.scrub.Scrub(err.Error())), 300)
+	switch {
+	case errors.As(err, &verify):
+		said = "its certificate is not trusted here: give the engine its CA (README, \"A registry signed by a private CA\"): " + said
+	case errors.As(err, &terr) && terr.StatusCode == http.StatusUnauthorized && t.login:
+		said = "the registry refused the login of --registry-username " + fielderr.Quote(t.username) + " with --registry-password: " + said
+	case errors.As(err, &terr) && terr.StatusCode == http.StatusUnauthorized:
+		said = "the registry asks for a login, and none was given: " + said
+	}
+	if cause := context.Cause(t.ctx); cause != nil && t.ctx.Err() != nil {
+		said = cause.Error() + " (" + said + ")"
+	}
+	return fmt.Errorf("%s: %s", what, said)
+}
+
+// Plan is what publishing an artifact comes to, from what its tags hold.
+type Plan struct {
+	// Push: the repository is not known to hold the artifact: push it.
+	Push bool
+	// Retag are the refs to point at the artifact, which another of its
+	// refs holds already: the repository has it whole (a registry takes a
+	// manifest only once it has what the manifest names), so only these
+	// tags move (Retag).
+	Retag []string
+	// Why says which, in a line for the log.
+	Why string
+}
+
+// PlanPush decides how the kind image of digest reaches refs, from what
+// Tagged read of them (held, or err): nothing to do when every tag holds
+// the digest; a retag when some do; a push otherwise, or when they could not
+// be read.
+func PlanPush(kind string, digest v1.Hash, refs []string, held []v1.Hash, err error) Plan {
+	switch {
+	case err != nil:
+	case len(refs) == 0:
+		err = errors.New("no reference")
+	case len(held) != len(refs):
+		err = fmt.Errorf("%d tags read of %d", len(held), len(refs))
+	case digest == (v1.Hash{}):
+		err = errors.New("the image's digest is not known") // a missing tag's zero Hash must not match it
+	}
+	if err != nil {
+		return Plan{Push: true, Why: fmt.Sprintf("the %s image: pushing (%v)", kind, err)}
+	}
+	holder, retag := -1, []string(nil)
+	for i, h := range held {
+		switch {
+		case h != digest:
+			retag = append(retag, refs[i])
+		case holder < 0:
+			holder = i
+		}
+	}
+	switch {
+	case holder < 0:
+		return Plan{Push: true, Why: fmt.Sprintf("the %s image: pushing (%s, not %s)", kind, holding(refs[0], held[0]), digest)}
+	case len(retag) == 0:
+		return Plan{Why: fmt.Sprintf("the %s image: every tag already holds %s; nothing to push", kind, digest)}
+	}
+	more := ""
+	if len(retag) > 1 {
+		more = fmt.Sprintf(" (and %d more)", len(retag)-1)
+	}
+	return Plan{Retag: retag, Why: fmt.Sprintf("the %s image: %s already holds %s; pointing %s%s at it, nothing to push",
+		kind, refs[holder], digest, retag[0], more)}
+}
+
+// holding says what a ref holds, for a log line.
+func holding(ref string, held v1.Hash) string {
+	if held == (v1.Hash{}) {
+		return ref + " is not in the registry"
+	}
+	return ref + " holds " + held.String()
+}
+
+// ConnectAddress is where a registry run as a Dagger service is reached
+// from the pushing container, bound there as alias: the alias with the
+// registry's port, if it has one.
+func ConnectAddress(registry, alias string) string {
+	if i := strings.LastIndex(registry, ":"); i >= 0 && !strings.Contains(registry[i:], "]") {
+		return alias + registry[i:]
+	}
+	return alias
+}
+
+// mountable is an index whose images' layers are mounted from the base's
+// repository (mountableImage).
+type mountable struct {
+	index
+	from name.Reference
+}
+
+type index = v1.ImageIndex
+
+func (m mountable) Image(h v1.Hash) (v1.Image, error) {
+	img, err := m.index.Image(h)
+	return mountableImage(img, m.from), err
+}
+
+// mountableImage is img whose layers a registry lacks are mounted from the
+// repository of from before they are sent (none: img).
+func mountableImage(img v1.Image, from name.Reference) v1.Image {
+	if from == nil || img == nil {
+		return img
+	}
+	return mountingImage{img, from}
+}
+
+type mountingImage struct {
+	v1.Image
+	from name.Reference
+}
+
+func (m mountingImage) Layers() ([]v1.Layer, error) {
+	ls, err := m.Image.Layers()
+	for i, l := range ls {
+		ls[i] = &remote.MountableLayer{Layer: l, Reference: m.from}
+	}
+	return ls, err
+}
