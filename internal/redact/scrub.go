@@ -2,9 +2,11 @@ package redact
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"dagger/lowcode-pipeline/internal/secret"
@@ -15,10 +17,13 @@ import (
 // text may hold them in. It is the one place that knows those spellings;
 // everything that prints such text scrubs it here first.
 //
-// A secret is found as it is and as base64 of it or of "Bearer <secret>"
-// (an Authorization header's value; standard or URL alphabet, at any of the
-// three alignments inside a longer encoding, so the whole header too), each
-// character in any of its spellings:
+// A secret is found as it is, as hexadecimal of its bytes, and as base64 of
+// it or of "Bearer <secret>" (an Authorization header's value; standard or
+// URL alphabet, at any of the three alignments inside a longer encoding, so
+// the whole header too; of their UTF-8 or UTF-16LE bytes, as PowerShell
+// encodes a command), each character in any of its spellings, and an ASCII
+// letter in either case when what is searched for is 8 characters or more
+// (a token upper-cased, hexadecimal in capitals):
 //
 //   - as it is, or percent-encoded (%XX of each UTF-8 byte, either case; a
 //     space as +), as in a URL's path or query;
@@ -30,7 +35,8 @@ import (
 //     knows), &#NN; and &#xHH;, and as HTML also reads them without their
 //     ';' (&#10, &#x0a, &nbsp, &shy);
 //
-//   - as Go quotes it (%q): \xHH, \a, \v, \uXXXX, \UXXXXXXXX;
+//   - as Go quotes it (%q): \xHH, \a, \v, \uXXXX, \UXXXXXXXX; as C and
+//     bash's $'…' do, \NNN in octal; as ECMAScript does, \u{X…};
 //
 //   - as git re-encodes a UTF-8 character as Latin-1 (Â followed by U+0085
 //     for NEL): each byte a character of its own;
@@ -46,7 +52,11 @@ import (
 // Â\u0085), anywhere between two characters, as when an echo is wrapped at
 // a column (MIME at 76, PEM at 64), folded, split across lines (git's
 // "remote: " at the start of a line included) or broken by a byte a server
-// slipped in.
+// slipped in. So is any number of sequences a terminal or a browser draws
+// nothing for (unseen): ECMA-48 escape sequences (a colour code, git's
+// \x1b[K), HTML tags (<wbr>, </span><span>) and quoted-printable's soft
+// line break (=\r\n), their characters in any of those spellings. A gap
+// is at most maxGap bytes.
 // The zero value scrubs nothing.
 type Scrubber struct {
 	targets []secret.Text // what is searched for: kept secret, as fmt may print a Scrubber
@@ -63,8 +73,8 @@ func NewScrubber(secrets ...secret.Text) Scrubber {
 		if !s.Set() {
 			continue
 		}
-		targets = append(targets, s.Reveal())
-		for _, plain := range []string{s.Reveal(), "Bearer " + s.Reveal()} {
+		targets = append(targets, s.Reveal(), hex.EncodeToString([]byte(s.Reveal())))
+		for _, plain := range []string{s.Reveal(), "Bearer " + s.Reveal(), utf16LE(s.Reveal()), utf16LE("Bearer " + s.Reveal())} {
 			for shift := range 3 {
 				for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
 					e := enc.EncodeToString(append(make([]byte, shift), plain...))
@@ -85,6 +95,16 @@ func NewScrubber(secrets ...secret.Text) Scrubber {
 	return sc
 }
 
+// utf16LE is s's UTF-16 little-endian bytes, as Windows and PowerShell's
+// -EncodedCommand encode a text before base64.
+func utf16LE(s string) string {
+	var b []byte
+	for _, u := range utf16.Encode([]rune(s)) {
+		b = append(b, byte(u), byte(u>>8))
+	}
+	return string(b)
+}
+
 // Scrub replaces every spelling of every secret in text with ***. A text
 // that would take too long to search (a secret that repeats itself, a text
 // built to match its start again and again) is not shown at all: the
@@ -101,7 +121,7 @@ func (s Scrubber) scrub(text string, cut bool) string {
 	for _, t := range s.targets {
 		w := walk{text: text, target: t.Reveal(), budget: &budget, cut: cut}
 		for at := 0; at < len(text); at++ {
-			if end := w.from(at, 0); end > at {
+			if end := w.from(at, 0, at); end > at {
 				spans = append(spans, [2]int{at, end})
 				at = end - 1
 			}
@@ -142,8 +162,9 @@ type walk struct {
 	cut          bool // text was cut short: a spelling running off its end counts
 }
 
-// from is where a reading of target[j:] that starts at text[at] ends, or -1.
-func (w *walk) from(at, j int) int {
+// from is where a reading of target[j:] that starts at text[at] ends, or
+// -1; the gap before text[at], if any, began at gapFrom.
+func (w *walk) from(at, j, gapFrom int) int {
 	if j == len(w.target) {
 		return at
 	}
@@ -160,13 +181,25 @@ func (w *walk) from(at, j int) int {
 		*w.budget -= len(found) + read/16
 	}
 	for _, sp := range found {
-		if strings.HasPrefix(w.target[j:], sp.means) {
-			if end := w.from(at+sp.n, j+len(sp.means)); end >= 0 {
+		if n := w.reads(j, sp.means); n > 0 {
+			if end := w.from(at+sp.n, j+n, at+sp.n); end >= 0 {
 				return end
 			}
 		}
-		if j > 0 && gap(sp.means) {
-			if end := w.from(at+sp.n, j); end >= 0 {
+		if j > 0 && gap(sp.means) && at+sp.n-gapFrom <= maxGap {
+			if end := w.from(at+sp.n, j, gapFrom); end >= 0 {
+				return end
+			}
+		}
+	}
+	if j > 0 {
+		n, off, read := unseen(w.text, at)
+		*w.budget -= read / 4
+		switch {
+		case off && w.cut:
+			return len(w.text) // a sequence the cut ends may hide the rest
+		case n > 0 && at+n-gapFrom <= maxGap:
+			if end := w.from(at+n, j, gapFrom); end >= 0 {
 				return end
 			}
 		}
@@ -176,6 +209,26 @@ func (w *walk) from(at, j int) int {
 	}
 	return -1
 }
+
+// reads is how many bytes of target[j:] a character that means means
+// reads: all of means, or, for a target long enough to be told apart from
+// words (minFolded), an ASCII letter in the other case, as a text
+// upper-cased (a header's value, a log shouting) writes it.
+func (w *walk) reads(j int, means string) int {
+	rest := w.target[j:]
+	if strings.HasPrefix(rest, means) {
+		return len(means)
+	}
+	if len(means) == 1 && rest != "" && len(w.target) >= minFolded && isLetter(means[0]) && means[0]|0x20 == rest[0]|0x20 {
+		return 1
+	}
+	return 0
+}
+
+// minFolded is the shortest target matched in either case.
+const minFolded = 8
+
+func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 
 // runsOff is where a reading that reached the end of a cut text ends: there,
 // if it read any of target; it cannot be told whole or not.

@@ -93,7 +93,8 @@ func TestScrubCutHidesASecretTheCutLeavesPartOf(t *testing.T) {
 			assert.Equal(t, "body ***", out)
 		})
 	}
-	assert.Equal(t, "a whole *** and text", s.ScrubCut("a whole "+issued+" and text"), "a text that ends elsewhere keeps its end")
+	// (a letter at the very end may start the secret in either case: "and text." ends in none)
+	assert.Equal(t, "a whole *** and text.", s.ScrubCut("a whole "+issued+" and text."), "a text that ends elsewhere keeps its end")
 	assert.Equal(t, "x "+issued[:5]+" y", s.Scrub("x "+issued[:5]+" y"), "Scrub, on a text that is whole, keeps a mere start")
 }
 

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -34,6 +35,16 @@ func wrap(s string, n int, brk string) string {
 }
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+// asciiUpper is s with its ASCII letters in capitals, the rest as it is.
+func asciiUpper(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' {
+			return r - 'a' + 'A'
+		}
+		return r
+	}, s)
+}
 
 func TestScrubHidesEverySpellingOfASecret(t *testing.T) {
 	goJSON, _ := json.Marshal(tok) // Go escapes <, > as \u003c, \u003e
@@ -182,6 +193,7 @@ func TestAPrintedScrubberHidesItsSecrets(t *testing.T) {
 var gaps = []string{
 	"\n", "\r\n", "\r\n ", `\n`, `\\n`, `\\r\\n`, `\\t`, `\\u000a`, `\\x0a`, `\\\\n`, `\u005cn`,
 	"&#10", "&#x0A", "&#13&#10", "&#0000010", "&nbsp", "&shy", "&amp;#10;", "%250A",
+	"\x1b[0m", "\x1b[K\nremote: ", `\u001b[0m`, "<wbr>", "<br>\n", "</span><span>", "=\r\n",
 }
 
 // For any secret and any text around it, no spelling of the secret the
@@ -207,7 +219,8 @@ func FuzzScrubLeavesNoSpellingOfTheSecret(f *testing.F) {
 		}
 		twice, _ := json.Marshal(string(escaped))
 		spellings := append(wrappable, string(escaped), url.QueryEscape(tok), url.PathEscape(tok), html.EscapeString(tok),
-			string(twice), strconv.Quote(strconv.Quote(tok)), url.QueryEscape(url.QueryEscape(tok)), html.EscapeString(html.EscapeString(tok)))
+			string(twice), strconv.Quote(strconv.Quote(tok)), url.QueryEscape(url.QueryEscape(tok)), html.EscapeString(html.EscapeString(tok)),
+			hex.EncodeToString([]byte(tok)), asciiUpper(tok), b64(utf16LE(tok)))
 		spelling := spellings[int(kind)%len(spellings)]
 		if col > 0 && int(kind)%len(spellings) < len(wrappable) {
 			spelling = wrap(spelling, int(col), gaps[int(col)%len(gaps)])

@@ -98,6 +98,13 @@ func escapes(s string, intro byte, body int, buf []spelling) (_ []spelling, read
 		if r, ok := hexValue(rest, 1, 8); ok && rest[0] == 'U' && utf8.ValidRune(rune(r)) {
 			buf = append(buf, spelling{string(rune(r)), body + 9})
 		}
+		// C's and bash's $'…' octal \NNN for a byte; ECMAScript's \u{X…}
+		if b, ok := octalByte(rest); ok {
+			buf = append(buf, spelling{string([]byte{b}), body + 3})
+		}
+		if r, n, ok := braced(rest); ok {
+			buf = append(buf, spelling{string(r), body + n})
+		}
 	case '&':
 		if numeric, ok := strings.CutPrefix(rest, "#"); ok {
 			return htmlNumeric(numeric, body+1, buf)
@@ -248,6 +255,32 @@ const (
 	longestWithoutSemicolon = len("middot")
 )
 
+// octalByte reads three octal digits of a byte, 000 to 377, at s's start.
+func octalByte(s string) (byte, bool) {
+	if len(s) < 3 || s[0] < '0' || s[0] > '3' {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(s[:3], 8, 8)
+	return byte(v), err == nil
+}
+
+// braced reads u{X…}, one to six hexadecimal digits of a character, at s's
+// start: n bytes.
+func braced(s string) (rune, int, bool) {
+	if !strings.HasPrefix(s, "u{") {
+		return 0, 0, false
+	}
+	end := strings.IndexByte(s[:min(len(s), len("u{10FFFF}"))], '}')
+	if end < 3 || !isHex(s[2:end]) {
+		return 0, 0, false
+	}
+	v, err := strconv.ParseUint(s[2:end], 16, 32)
+	if err != nil || !utf8.ValidRune(rune(v)) {
+		return 0, 0, false
+	}
+	return rune(v), end + 1, true
+}
+
 // hexValue reads n hexadecimal digits of s from index at.
 func hexValue(s string, at, n int) (rune, bool) {
 	if len(s) < at+n {
@@ -290,6 +323,9 @@ func unfinishedEscape(s string, intro byte, body, depth int) bool {
 	case '\\':
 		if rest == "" || strings.ContainsRune("uUx", rune(rest[0])) && isHex(strings.NewReplacer(`\`, "", "u", "", "U", "").Replace(rest[1:])) {
 			return true
+		}
+		if len(rest) < 3 && strings.Trim(rest, "01234567") == "" || strings.HasPrefix(rest, "u{") && !strings.Contains(rest, "}") && isHex(rest[2:]) {
+			return true // \14, \u{6
 		}
 	case '&':
 		if len(rest) < len(longestEntity)-1 && isAlnum(rest) || strings.HasPrefix(rest, "#") && isHex(strings.TrimLeft(rest, "#xX")) {

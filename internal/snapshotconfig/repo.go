@@ -18,7 +18,7 @@ import (
 const tokenFlag = "push --git-token env://GIT_TOKEN; toolkit-snapshot takes the same flag"
 
 func checkRepo(raw string) error {
-	for _, check := range []func(string) error{checkSpace, checkPlaceholders, checkUserinfo, checkPort} {
+	for _, check := range []func(string) error{checkSpace, checkInvisible, checkPlaceholders, checkUserinfo, checkPort} {
 		if err := check(raw); err != nil {
 			return err
 		}
@@ -62,10 +62,27 @@ const (
 	// htmlEscapedText is < or > as a web page escapes them, &lt;token&gt;:
 	// anywhere in a user name or password
 	htmlEscapedText = `(?i)&(?:lt|gt);|&#0*(?:60|62);|&#x0*3[ce];`
+	// maskedText is a token as a log masks it (*** in GitHub Actions' and
+	// Dagger's output) or Azure's Replace Tokens template, __GIT_TOKEN__:
+	// copied from a log or a pipeline, never a token itself
+	maskedText = `\*+|__[A-Z][A-Z0-9_]*__`
+	// addressOnlyText is what the address (past the user-info) may not hold
+	// besides placeholderText: <…> HTML-escaped or percent-encoded, either
+	// bracket alone, and a URI template's {owner}.
+	addressOnlyText = `(?i:&lt;|&#0*60;|&#x0*3c;|%3c)(?:[^/?#<>&%]*(?i:&gt;|&#0*62;|&#x0*3e;|%3e))?|(?i:&gt;|&#0*62;|&#x0*3e;|%3e)|\{[^{}/]*\}`
+	// addressPlaceholderText is every placeholder searched for in the address.
+	addressPlaceholderText = placeholderText + `|` + addressOnlyText
 )
 
 var (
-	placeholderIn    = regexp.MustCompile(placeholderText)
+	placeholderIn = regexp.MustCompile(addressPlaceholderText)
+	masked        = regexp.MustCompile(`^(?:` + maskedText + `)$`)
+	// hashPlaceholder is Octopus' #{GIT_TOKEN} and Replace Tokens'
+	// #{GIT_TOKEN}#: its # starts a fragment, so no parser sees a host.
+	hashPlaceholder = regexp.MustCompile(`#\{([^{}]*)\}#?`)
+	// templateName is a variable's name as templates write it, in capitals
+	// or dotted (Git.Token), which may be shown: never a token's shape
+	templateName     = regexp.MustCompile(`^(?:[A-Z_][A-Z0-9_]*|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)$`)
 	placeholderWhole = regexp.MustCompile(`^(?:` + placeholderText + `)$`)
 	powerShellEnv    = regexp.MustCompile(`^(?:` + powerShellText + `)$`)
 	shellVariable    = regexp.MustCompile(`^(?:` + shellVariableText + `)$`)
@@ -75,7 +92,7 @@ var (
 
 // placeholderPartText is what userinfoPlaceholder takes for a placeholder,
 // as one expression a whole user name or password (as git reads it) matches.
-const placeholderPartText = placeholderText + `|` + powerShellText + `|` + shellVariableText + `|(?s:.*)(?:` + htmlEscapedText + `)(?s:.*)`
+const placeholderPartText = placeholderText + `|` + powerShellText + `|` + shellVariableText + `|` + maskedText + `|(?s:.*)(?:` + htmlEscapedText + `)(?s:.*)`
 
 // userinfoPlaceholder says whether part, a user name or password that git
 // reads as read, is a placeholder, and how it is shown: whole when it
@@ -83,6 +100,8 @@ const placeholderPartText = placeholderText + `|` + powerShellText + `|` + shell
 func userinfoPlaceholder(part, read string) (string, bool) {
 	switch {
 	case placeholderWhole.MatchString(read):
+		return fielderr.Quote(part), true
+	case masked.MatchString(read):
 		return fielderr.Quote(part), true
 	case powerShellEnv.MatchString(read):
 		if _, name, _ := strings.Cut(read, ":"); upperName.MatchString(name) {
@@ -104,6 +123,9 @@ func userinfoPlaceholder(part, read string) (string, bool) {
 // shows is searched, and in the user-info only a whole user name or token
 // is taken for one: no part of a real token or query is ever shown.
 func checkPlaceholders(raw string) error {
+	if err := checkHashPlaceholder(raw); err != nil {
+		return err
+	}
 	userinfo, rest, hasUser := splitUserinfo(raw)
 	var inToken, inAddress []string
 	if hasUser {
@@ -119,10 +141,17 @@ func checkPlaceholders(raw string) error {
 			if !ok {
 				continue
 			}
-			where := "(where the token goes)"
+			var what []string
 			if read != part && shown == fielderr.Quote(part) {
-				where = fmt.Sprintf("(git reads %s; where the token goes)", fielderr.Quote(read))
+				what = append(what, "git reads "+fielderr.Quote(read))
 			}
+			switch {
+			case masked.MatchString(read) && strings.HasPrefix(read, "*"):
+				what = append(what, "a token as a log masks it")
+			case masked.MatchString(read):
+				what = append(what, "a pipeline's token template")
+			}
+			where := "(" + strings.Join(append(what, "where the token goes"), "; ") + ")"
 			inToken = append(inToken, shown+" "+where)
 		}
 	}
@@ -151,6 +180,25 @@ func checkPlaceholders(raw string) error {
 		return fmt.Errorf("%s: git.repo carries no token; write %s and give the token apart (%s)", found, withoutUserinfo(rest), tokenFlag)
 	}
 	return fmt.Errorf("%s: write the repository's own https address, https://host/org/repo.git", found)
+}
+
+// checkHashPlaceholder refuses #{GIT_TOKEN} or #{GIT_TOKEN}# anywhere in
+// raw, before its # is read as a fragment's start. Only a name is shown.
+func checkHashPlaceholder(raw string) error {
+	m := hashPlaceholder.FindStringSubmatchIndex(raw)
+	if m == nil {
+		return nil
+	}
+	shown := `"#{…}"`
+	if templateName.MatchString(raw[m[2]:m[3]]) {
+		shown = fielderr.Quote(raw[m[0]:m[1]])
+	}
+	const found = " is a placeholder of a pipeline's token template left in the address, which nothing fills in: the file is read as it is"
+	if host, ok := strings.CutPrefix(raw[m[1]:], "@"); ok {
+		rest := "https://" + host
+		return fmt.Errorf("%s (where the token goes)%s: git.repo carries no token; write %s and give the token apart (%s)", shown, found, withoutUserinfo(rest), tokenFlag)
+	}
+	return fmt.Errorf("%s%s: write the repository's own https address, https://host/org/repo.git, and give the token apart (%s)", shown, found, tokenFlag)
 }
 
 // withoutPortLike is address without its host when what follows a colon in
@@ -213,6 +261,32 @@ func checkSpace(raw string) error {
 		return errors.New("ends with" + keeps)
 	}
 	return nil
+}
+
+// checkInvisible refuses a character no one sees anywhere in git.repo (a
+// format character such as U+200B or U+FEFF, or another default-ignorable
+// one): like white space around it, git keeps it, and a person reading the
+// file does not see it. It is named by its code point alone.
+func checkInvisible(raw string) error {
+	i := strings.IndexFunc(raw, invisible)
+	if i < 0 {
+		return nil
+	}
+	r, size := utf8.DecodeRuneInString(raw[i:])
+	where := "inside it"
+	switch {
+	case i == 0:
+		where = "at its start"
+	case i+size == len(raw):
+		where = "at its end"
+	}
+	return fmt.Errorf("holds %U %s, a character no one sees, which git keeps as part of the address: remove it", r, where)
+}
+
+// invisible is a character a reader does not see: a format character or
+// another default-ignorable one, as redact reads a gap.
+func invisible(r rune) bool {
+	return unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector)
 }
 
 // checkUserinfo refuses a user-info with characters an address cannot carry

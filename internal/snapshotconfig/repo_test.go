@@ -128,6 +128,10 @@ func FuzzCheckRepo(f *testing.F) {
 	f.Add("$git_token", "github.com/org/repo.git", true)
 	f.Add("x:$$", "github.com/org/repo.git", true)
 	f.Add("%26lt%3B", "github.com/org/repo.git", true)
+	f.Add("***", "github.com/org/repo.git", true)
+	f.Add("#{", "}#@github.com/org/repo.git", true)
+	f.Add("", "github.com/org/repo.git#{x}", false)
+	f.Add("", "github.com/{owner}/%3Crepo%3E.git\u200b", false)
 	f.Fuzz(func(t *testing.T, user, address string, withUser bool) {
 		const token = "ghp_Z9q8X7w6V5u4T3s2R1"
 		userinfo := token
@@ -276,5 +280,60 @@ func TestARepoWhoseSchemeIsNotInSmallLettersIsRefused(t *testing.T) {
 		t.Run(repo, func(t *testing.T) {
 			refusesRepo(t, repo, "[0].git.repo: \"https://github.com/org/repo.git\": write the scheme in small letters, https://: git takes any other spelling for another protocol")
 		})
+	}
+}
+
+// A token copied masked from a log (*** as GitHub Actions and Dagger print
+// a secret) or a pipeline's token template (__GIT_TOKEN__, #{GIT_TOKEN}#)
+// is refused, named, and the way to give the token said (#65, G1).
+func TestAMaskedOrTemplatedTokenIsRefusedSayingWhatToDo(t *testing.T) {
+	const apart = "give the token apart (push --git-token env://GIT_TOKEN"
+	for _, tc := range []struct{ name, repo, want string }{
+		{"masked", "https://***@github.com/org/repo.git", `"***" (a token as a log masks it; where the token goes) is a placeholder`},
+		{"masked after a user name", "https://x-access-token:***@github.com/org/repo.git", `"***" (a token as a log masks it; where the token goes)`},
+		{"masked and percent-encoded", "https://%2A%2A%2A@github.com/org/repo.git", `"%2A%2A%2A" (git reads "***"; a token as a log masks it; where the token goes)`},
+		{"Azure's Replace Tokens", "https://__GIT_TOKEN__@github.com/org/repo.git", `"__GIT_TOKEN__" (a pipeline's token template; where the token goes)`},
+		{"Replace Tokens' #{…}#", "https://#{GIT_TOKEN}#@github.com/org/repo.git", `"#{GIT_TOKEN}#" (where the token goes) is a placeholder of a pipeline's token template`},
+		{"Octopus' #{…} after a user name", "https://x:#{Git.Token}@github.com/org/repo.git", `"#{Git.Token}" (where the token goes) is a placeholder`},
+		{"#{…} holding what may be a token", "https://#{ghp_SECRET9}#@github.com/org/repo.git", `"#{…}" (where the token goes)`},
+		{"#{…} in a fragment holding what may be a token", "https://github.com/org/repo.git#{ghp_SECRET9}", `"#{…}" is a placeholder`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			refusesRepo(t, tc.repo, tc.want)
+			refusesRepo(t, tc.repo, apart)
+		})
+	}
+	refusesRepo(t, "https://#{GIT_TOKEN}#@github.com/org/repo.git", `write "https://github.com/org/repo.git"`)
+}
+
+// A placeholder in the path, HTML-escaped, percent-encoded or a URI
+// template's, is refused as <org> is (#65, G2).
+func TestAPlaceholderInThePathIsRefusedInEverySpelling(t *testing.T) {
+	for _, tc := range []struct{ repo, want string }{
+		{"https://github.com/&lt;org&gt;/repo.git", `"&lt;org&gt;" is a placeholder left in the address`},
+		{"https://github.com/%3Corg%3E/repo.git", `"%3Corg%3E" is a placeholder`},
+		{"https://github.com/%3corg%3e/%3crepo%3e.git", `"%3corg%3e" and "%3crepo%3e" are placeholders`},
+		{"https://github.com/{owner}/{repo}.git", `"{owner}" and "{repo}" are placeholders`},
+		{"https://github.com/org&gt;/repo.git", `"&gt;" is a placeholder`},
+	} {
+		t.Run(tc.repo, func(t *testing.T) {
+			refusesRepo(t, tc.repo, tc.want)
+			refusesRepo(t, tc.repo, "write the repository's own https address, https://host/org/repo.git")
+		})
+	}
+}
+
+// A character no one sees anywhere in git.repo is refused, as white space
+// around it is, named by its code point alone (#65, G3).
+func TestARepoWithAnInvisibleCharacterIsRefusedNamingIt(t *testing.T) {
+	for _, tc := range []struct{ repo, want string }{
+		{"https://github.com/org/repo.git\u200b", "[0].git.repo: holds U+200B at its end, a character no one sees, which git keeps as part of the address: remove it"},
+		{"https://github.com/org/repo.git\ufeff", "holds U+FEFF at its end"},
+		{"https://github.com/org/repo.git\u2060", "holds U+2060 at its end"},
+		{"\ufeffhttps://github.com/org/repo.git", "holds U+FEFF at its start"},
+		{"https://ghp_SECRET9\u00ad@github.com/org/repo.git", "holds U+00AD inside it"},
+		{"https://github.com/org/repo.git\U000E0001", "holds U+E0001 at its end"},
+	} {
+		t.Run(tc.want, func(t *testing.T) { refusesRepo(t, tc.repo, tc.want) })
 	}
 }

@@ -12,12 +12,14 @@ import (
 // repoSchemaDescription is the description of git.repo in
 // schema/snapshot-config.schema.json: what an editor shows beside it.
 const repoSchemaDescription = "The repository's https address, e.g. https://git.example.com/team/code.git, without a placeholder, which nothing fills in: " +
-	"the template's (<token>, <repository_url>), a variable ($GIT_TOKEN, ${GIT_TOKEN}, $(GIT_TOKEN), ${{ secrets.GIT_TOKEN }}, $git_token, $$GIT_TOKEN, $env:GIT_TOKEN) " +
-	"or an HTML-escaped < or > (&lt;token&gt;), in the user-info also percent-encoded, as git decodes it. " +
+	"the template's (<token>, <repository_url>), a variable ($GIT_TOKEN, ${GIT_TOKEN}, $(GIT_TOKEN), ${{ secrets.GIT_TOKEN }}, $git_token, $$GIT_TOKEN, $env:GIT_TOKEN), " +
+	"a token as a log masks it or a pipeline templates it (***, __GIT_TOKEN__, #{GIT_TOKEN}#), " +
+	"an HTML-escaped or percent-encoded < or > (&lt;org&gt;, %3Corg%3E) or a URI template's {owner}, in the user-info also percent-encoded, as git decodes it; " +
+	"and without a character no one sees (U+200B, U+FEFF, U+2060: a format or default-ignorable character), which git keeps. " +
 	"The spec also allows a token as https://<token>@…, but pass it as a secret instead (push --git-token env://GIT_TOKEN). " +
 	"This pattern is written from the pipeline's own check, which refuses the same addresses, but for two things only the pattern refuses: " +
 	"white space or a control character anywhere in the address (write a space as %20), and a port without a host name; " +
-	"and one only the check refuses: an address in [ ] that is not an IPv6 address."
+	"and two only the check refuses: an address in [ ] that is not an IPv6 address, and a character no one sees past U+FFFF (U+E0001)."
 
 // repoSchemaPattern is the JSON Schema pattern (an ECMAScript regular
 // expression) of git.repo in schema/snapshot-config.schema.json, written
@@ -38,7 +40,8 @@ func repoSchemaPattern() string {
 	)
 	inUserinfo := `(?!https://(?:` + token.must(powerShellText) + `|` + user.must(placeholderPartText) + `(?::[^/?#]*)?|[^/?#:]*:` +
 		token.must(placeholderPartText) + `)` + lastAt + `)`
-	inAddress := `(?!https://` + userinfo + hostUnlessPort + `[^?#]*?(?:` + address.must(placeholderText) + `))`
+	inAddress := `(?!https://` + userinfo + hostUnlessPort + `[^?#]*?(?:` + address.must(addressPlaceholderText) + `))`
+	unseen := `(?![\s\S]*` + invisibleClass() + `)`
 	userinfoChars := `(?:` + ecmaClass(userinfoRaw("")) + `|%[0-9A-Fa-f]{2})*@`
 	const (
 		// as Go's url.Parse reads a host: %XX only past ASCII (or %25), an
@@ -48,7 +51,31 @@ func repoSchemaPattern() string {
 		port     = `0*(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])`
 		path     = `/(?:[^?#@%\s\x00-\x1f\x7f-\x9f]|%[0-9A-Fa-f]{2})*`
 	)
-	return `^` + inUserinfo + inAddress + `https://(?:` + userinfoChars + `)?` + host + `(?::(?:` + port + `)?)?(?:` + path + `)?$`
+	return `^` + unseen + inUserinfo + inAddress + `https://(?:` + userinfoChars + `)?` + host + `(?::(?:` + port + `)?)?(?:` + path + `)?$`
+}
+
+// invisibleClass is an ECMAScript class of the characters checkInvisible
+// refuses up to U+FFFF; past it, a pattern read without the u flag sees two
+// halves of a surrogate pair, so those are the check's alone.
+func invisibleClass() string {
+	var b strings.Builder
+	b.WriteString("[")
+	for r := rune(0); r <= 0xffff; r++ {
+		if !invisible(r) {
+			continue
+		}
+		end := r
+		for end+1 <= 0xffff && invisible(end+1) {
+			end++
+		}
+		fmt.Fprintf(&b, `\u%04X`, r)
+		if end > r {
+			fmt.Fprintf(&b, `-\u%04X`, end)
+		}
+		r = end
+	}
+	b.WriteString("]")
+	return b.String()
 }
 
 // userinfoRaw is which characters a user-info may carry as they are, but

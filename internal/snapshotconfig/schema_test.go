@@ -136,6 +136,17 @@ func TestTheSchemaRepoPatternGivesTheParsersVerdict(t *testing.T) {
 		"HTTPS://g.example.com/r.git", "Https://g.example.com/r.git",
 		// a placeholder for the host before a port
 		"https://<repository_url>:443/r.git", "https://$HOST:8443/r.git", "https://x:$HOST:8443/r.git",
+		// a token as a log masks it or a pipeline templates it (#65, G1)
+		"https://***@g.example.com/r.git", "https://x-access-token:***@g.example.com/r.git", "https://%2A%2A%2A@g.example.com/r.git",
+		"https://__GIT_TOKEN__@g.example.com/r.git", "https://#{GIT_TOKEN}#@g.example.com/r.git", "https://x:a*b@g.example.com/r.git",
+		"https://x:__init@g.example.com/r.git", "https://x:__lower__@g.example.com/r.git",
+		// placeholders in the path, escaped or a URI template's (#65, G2)
+		"https://g.example.com/&lt;org&gt;/r.git", "https://g.example.com/%3corg%3e/%3crepo%3e.git", "https://g.example.com/{owner}/{repo}.git",
+		"https://g.example.com/a%3Eb/r.git", "https://g.example.com/a{b/r.git", "https://g.example.com/a&amp;b/r.git",
+		// characters no one sees (#65, G3)
+		"https://g.example.com/r.git\u200b", "https://g.example.com/r.git\ufeff", "https://g.example.com/r.git\u2060",
+		"\ufeffhttps://g.example.com/r.git", "https://g.example.com/a\u00adb/r.git", "https://x:ghp_a\u034fb@g.example.com/r.git",
+		"https://g.example.com/caf\u00e9/r.git",
 	} {
 		err := checkRepo(repo)
 		assert.Equal(t, err == nil, schemaMatches(t, re, repo), "%q: the schema and the parser disagree (parser: %v)", repo, err)
@@ -160,6 +171,7 @@ func TestTheSchemaRepoPatternPartsFromTheParserOnlyWhereItsDescriptionSays(t *te
 		{"https://g.example.com/a\u009bb/code.git", "white space or a control character anywhere", true},
 		{"https://:443/code.git", "a port without a host name", true},
 		{"https://[1::2::3]/code.git", "an address in [ ] that is not an IPv6 address", false},
+		{"https://g.example.com/code.git\U000E0001", "a character no one sees past U+FFFF", false},
 	} {
 		require.Equal(t, tc.parser, checkRepo(tc.repo) == nil, "%q: %v", tc.repo, checkRepo(tc.repo))
 		assert.Equal(t, !tc.parser, schemaMatches(t, re, tc.repo), "%q", tc.repo)
