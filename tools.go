@@ -156,13 +156,10 @@ func userErr(err *error) { *err = fielderr.Plain(*err) }
 // Time limits of the waits the module makes itself.
 const (
 	// prefetchTimeout bounds the early fetches: one that hangs must not
-	// hold deliver, as the step that needs it fetches again.
+	// hold the run, as the step that needs it fetches again.
 	prefetchTimeout = 5 * time.Minute
 	// publishLimit bounds the push of one image, all its tags.
 	publishLimit = 15 * time.Minute
-	// tagCheckTimeout bounds the reading of an image's tags in the
-	// registry before its push, and their retag.
-	tagCheckTimeout = 10 * time.Second
 )
 
 // Whether a layer holds a time after --created depends on its digest and
