@@ -28,9 +28,9 @@ func (t *translator) class() error {
 	if t.peek(0) == ']' {
 		t.i++
 		if negate {
-			t.write(`[\s\S]`, true) // [^]: any unit
+			t.leaf(`[\s\S]`, &shape{kind: shapeClass, set: anyUnit}) // [^]: any unit
 		} else {
-			t.write(`(?!)`, true) // []: no unit
+			t.leaf(`(?!)`, &shape{kind: shapeClass}) // []: no unit
 		}
 		return nil
 	}
@@ -40,11 +40,14 @@ func (t *translator) class() error {
 		b.WriteString("^")
 	}
 	var ranges []unitRange // what the class holds beside its sets, for case folding
+	var sets unitSet       // what its sets (\d…) hold
 	add := func(items ...classItem) {
 		for _, it := range items {
 			b.WriteString(it.text())
 			if it.set == "" {
 				ranges = append(ranges, unitRange{it.unit, it.unit})
+			} else {
+				sets = sets.union(classEscapeSet(rune(it.set[1])))
 			}
 		}
 	}
@@ -92,9 +95,14 @@ func (t *translator) class() error {
 				start, fielderr.Quote(string(t.src[start:t.i])), errV8CaseClass)
 		}
 		b.WriteString(extra)
+		sets = sets.union(unitsSet(folds().extraUnits(ranges)...))
 	}
 	b.WriteString("]")
-	t.write(b.String(), true)
+	set := sets.union(newUnitSet(ranges))
+	if negate {
+		set = set.complement()
+	}
+	t.leaf(b.String(), &shape{kind: shapeClass, set: set, ranges: ranges, negate: negate})
 	return nil
 }
 

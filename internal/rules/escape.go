@@ -27,10 +27,11 @@ func (t *translator) escape() error {
 	case '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		t.i--
 		return t.decimalEscape()
-	case 'd', 'D', 'w', 'W', 's', 'S', 't', 'n', 'v', 'f', 'r':
-		// sets and controls JavaScript's case folding leaves as they are
-		s, _ := t.characterEscape(c, false)
-		t.write(s, true)
+	case 'd', 'D', 'w', 'W', 's', 'S':
+		// sets JavaScript's case folding leaves as they are
+		t.leaf(`\`+string(c), &shape{kind: shapeClass, set: classEscapeSet(c)})
+	case 't', 'n', 'v', 'f', 'r':
+		t.writeUnits(controlEscapes[c])
 	default:
 		s, err := t.characterEscape(c, false)
 		if err != nil {
@@ -44,6 +45,9 @@ func (t *translator) escape() error {
 	}
 	return nil
 }
+
+// controlEscapes are the units of \t, \n, \v, \f and \r.
+var controlEscapes = map[rune]rune{'t': '\t', 'n': '\n', 'v': '\v', 'f': '\f', 'r': '\r'}
 
 // characterEscape is the regexp2 text of \c (the backslash and c read) where
 // inside a class and outside it agree.

@@ -58,6 +58,16 @@ func (t *translator) open() error {
 		}
 		f.kind = ":"
 	}
+	g := &shape{kind: shapeGroup, start: t.tok, end: -1, ignoreCase: f.ignoreCase, outerCase: parent.ignoreCase,
+		flagsChange: f.ignoreCase != parent.ignoreCase || f.multiline != parent.multiline || f.dotAll != parent.dotAll,
+		capture:     f.kind == "(" || f.kind == "name"}
+	switch f.kind {
+	case "=", "!":
+		g.kind, g.negative = shapeLook, f.kind == "!"
+	case "<=", "<!":
+		g.kind, g.behind, g.negative = shapeLook, true, f.kind == "<!"
+	}
+	f.b = newShapeBuilder(g, t.i)
 	t.frames = append(t.frames, f)
 	t.write(text, false)
 	return nil
@@ -114,7 +124,11 @@ func (t *translator) close() error {
 		parent.alive[name] = true
 		parent.declaredHere[name] = true
 	}
+	g := f.b.group
+	g.kids = []*shape{f.b.body(t.i)}
 	t.i++
+	g.end = t.i
+	parent.b.add(g)
 	t.write(")", true)
 	if f.kind == "<=" || f.kind == "<!" {
 		t.atom, t.assertion = false, true // JavaScript may not repeat a look-behind

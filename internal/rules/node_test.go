@@ -109,6 +109,17 @@ var refusedAsV8Departs = map[string]string{
 	`(?i:(?!x|[a]))`:        errV8CaseClass.Error(),
 	`^(?i:(?:x|[a]){1,2})$`: errV8CaseClass.Error(),
 	`^(?i:(?:x|[a])+)$`:     errV8CaseClass.Error(), // V8 right here, by chance of how it walks a loop
+	// V8 folds a class as the last (?…:…) group it walked left it, and
+	// after a | list's first alternative it has walked all that follows
+	// the list: "(?i:x|(?m:a))|[k]" finds "K". One-character
+	// alternatives are a class to V8.
+	`(?i:x|(?-i:a))|[k]`:       errV8CaseCarried.Error(),
+	`(?i:x|(?m:a))|[k]`:        errV8CaseCarried.Error(),
+	`(?i:y|(?-i:x))|[a-c]`:     errV8CaseCarried.Error(),
+	`(?i:[x]|a|K)`:             errV8CaseCarried.Error(),
+	`(?i:[k]x|a|b)`:            errV8CaseCarried.Error(),
+	`(?i:(?-i:[a]|[x])+)`:      errV8CaseCarried.Error(),
+	`(?:[k])(?i:(?s:x)??)|[a]`: errV8CaseCarried.Error(),
 	// Not V8's: \N names one of two groups that share a name, which
 	// regexp2 holds as one group.
 	`(?<a>x)|(?<a>y)|\1`: `a name the pattern gives more than one group`,

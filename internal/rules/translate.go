@@ -21,22 +21,38 @@ import (
 // become regexp2-safe ones, and a (?i:…) part spells out the case variants
 // ECMAScript's Canonicalize makes equal (canonicalize.go). What JavaScript
 // rejects is an error that says why.
+//
+// Patterns JavaScript accepts are refused too where Node's V8 departs from
+// the standard (v8flags.go).
 func translate(pattern string) (string, error) {
+	t, err := read(pattern)
+	if err != nil {
+		return "", err
+	}
+	if err := t.checkV8Flags(); err != nil {
+		return "", err
+	}
+	return t.out.String(), nil
+}
+
+// read translates pattern and keeps its shape in t.root.
+func read(pattern string) (*translator, error) {
 	if !utf8.ValidString(pattern) {
-		return "", errors.New("not valid UTF-8")
+		return nil, errors.New("not valid UTF-8")
 	}
 	t := &translator{src: []rune(pattern), names: map[string]string{}, declared: map[string]bool{}, nameCount: map[string]int{}}
 	t.scanGroups()
-	t.frames = []*frame{{startAlive: map[string]bool{}, alive: map[string]bool{}, declaredHere: map[string]bool{}}}
+	t.frames = []*frame{{startAlive: map[string]bool{}, alive: map[string]bool{}, declaredHere: map[string]bool{}, b: newShapeBuilder(nil, 0)}}
 	if err := t.run(); err != nil {
-		return "", err
+		return nil, err
 	}
 	for _, name := range t.refs {
 		if !t.declared[name] {
-			return "", fmt.Errorf(`\k<%s> names no group of the pattern`, fielderr.Cut(name, fielderr.MaxValue))
+			return nil, fmt.Errorf(`\k<%s> names no group of the pattern`, fielderr.Cut(name, fielderr.MaxValue))
 		}
 	}
-	return t.out.String(), nil
+	t.root = t.frames[0].b.body(len(t.src))
+	return t, nil
 }
 
 const (
@@ -59,6 +75,8 @@ type translator struct {
 	atom       bool // the last thing written can take a quantifier
 	assertion  bool // the last thing written is an assertion JavaScript may not quantify
 	quantified bool // the last thing written is a quantifier (a lazy ? may follow)
+	tok        int  // where the token being read starts
+	root       *shape
 }
 
 // frame is one open group: the named groups visible to its current
@@ -74,6 +92,7 @@ type frame struct {
 	// caseStart says this group turned ignoreCase on; laterAlt that its
 	// current alternative is not its first (see v8CaseInsensitiveClass).
 	caseStart, laterAlt bool
+	b                   *shapeBuilder // the group's parts, read so far
 }
 
 func (t *translator) top() *frame { return t.frames[len(t.frames)-1] }
@@ -127,32 +146,39 @@ func (t *translator) peek(off int) rune {
 
 func (t *translator) run() error {
 	for t.i < len(t.src) {
+		t.tok = t.i
+		if err := t.token(); err != nil {
+			return err
+		}
+		kids := t.top().b.cur.kids
+		for k := len(kids) - 1; k >= 0 && kids[k].end < 0; k-- {
+			kids[k].end = t.i
+		}
+	}
+	if len(t.frames) > 1 {
+		return errors.New("unterminated group: a ( has no )")
+	}
+	return nil
+}
+
+// token reads one token of the pattern at the cursor.
+func (t *translator) token() error {
+	{
 		c := t.src[t.i]
 		switch c {
 		case '\\':
-			if err := t.escape(); err != nil {
-				return err
-			}
-			continue
+			return t.escape()
 		case '[':
-			if err := t.class(); err != nil {
-				return err
-			}
-			continue
+			return t.class()
 		case '(':
-			if err := t.open(); err != nil {
-				return err
-			}
-			continue
+			return t.open()
 		case ')':
-			if err := t.close(); err != nil {
-				return err
-			}
-			continue
+			return t.close()
 		case '|':
 			f := t.top()
 			f.alive = maps.Clone(f.startAlive)
 			f.laterAlt = true
+			f.b.bar(t.i)
 			t.write("|", false)
 		case '*', '+', '?':
 			if err := t.quantifier(string(c)); err != nil {
@@ -168,22 +194,23 @@ func (t *translator) run() error {
 					return err
 				}
 				t.i += n
-				continue
+				return nil
 			}
-			t.write(`\{`, true)
+			t.writeUnits('{')
 		case '}', ']':
-			t.write(`\`+string(c), true)
+			t.writeUnits(c)
 		case '.':
 			if t.dotAll() {
-				t.write(`[\s\S]`, true)
+				t.leaf(`[\s\S]`, &shape{kind: shapeClass, set: anyUnit})
 			} else {
-				t.write(`[^`+lineTerminators+`]`, true)
+				t.leaf(`[^`+lineTerminators+`]`, &shape{kind: shapeClass, set: lineTerms.complement()})
 			}
 		case '^':
 			if t.multiline() {
 				t.writeAssertion(`(?<![^` + lineTerminators + `])`)
 			} else {
 				t.writeAssertion(`^`)
+				t.top().b.last().anchor = true
 			}
 		case '$':
 			if t.multiline() {
@@ -195,9 +222,6 @@ func (t *translator) run() error {
 			t.literal(c)
 		}
 		t.i++
-	}
-	if len(t.frames) > 1 {
-		return errors.New("unterminated group: a ( has no )")
 	}
 	return nil
 }
@@ -215,6 +239,20 @@ func (t *translator) write(s string, atom bool) {
 func (t *translator) writeAssertion(s string) {
 	t.out.WriteString(s)
 	t.atom, t.assertion, t.quantified = false, true, false
+	t.add(&shape{kind: shapeAssert})
+}
+
+// leaf writes the regexp2 text of one part of the pattern that reads input,
+// and adds its shape.
+func (t *translator) leaf(s string, n *shape) {
+	t.write(s, true)
+	t.add(n)
+}
+
+// add adds a part to the current alternative, spanning the token read.
+func (t *translator) add(n *shape) {
+	n.start, n.end, n.ignoreCase = t.tok, -1, t.ignoreCase()
+	t.top().b.add(n)
 }
 
 // literal writes one JavaScript character: a BMP one as itself (escaped
@@ -233,11 +271,16 @@ func (t *translator) literal(c rune) {
 func (t *translator) writeUnits(units ...rune) {
 	var b strings.Builder
 	for _, u := range units {
+		set := unitsSet(u)
 		if t.ignoreCase() {
 			b.WriteString(folds().unitText(u))
+			if class := folds().class[u]; class != nil {
+				set = unitsSet(class...)
+			}
 		} else {
 			b.WriteString(unitText(u))
 		}
+		t.add(&shape{kind: shapeUnit, set: set, unit: u})
 	}
 	t.write(b.String(), true)
 }
@@ -250,7 +293,7 @@ func (t *translator) writeBackref(s string) {
 	if t.ignoreCase() {
 		s = "(?i:" + s + ")"
 	}
-	t.write(s, true)
+	t.leaf(s, &shape{kind: shapeBackref})
 }
 
 func unitText(c rune) string {
@@ -268,6 +311,7 @@ func (t *translator) quantifier(q string) error {
 	if q == "?" && t.quantified {
 		t.out.WriteString("?") // lazy
 		t.quantified = false
+		t.top().b.last().lazy = true
 		return nil
 	}
 	return t.quantifierText(q)
@@ -282,7 +326,33 @@ func (t *translator) quantifierText(q string) error {
 	}
 	t.out.WriteString(q)
 	t.atom, t.quantified = false, true
+	t.quantify(q)
 	return nil
+}
+
+// quantify makes the last part of the current alternative the body of the
+// quantifier q (*, +, ?, {n}, {n,} or {n,m}).
+func (t *translator) quantify(q string) {
+	b := t.top().b
+	body := b.last()
+	lo, hi := 0, -1
+	switch q {
+	case "+":
+		lo = 1
+	case "?":
+		hi = 1
+	case "*":
+	default:
+		n, m, comma := strings.Cut(q[1:len(q)-1], ",")
+		lo, _ = strconv.Atoi(n)
+		switch {
+		case !comma:
+			hi = lo
+		case m != "":
+			hi, _ = strconv.Atoi(m)
+		}
+	}
+	b.cur.kids[len(b.cur.kids)-1] = &shape{kind: shapeQuant, kids: []*shape{body}, min: lo, max: hi, start: body.start, end: -1, ignoreCase: body.ignoreCase}
 }
 
 // braceQuantifier returns the length of a {n}, {n,} or {n,m} quantifier at
