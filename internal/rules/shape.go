@@ -154,3 +154,21 @@ func classEscapeSet(e rune) unitSet {
 	}
 	return spaceSet.complement()
 }
+
+// intersect is the units in both sets.
+func (s unitSet) intersect(o unitSet) unitSet {
+	var out unitSet
+	i, j := 0, 0
+	for i < len(s) && j < len(o) {
+		lo, hi := max(s[i].lo, o[j].lo), min(s[i].hi, o[j].hi)
+		if lo <= hi {
+			out = append(out, unitRange{lo, hi})
+		}
+		if s[i].hi < o[j].hi {
+			i++
+		} else {
+			j++
+		}
+	}
+	return out
+}

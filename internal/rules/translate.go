@@ -23,13 +23,17 @@ import (
 // rejects is an error that says why.
 //
 // Patterns JavaScript accepts are refused too where Node's V8 departs from
-// the standard (v8flags.go).
+// the standard (v8flags.go), and where a backtracking engine such as V8
+// could take time without end (backtrack.go).
 func translate(pattern string) (string, error) {
 	t, err := read(pattern)
 	if err != nil {
 		return "", err
 	}
 	if err := t.checkV8Flags(); err != nil {
+		return "", err
+	}
+	if err := checkBacktracking(t.src, t.root); err != nil {
 		return "", err
 	}
 	return t.out.String(), nil
