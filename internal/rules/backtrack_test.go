@@ -122,10 +122,10 @@ func TestThePlansTimeLimitSaysItIsTheTime(t *testing.T) {
 	assert.NotContains(t, err.Error(), "simplify")
 }
 
-// The check is deterministic: the same pattern gets the same verdict, from
+// The checks are deterministic: the same pattern gets the same verdict, from
 // a fresh read or from the kept translation, and never panics.
 func FuzzBacktrackingCheckIsStable(f *testing.F) {
-	for _, s := range []string{`(a+)+`, `(a|ab)*`, `^(?:[a-z0-9-]+/)*x$`, `.*a.*b.*c.*d`, `(?=(a|a)*)`, `(a)\1*`, `(?i:(?:x|[a])+)`, `[^]*(?:.|\n)*`} {
+	for _, s := range []string{`(a+)+`, `(a|ab)*`, `^(?:[a-z0-9-]+/)*x$`, `.*a.*b.*c.*d`, `(?=(a|a)*)`, `(a)\1*`, `(?i:(?:x|[a])+)`, `[^]*(?:.|\n)*`, `^(?:(a)|b)+\1$`, `[(](?<n>x)[]](a)\2`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, pattern string) {
@@ -136,9 +136,11 @@ func FuzzBacktrackingCheckIsStable(f *testing.F) {
 		if err != nil {
 			return
 		}
-		first := fmt.Sprint(checkBacktracking(tr.src, tr.root))
+		first := fmt.Sprint(checkBacktracking(tr.src, tr.root), checkRepeatedCaptures(tr.src, tr.root))
 		again, err := read(pattern)
 		require.NoError(t, err)
-		assert.Equal(t, first, fmt.Sprint(checkBacktracking(again.src, again.root)), pattern)
+		assert.Equal(t, first, fmt.Sprint(checkBacktracking(again.src, again.root), checkRepeatedCaptures(again.src, again.root)), pattern)
+		// the groups the shape numbers are those \N counts
+		assert.Equal(t, tr.captures, tr.opened, pattern)
 	})
 }

@@ -151,7 +151,7 @@ func TestParseFlag(t *testing.T) {
 
 func FuzzCompileAndMatch(f *testing.F) {
 	for _, s := range []string{`.*`, `^(?!a$).*`, `(?i)x`, `[a-z-[b]]`, `(?<n>a)\k<n>`, `\p{L}`, `(a+)+$`, `[^]`,
-		`(?i:[^\u212a-z]ſ\x41)`, `(?<\u0061\u{62}>x)\k<ab>`, `(?i:(?<a>k)\k<a>\1)`} {
+		`(?i:[^\u212a-z]ſ\x41)`, `(?<\u0061\u{62}>x)\k<ab>`, `(?i:(?<a>k)\k<a>\1)`, `^(?:(a)|b)+\1$`, `^((a)|b)+\1$`, `^(?=((?:b?|a)+))\1$`} {
 		f.Add(s, "backend-a")
 	}
 	f.Fuzz(func(t *testing.T, pattern, input string) {

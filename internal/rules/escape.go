@@ -158,13 +158,13 @@ func (t *translator) numberedBackref(n int) error {
 			}
 		}
 		// (?:…) keeps a digit the translation writes next from joining the number
-		t.writeBackref(fmt.Sprintf(`(?:\%d)`, unnamed))
+		t.writeBackref(fmt.Sprintf(`(?:\%d)`, unnamed), []int{n})
 		return nil
 	}
 	if t.nameCount[name] > 1 {
 		return t.fail(`\%d refers to one of the groups named %q, a name the pattern gives more than one group: the module matches such a name as one group, so write \k<%s>, which refers to whichever of them took part`, n, name, name)
 	}
-	t.writeBackref(`\k<` + t.internalName(name) + `>`)
+	t.writeBackref(`\k<`+t.internalName(name)+`>`, []int{n})
 	return nil
 }
 
@@ -190,7 +190,13 @@ func (t *translator) backrefName() error {
 	if !ok {
 		internal = t.internalName(name)
 	}
-	t.writeBackref(`\k<` + internal + `>`)
+	var refs []int
+	for i, g := range t.groups {
+		if g == name {
+			refs = append(refs, i+1)
+		}
+	}
+	t.writeBackref(`\k<`+internal+`>`, refs)
 	return nil
 }
 

@@ -61,6 +61,10 @@ func (t *translator) open() error {
 	g := &shape{kind: shapeGroup, start: t.tok, end: -1, ignoreCase: f.ignoreCase, outerCase: parent.ignoreCase,
 		flagsChange: f.ignoreCase != parent.ignoreCase || f.multiline != parent.multiline || f.dotAll != parent.dotAll,
 		capture:     f.kind == "(" || f.kind == "name"}
+	if g.capture {
+		t.opened++
+		g.group = t.opened
+	}
 	switch f.kind {
 	case "=", "!":
 		g.kind, g.negative = shapeLook, f.kind == "!"

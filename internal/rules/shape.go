@@ -21,11 +21,13 @@ type shape struct {
 	negate     bool        // shapeClass: [^…]
 	// flagsChange says a modifier group sets flags other than its parent's.
 	flagsChange bool
-	outerCase   bool // group: the case-insensitivity around it
-	capture     bool // group: a capture group
-	behind      bool // look: a look-behind, read right to left
-	negative    bool // look: a negative one
-	anchor      bool // leafAssert: ^ outside a multiline part
+	outerCase   bool  // group: the case-insensitivity around it
+	capture     bool  // group: a capture group
+	group       int   // group: a capture group's number, as JavaScript counts them
+	refs        []int // shapeBackref: the groups it may refer to (a name may be several groups')
+	behind      bool  // look: a look-behind, read right to left
+	negative    bool  // look: a negative one
+	anchor      bool  // leafAssert: ^ outside a multiline part
 }
 
 type shapeKind int

@@ -23,8 +23,9 @@ import (
 // rejects is an error that says why.
 //
 // Patterns JavaScript accepts are refused too where Node's V8 departs from
-// the standard (v8flags.go), and where a backtracking engine such as V8
-// could take time without end (backtrack.go).
+// the standard (v8flags.go), where a backtracking engine such as V8 could
+// take time without end (backtrack.go), and where regexp2 keeps a capture
+// JavaScript forgets (captures.go).
 func translate(pattern string) (string, error) {
 	t, err := read(pattern)
 	if err != nil {
@@ -34,6 +35,9 @@ func translate(pattern string) (string, error) {
 		return "", err
 	}
 	if err := checkBacktracking(t.src, t.root); err != nil {
+		return "", err
+	}
+	if err := checkRepeatedCaptures(t.src, t.root); err != nil {
 		return "", err
 	}
 	return t.out.String(), nil
@@ -69,6 +73,7 @@ type translator struct {
 	i          int
 	out        strings.Builder
 	captures   int               // capture groups in the pattern, for \N
+	opened     int               // capture groups opened so far
 	groups     []string          // each capture group's JavaScript name ("" when unnamed), left to right
 	nameCount  map[string]int    // how many groups carry each name
 	hasNames   bool              // whether any named group exists: then \k must name one
@@ -293,11 +298,11 @@ func (t *translator) writeUnits(units ...rune) {
 // compares it by its own folding (Go's unicode.ToLower), the one place that
 // can differ from JavaScript's: a case-insensitive back-reference to text
 // with the Kelvin or Angstrom sign, ς, ϑ, µ or İ.
-func (t *translator) writeBackref(s string) {
+func (t *translator) writeBackref(s string, refs []int) {
 	if t.ignoreCase() {
 		s = "(?i:" + s + ")"
 	}
-	t.leaf(s, &shape{kind: shapeBackref})
+	t.leaf(s, &shape{kind: shapeBackref, refs: refs})
 }
 
 func unitText(c rune) string {
@@ -315,7 +320,8 @@ func (t *translator) quantifier(q string) error {
 	if q == "?" && t.quantified {
 		t.out.WriteString("?") // lazy
 		t.quantified = false
-		t.top().b.last().lazy = true
+		last := t.top().b.last()
+		last.lazy, last.end = true, -1 // its text takes the ? in
 		return nil
 	}
 	return t.quantifierText(q)
