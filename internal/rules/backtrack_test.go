@@ -86,8 +86,8 @@ func TestTheCheckIsQuickOnLongPatterns(t *testing.T) {
 // within the default limit, even with the machine's cores busy twice over:
 // the limit is a backstop that a slow machine does not reach.
 func TestALargePlanEndsWithinTheDefaultLimitOnABusyMachine(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a large plan")
+	if testing.Short() || raceDetector {
+		t.Skip("a large plan, timed: not under -short or -race")
 	}
 	in := benchInput(10_000, 1_000, 100, `^registry\.example\.com/team/svc-%d:\d+\.\d+\.\d+$`)
 	var stop atomic.Bool
