@@ -198,9 +198,9 @@ func (p *Payload) File() *dagger.File {
 func (p *Payload) Plan(
 	// Name of one of the instance's backends (repeatable)
 	backend []string,
-	// Time limit for all the matching of the plan (a Go duration)
+	// Time limit for all the matching of the plan (a Go duration): a backstop for a slow machine or a huge plan, since rules that could match without end are refused
 	// +optional
-	// +default="5s"
+	// +default="60s"
 	planTimeout string,
 ) (*Plan, error) {
 	limit, err := durationflag.Optional("--plan-timeout", planTimeout)

@@ -82,7 +82,7 @@ func checkMode(errs *fielderr.List, bad map[string]bool, path string, m Mode) {
 }
 
 func checkRules(errs *fielderr.List, bad map[string]bool, rs []rules.Rule) {
-	_, ruleErrs := rules.CompileRules("backends.deployRules", rs, 0)
+	_, ruleErrs := rules.CompileRules("backends.deployRules", rs)
 	for _, e := range ruleErrs {
 		if !bad[e.Path] {
 			*errs = append(*errs, e)

@@ -86,6 +86,24 @@ type unitRange struct{ lo, hi rune }
 // extra is the class text of the units a case-insensitive class holds beyond
 // the ranges it was written with: the case variants of each, outside them.
 func (f *foldTable) extra(ranges []unitRange) string {
+	add := f.extraUnits(ranges)
+	var b strings.Builder
+	for i := 0; i < len(add); {
+		j := i
+		for j+1 < len(add) && add[j+1] == add[j]+1 {
+			j++
+		}
+		fmt.Fprintf(&b, `\u%04X`, add[i])
+		if j > i {
+			fmt.Fprintf(&b, `-\u%04X`, add[j])
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+// extraUnits is the units of extra, sorted.
+func (f *foldTable) extraUnits(ranges []unitRange) []rune {
 	ranges = merged(ranges)
 	in := func(u rune) bool {
 		i, found := slices.BinarySearchFunc(ranges, u, func(r unitRange, u rune) int { return int(r.lo - u) })
@@ -106,20 +124,7 @@ func (f *foldTable) extra(ranges []unitRange) string {
 		}
 	}
 	slices.Sort(add)
-	add = slices.Compact(add)
-	var b strings.Builder
-	for i := 0; i < len(add); {
-		j := i
-		for j+1 < len(add) && add[j+1] == add[j]+1 {
-			j++
-		}
-		fmt.Fprintf(&b, `\u%04X`, add[i])
-		if j > i {
-			fmt.Fprintf(&b, `-\u%04X`, add[j])
-		}
-		i = j + 1
-	}
-	return b.String()
+	return slices.Compact(add)
 }
 
 // merged is ranges sorted, with those that overlap or touch made one, so

@@ -17,20 +17,17 @@ import (
 	"dagger/lowcode-pipeline/internal/fielderr"
 )
 
-// DefaultMatchTimeout bounds one match so that no pattern can hang a run.
-const DefaultMatchTimeout = 250 * time.Millisecond
-
 // MaxPatternLength caps a deploy-rule pattern, in characters: real rules are
 // a few dozen; a long one costs compiling time, not expressiveness.
 const MaxPatternLength = 4096
 
 // Compile reads pattern as JavaScript's `new RegExp(pattern)` does (no
 // flags) and compiles the regexp2 pattern that matches the same UTF-16 code
-// units (see translate). timeout bounds every later match; zero means
-// DefaultMatchTimeout. The translation of a pattern is kept (a few
-// thousand of them), so checking a payload and planning it compile each
-// pattern once.
-func Compile(pattern string, timeout time.Duration) (*Pattern, error) {
+// units (see translate). A pattern whose matching could take time without
+// end is refused (backtrack.go), so no match needs a time limit of its own.
+// The translation of a pattern is kept (a few thousand of them), so
+// checking a payload and planning it compile each pattern once.
+func Compile(pattern string) (*Pattern, error) {
 	if n := utf8.RuneCountInString(pattern); n > MaxPatternLength {
 		return nil, fmt.Errorf("%d characters: a pattern has at most %d", n, MaxPatternLength)
 	}
@@ -46,10 +43,7 @@ func Compile(pattern string, timeout time.Duration) (*Pattern, error) {
 		}
 		return nil, errors.New(msg)
 	}
-	if timeout <= 0 {
-		timeout = DefaultMatchTimeout
-	}
-	p := &Pattern{source: pattern, timeout: timeout}
+	p := &Pattern{source: pattern}
 	p.engines.New = func() any {
 		re, _ := regexp2.Compile(translated, regexp2.ECMAScript) // compiled once above: no error
 		return re
@@ -60,19 +54,14 @@ func Compile(pattern string, timeout time.Duration) (*Pattern, error) {
 
 // Pattern is a compiled deploy-rule pattern.
 type Pattern struct {
-	source  string        // as the rule wrote it
-	timeout time.Duration // of one match
-	// engines are compiled copies, one per concurrent match: a match's time
-	// limit is set on its copy (regexp2 reads it from the Regexp).
+	source string // as the rule wrote it
+	// engines are compiled copies, one per concurrent match: the plan's
+	// time left is set on its copy (regexp2 reads it from the Regexp).
 	engines sync.Pool
 }
 
 // errPastPlan is a match stopped because the plan's time ran out.
 var errPastPlan = errors.New("stopped by the plan's time limit")
-
-// errTimeLimit marks a match stopped at its pattern's own time limit: a
-// question of the machine's speed as much as of the pattern.
-var errTimeLimit = errors.New("ran past its time limit")
 
 // translations keeps the last patterns' translations.
 var translations = struct {
@@ -114,10 +103,11 @@ func shorten(s string) string {
 	return s
 }
 
-// Match reports whether re finds a match anywhere in s, as RegExp.prototype.test
-// does. A match that runs past the pattern's time limit is an error naming it.
-func Match(p *Pattern, s string) (bool, error) {
-	return p.matchUnits(s, UTF16(s), 0)
+// Match reports whether p finds a match anywhere in s, as
+// RegExp.prototype.test does.
+func Match(p *Pattern, s string) bool {
+	ok, _ := p.matchUnits(UTF16(s), 0)
+	return ok
 }
 
 // UTF16 is s as JavaScript sees it: one rune per UTF-16 code unit.
@@ -130,24 +120,22 @@ func UTF16(s string) []rune {
 	return out
 }
 
-// matchUnits tests units within the pattern's time limit and left, when
-// left is positive (what remains of a plan's): a match stopped by left is
-// errPastPlan, for the plan to report.
-func (p *Pattern) matchUnits(s string, units []rune, left time.Duration) (bool, error) {
+// matchUnits tests units within left, when left is positive (what remains
+// of a plan's time): a match stopped there is errPastPlan. Without a limit
+// a match always ends: the patterns that could backtrack without end are
+// refused.
+func (p *Pattern) matchUnits(units []rune, left time.Duration) (bool, error) {
 	re := p.engines.Get().(*regexp2.Regexp)
 	defer p.engines.Put(re)
-	re.MatchTimeout = p.timeout
-	if left > 0 && left < p.timeout {
+	re.MatchTimeout = regexp2.DefaultMatchTimeout // none
+	if left > 0 {
 		// regexp2 stops a match between its timeout plus one and plus two
 		// ticks of its clock (DefaultClockPeriod): ask for one tick less.
 		re.MatchTimeout = max(left-regexp2.DefaultClockPeriod, time.Millisecond)
 	}
 	ok, err := re.MatchRunes(units)
-	switch {
-	case err != nil && re.MatchTimeout < p.timeout:
+	if err != nil {
 		return false, errPastPlan
-	case err != nil:
-		return false, fmt.Errorf("pattern %s against %s %w (%s): simplify the pattern", fielderr.Quote(p.source), fielderr.Quote(s), errTimeLimit, p.timeout)
 	}
 	return ok, nil
 }
@@ -186,7 +174,7 @@ func ParseFlags(flag string, specs []string) ([]Rule, error) {
 		rs = append(rs, r)
 	}
 	if len(errs) == 0 {
-		if _, ruleErrs := CompileRules(flag, rs, 0); len(ruleErrs) > 0 {
+		if _, ruleErrs := CompileRules(flag, rs); len(ruleErrs) > 0 {
 			errs = append(errs, ruleErrs)
 		}
 	}

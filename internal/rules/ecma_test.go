@@ -17,7 +17,7 @@ func TestCompileAcceptsJavaScriptSyntax(t *testing.T) {
 		`(?<\u0061b>x)\k<ab>`, `(?<ab>x)\k<\u0061b>`, `(?<\u{61}>x)`, `(?<\ud835\udc9c>x)`, `(?<a\u200c>x)`,
 	} {
 		t.Run(p, func(t *testing.T) {
-			_, err := Compile(p, 0)
+			_, err := Compile(p)
 			assert.NoError(t, err)
 		})
 	}
@@ -62,7 +62,7 @@ func TestCompileExplainsWhatJavaScriptRejects(t *testing.T) {
 		{"a\xff", `not valid UTF-8`},
 	} {
 		t.Run(tc.pattern, func(t *testing.T) {
-			_, err := Compile(tc.pattern, 0)
+			_, err := Compile(tc.pattern)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
@@ -114,22 +114,11 @@ func TestMatchHasRegExpTestSemantics(t *testing.T) {
 		{"a named group written with an escape", `^(?<\u0061b>x)\k<ab>$`, "xx", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			re, err := Compile(tc.pattern, 0)
+			re, err := Compile(tc.pattern)
 			require.NoError(t, err)
-			got, err := Match(re, tc.input)
-			require.NoError(t, err)
-			assert.Equal(t, tc.want, got)
+			assert.Equal(t, tc.want, Match(re, tc.input))
 		})
 	}
-}
-
-func TestMatchTimeoutIsAnErrorNamingThePattern(t *testing.T) {
-	re, err := Compile(`^(a+)+$`, 20*time.Millisecond)
-	require.NoError(t, err)
-	_, err = Match(re, strings.Repeat("a", 40)+"!")
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `pattern "^(a+)+$" against "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!" ran past its time limit (20ms)`)
-	assert.ErrorIs(t, err, errTimeLimit, "a time limit is told from a wrong pattern")
 }
 
 func TestParseFlag(t *testing.T) {
@@ -162,17 +151,17 @@ func TestParseFlag(t *testing.T) {
 
 func FuzzCompileAndMatch(f *testing.F) {
 	for _, s := range []string{`.*`, `^(?!a$).*`, `(?i)x`, `[a-z-[b]]`, `(?<n>a)\k<n>`, `\p{L}`, `(a+)+$`, `[^]`,
-		`(?i:[^\u212a-z]ſ\x41)`, `(?<\u0061\u{62}>x)\k<ab>`, `(?i:(?<a>k)\k<a>\1)`} {
+		`(?i:[^\u212a-z]ſ\x41)`, `(?<\u0061\u{62}>x)\k<ab>`, `(?i:(?<a>k)\k<a>\1)`, `^(?:(a)|b)+\1$`, `^((a)|b)+\1$`, `^(?=((?:b?|a)+))\1$`} {
 		f.Add(s, "backend-a")
 	}
 	f.Fuzz(func(t *testing.T, pattern, input string) {
-		re, err := Compile(pattern, 20*time.Millisecond)
+		re, err := Compile(pattern)
 		if err != nil {
 			// the reason, with a cut of the pattern at most, however long it is
 			assert.Less(t, len(err.Error()), 600, "a short error: %.300s", err)
 			return
 		}
-		_, _ = Match(re, input) // must not panic or hang past the limit
+		_ = Match(re, input) // must not panic (nor hang: see backtrack_test.go)
 	})
 }
 
@@ -206,17 +195,17 @@ func TestParseFlagsChecksEveryRule(t *testing.T) {
 
 func TestALongPatternIsRefusedBeforeItCostsCompiling(t *testing.T) {
 	start := time.Now()
-	_, err := Compile(strings.Repeat("(a)", 100_000), 0)
+	_, err := Compile(strings.Repeat("(a)", 100_000))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "300000 characters: a pattern has at most 4096")
 	assert.Less(t, time.Since(start), 5*time.Second, "refused, not compiled (it took 79 s)")
-	_, err = Compile(strings.Repeat("(a)", 1365), 0)
+	_, err = Compile(strings.Repeat("(a)", 1365))
 	assert.NoError(t, err, "4095 characters compile")
 }
 
 func TestAPatternIsTranslatedOnceForTheCheckAndThePlan(t *testing.T) {
 	const p = `^registry\.example\.com/(?<team>[a-z]+)/api:`
-	_, err := Compile(p, 0)
+	_, err := Compile(p)
 	require.NoError(t, err)
 	translations.Lock()
 	_, kept := translations.m[p]
@@ -237,7 +226,7 @@ func TestHugeRulesGiveSmallErrors(t *testing.T) {
 	_, err := ParseFlag(strings.Repeat("a", 300_000))
 	require.Error(t, err)
 	assert.Less(t, len(err.Error()), 1024, "a 300 KB flag is not echoed whole")
-	_, err = Compile(`\k<`+strings.Repeat("b", 3000)+">(?<a>x)", 0)
+	_, err = Compile(`\k<` + strings.Repeat("b", 3000) + ">(?<a>x)")
 	require.Error(t, err)
 	assert.Less(t, len(err.Error()), 1024, "a long group name is cut")
 }
@@ -246,7 +235,7 @@ func TestHugeRulesGiveSmallErrors(t *testing.T) {
 // once case-insensitive.
 func TestACaseInsensitiveClassOfManyRangesTranslatesQuickly(t *testing.T) {
 	start := time.Now()
-	_, err := Compile(`(?i:[`+strings.Repeat(`\0-\uffff`, 450)+`])`, 0)
+	_, err := Compile(`(?i:[` + strings.Repeat(`\0-\uffff`, 450) + `])`)
 	require.NoError(t, err)
 	assert.Less(t, time.Since(start), 2*time.Second)
 }

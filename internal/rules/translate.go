@@ -21,22 +21,46 @@ import (
 // become regexp2-safe ones, and a (?i:…) part spells out the case variants
 // ECMAScript's Canonicalize makes equal (canonicalize.go). What JavaScript
 // rejects is an error that says why.
+//
+// Patterns JavaScript accepts are refused too where Node's V8 departs from
+// the standard (v8flags.go), where a backtracking engine such as V8 could
+// take time without end (backtrack.go), and where regexp2 keeps a capture
+// JavaScript forgets (captures.go).
 func translate(pattern string) (string, error) {
+	t, err := read(pattern)
+	if err != nil {
+		return "", err
+	}
+	if err := t.checkV8Flags(); err != nil {
+		return "", err
+	}
+	if err := checkBacktracking(t.src, t.root); err != nil {
+		return "", err
+	}
+	if err := checkRepeatedCaptures(t.src, t.root); err != nil {
+		return "", err
+	}
+	return t.out.String(), nil
+}
+
+// read translates pattern and keeps its shape in t.root.
+func read(pattern string) (*translator, error) {
 	if !utf8.ValidString(pattern) {
-		return "", errors.New("not valid UTF-8")
+		return nil, errors.New("not valid UTF-8")
 	}
 	t := &translator{src: []rune(pattern), names: map[string]string{}, declared: map[string]bool{}, nameCount: map[string]int{}}
 	t.scanGroups()
-	t.frames = []*frame{{startAlive: map[string]bool{}, alive: map[string]bool{}, declaredHere: map[string]bool{}}}
+	t.frames = []*frame{{startAlive: map[string]bool{}, alive: map[string]bool{}, declaredHere: map[string]bool{}, b: newShapeBuilder(nil, 0)}}
 	if err := t.run(); err != nil {
-		return "", err
+		return nil, err
 	}
 	for _, name := range t.refs {
 		if !t.declared[name] {
-			return "", fmt.Errorf(`\k<%s> names no group of the pattern`, fielderr.Cut(name, fielderr.MaxValue))
+			return nil, fmt.Errorf(`\k<%s> names no group of the pattern`, fielderr.Cut(name, fielderr.MaxValue))
 		}
 	}
-	return t.out.String(), nil
+	t.root = t.frames[0].b.body(len(t.src))
+	return t, nil
 }
 
 const (
@@ -49,6 +73,7 @@ type translator struct {
 	i          int
 	out        strings.Builder
 	captures   int               // capture groups in the pattern, for \N
+	opened     int               // capture groups opened so far
 	groups     []string          // each capture group's JavaScript name ("" when unnamed), left to right
 	nameCount  map[string]int    // how many groups carry each name
 	hasNames   bool              // whether any named group exists: then \k must name one
@@ -59,6 +84,8 @@ type translator struct {
 	atom       bool // the last thing written can take a quantifier
 	assertion  bool // the last thing written is an assertion JavaScript may not quantify
 	quantified bool // the last thing written is a quantifier (a lazy ? may follow)
+	tok        int  // where the token being read starts
+	root       *shape
 }
 
 // frame is one open group: the named groups visible to its current
@@ -74,6 +101,7 @@ type frame struct {
 	// caseStart says this group turned ignoreCase on; laterAlt that its
 	// current alternative is not its first (see v8CaseInsensitiveClass).
 	caseStart, laterAlt bool
+	b                   *shapeBuilder // the group's parts, read so far
 }
 
 func (t *translator) top() *frame { return t.frames[len(t.frames)-1] }
@@ -127,32 +155,39 @@ func (t *translator) peek(off int) rune {
 
 func (t *translator) run() error {
 	for t.i < len(t.src) {
+		t.tok = t.i
+		if err := t.token(); err != nil {
+			return err
+		}
+		kids := t.top().b.cur.kids
+		for k := len(kids) - 1; k >= 0 && kids[k].end < 0; k-- {
+			kids[k].end = t.i
+		}
+	}
+	if len(t.frames) > 1 {
+		return errors.New("unterminated group: a ( has no )")
+	}
+	return nil
+}
+
+// token reads one token of the pattern at the cursor.
+func (t *translator) token() error {
+	{
 		c := t.src[t.i]
 		switch c {
 		case '\\':
-			if err := t.escape(); err != nil {
-				return err
-			}
-			continue
+			return t.escape()
 		case '[':
-			if err := t.class(); err != nil {
-				return err
-			}
-			continue
+			return t.class()
 		case '(':
-			if err := t.open(); err != nil {
-				return err
-			}
-			continue
+			return t.open()
 		case ')':
-			if err := t.close(); err != nil {
-				return err
-			}
-			continue
+			return t.close()
 		case '|':
 			f := t.top()
 			f.alive = maps.Clone(f.startAlive)
 			f.laterAlt = true
+			f.b.bar(t.i)
 			t.write("|", false)
 		case '*', '+', '?':
 			if err := t.quantifier(string(c)); err != nil {
@@ -168,22 +203,23 @@ func (t *translator) run() error {
 					return err
 				}
 				t.i += n
-				continue
+				return nil
 			}
-			t.write(`\{`, true)
+			t.writeUnits('{')
 		case '}', ']':
-			t.write(`\`+string(c), true)
+			t.writeUnits(c)
 		case '.':
 			if t.dotAll() {
-				t.write(`[\s\S]`, true)
+				t.leaf(`[\s\S]`, &shape{kind: shapeClass, set: anyUnit})
 			} else {
-				t.write(`[^`+lineTerminators+`]`, true)
+				t.leaf(`[^`+lineTerminators+`]`, &shape{kind: shapeClass, set: lineTerms.complement()})
 			}
 		case '^':
 			if t.multiline() {
 				t.writeAssertion(`(?<![^` + lineTerminators + `])`)
 			} else {
 				t.writeAssertion(`^`)
+				t.top().b.last().anchor = true
 			}
 		case '$':
 			if t.multiline() {
@@ -195,9 +231,6 @@ func (t *translator) run() error {
 			t.literal(c)
 		}
 		t.i++
-	}
-	if len(t.frames) > 1 {
-		return errors.New("unterminated group: a ( has no )")
 	}
 	return nil
 }
@@ -215,6 +248,20 @@ func (t *translator) write(s string, atom bool) {
 func (t *translator) writeAssertion(s string) {
 	t.out.WriteString(s)
 	t.atom, t.assertion, t.quantified = false, true, false
+	t.add(&shape{kind: shapeAssert})
+}
+
+// leaf writes the regexp2 text of one part of the pattern that reads input,
+// and adds its shape.
+func (t *translator) leaf(s string, n *shape) {
+	t.write(s, true)
+	t.add(n)
+}
+
+// add adds a part to the current alternative, spanning the token read.
+func (t *translator) add(n *shape) {
+	n.start, n.end, n.ignoreCase = t.tok, -1, t.ignoreCase()
+	t.top().b.add(n)
 }
 
 // literal writes one JavaScript character: a BMP one as itself (escaped
@@ -233,11 +280,16 @@ func (t *translator) literal(c rune) {
 func (t *translator) writeUnits(units ...rune) {
 	var b strings.Builder
 	for _, u := range units {
+		set := unitsSet(u)
 		if t.ignoreCase() {
 			b.WriteString(folds().unitText(u))
+			if class := folds().class[u]; class != nil {
+				set = unitsSet(class...)
+			}
 		} else {
 			b.WriteString(unitText(u))
 		}
+		t.add(&shape{kind: shapeUnit, set: set, unit: u})
 	}
 	t.write(b.String(), true)
 }
@@ -246,11 +298,11 @@ func (t *translator) writeUnits(units ...rune) {
 // compares it by its own folding (Go's unicode.ToLower), the one place that
 // can differ from JavaScript's: a case-insensitive back-reference to text
 // with the Kelvin or Angstrom sign, ς, ϑ, µ or İ.
-func (t *translator) writeBackref(s string) {
+func (t *translator) writeBackref(s string, refs []int) {
 	if t.ignoreCase() {
 		s = "(?i:" + s + ")"
 	}
-	t.write(s, true)
+	t.leaf(s, &shape{kind: shapeBackref, refs: refs})
 }
 
 func unitText(c rune) string {
@@ -268,6 +320,8 @@ func (t *translator) quantifier(q string) error {
 	if q == "?" && t.quantified {
 		t.out.WriteString("?") // lazy
 		t.quantified = false
+		last := t.top().b.last()
+		last.lazy, last.end = true, -1 // its text takes the ? in
 		return nil
 	}
 	return t.quantifierText(q)
@@ -282,7 +336,33 @@ func (t *translator) quantifierText(q string) error {
 	}
 	t.out.WriteString(q)
 	t.atom, t.quantified = false, true
+	t.quantify(q)
 	return nil
+}
+
+// quantify makes the last part of the current alternative the body of the
+// quantifier q (*, +, ?, {n}, {n,} or {n,m}).
+func (t *translator) quantify(q string) {
+	b := t.top().b
+	body := b.last()
+	lo, hi := 0, -1
+	switch q {
+	case "+":
+		lo = 1
+	case "?":
+		hi = 1
+	case "*":
+	default:
+		n, m, comma := strings.Cut(q[1:len(q)-1], ",")
+		lo, _ = strconv.Atoi(n)
+		switch {
+		case !comma:
+			hi = lo
+		case m != "":
+			hi, _ = strconv.Atoi(m)
+		}
+	}
+	b.cur.kids[len(b.cur.kids)-1] = &shape{kind: shapeQuant, kids: []*shape{body}, min: lo, max: hi, start: body.start, end: -1, ignoreCase: body.ignoreCase}
 }
 
 // braceQuantifier returns the length of a {n}, {n,} or {n,m} quantifier at
@@ -308,515 +388,6 @@ func (t *translator) braceQuantifier() int {
 		return j + 1 - t.i
 	}
 	return 0
-}
-
-// escape reads a backslash sequence outside a class.
-func (t *translator) escape() error {
-	t.i++
-	if t.i >= len(t.src) {
-		return errors.New(`\ at end of pattern`)
-	}
-	c := t.src[t.i]
-	t.i++
-	switch c {
-	case 'b':
-		t.writeAssertion(`(?:(?<=` + wordClass + `)(?!` + wordClass + `)|(?<!` + wordClass + `)(?=` + wordClass + `))`)
-	case 'B':
-		t.writeAssertion(`(?:(?<=` + wordClass + `)(?=` + wordClass + `)|(?<!` + wordClass + `)(?!` + wordClass + `))`)
-	case 'k':
-		return t.backrefName()
-	case '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		t.i--
-		return t.decimalEscape()
-	case 'd', 'D', 'w', 'W', 's', 'S', 't', 'n', 'v', 'f', 'r':
-		// sets and controls JavaScript's case folding leaves as they are
-		s, _ := t.characterEscape(c, false)
-		t.write(s, true)
-	default:
-		s, err := t.characterEscape(c, false)
-		if err != nil {
-			return err
-		}
-		var units []rune
-		for _, it := range unitsOf(s) {
-			units = append(units, it.unit)
-		}
-		t.writeUnits(units...)
-	}
-	return nil
-}
-
-// characterEscape is the regexp2 text of \c (the backslash and c read) where
-// inside a class and outside it agree.
-func (t *translator) characterEscape(c rune, inClass bool) (string, error) {
-	switch c {
-	case 'd', 'D', 'w', 'W', 's', 'S':
-		return `\` + string(c), nil
-	case 't', 'n', 'v', 'f', 'r':
-		return `\` + string(c), nil
-	case '0':
-		if d := t.peek(0); d >= '0' && d <= '7' {
-			return t.legacyOctal('0'), nil
-		}
-		if d := t.peek(0); d == '8' || d == '9' {
-			return `\u0000`, nil
-		}
-		return `\u0000`, nil
-	case 'c':
-		if l := t.peek(0); l >= 'a' && l <= 'z' || l >= 'A' && l <= 'Z' {
-			t.i++
-			return fmt.Sprintf(`\u%04X`, l%32), nil
-		}
-		if inClass {
-			if l := t.peek(0); l >= '0' && l <= '9' || l == '_' {
-				t.i++
-				return fmt.Sprintf(`\u%04X`, l%32), nil
-			}
-		}
-		return `\\c`, nil // Annex B: a backslash and a c
-	case 'x':
-		if h := t.hex(2); h >= 0 {
-			return fmt.Sprintf(`\u%04X`, h), nil
-		}
-		return "x", nil
-	case 'u':
-		if h := t.hex(4); h >= 0 {
-			return fmt.Sprintf(`\u%04X`, h), nil
-		}
-		return "u", nil
-	}
-	return unitText(c), nil // Annex B identity escape: the character itself
-}
-
-// hex reads n hex digits at the cursor, or returns -1 and reads nothing.
-func (t *translator) hex(n int) int {
-	if t.i+n > len(t.src) {
-		return -1
-	}
-	v, err := strconv.ParseUint(string(t.src[t.i:t.i+n]), 16, 32)
-	if err != nil || strings.ContainsAny(string(t.src[t.i:t.i+n]), "+-") {
-		return -1
-	}
-	t.i += n
-	return int(v)
-}
-
-// legacyOctal reads Annex B's \NNN octal escape (first digit already read).
-func (t *translator) legacyOctal(first rune) string {
-	v := int(first - '0')
-	max := 2
-	if first > '3' {
-		max = 1
-	}
-	for k := 0; k < max; k++ {
-		d := t.peek(0)
-		if d < '0' || d > '7' {
-			break
-		}
-		v = v*8 + int(d-'0')
-		t.i++
-	}
-	return fmt.Sprintf(`\u%04X`, v)
-}
-
-// decimalEscape is \N: a back-reference when the pattern has N groups,
-// else Annex B's octal escape or the digit itself.
-func (t *translator) decimalEscape() error {
-	start := t.i
-	for t.i < len(t.src) && t.src[t.i] >= '0' && t.src[t.i] <= '9' {
-		t.i++
-	}
-	if n, err := strconv.Atoi(string(t.src[start:t.i])); err == nil && n <= t.captures {
-		return t.numberedBackref(n)
-	}
-	t.i = start + 1
-	d := t.src[start]
-	if d >= '8' {
-		t.writeUnits(d)
-		return nil
-	}
-	t.writeUnits(t.octalUnit(d))
-	return nil
-}
-
-// numberedBackref writes \N, JavaScript's N-th capture group counted left
-// to right. regexp2 numbers its groups otherwise (the unnamed ones first,
-// then the named ones), so \N becomes the number regexp2 gives an unnamed
-// group, or \k<name> for a named one: `(?<n>a)(b)\1` refers to (?<n>a).
-// A name the pattern gives more than one group (in different alternatives)
-// is one group to regexp2, and \N means only one of them to JavaScript: refused.
-func (t *translator) numberedBackref(n int) error {
-	name := t.groups[n-1]
-	if name == "" {
-		unnamed := 0
-		for _, g := range t.groups[:n] {
-			if g == "" {
-				unnamed++
-			}
-		}
-		// (?:…) keeps a digit the translation writes next from joining the number
-		t.writeBackref(fmt.Sprintf(`(?:\%d)`, unnamed))
-		return nil
-	}
-	if t.nameCount[name] > 1 {
-		return t.fail(`\%d refers to one of the groups named %q, a name the pattern gives more than one group: the module matches such a name as one group, so write \k<%s>, which refers to whichever of them took part`, n, name, name)
-	}
-	t.writeBackref(`\k<` + t.internalName(name) + `>`)
-	return nil
-}
-
-func (t *translator) backrefName() error {
-	if !t.hasNames {
-		t.writeUnits('k') // Annex B: \k is a k when the pattern names no group
-		return nil
-	}
-	if t.peek(0) != '<' {
-		return t.fail(`\k must name a group: \k<name>`)
-	}
-	end := slices.Index(t.src[t.i:], '>')
-	if end < 0 {
-		return t.fail(`\k<… has no >`)
-	}
-	name, ok := groupName(t.src[t.i+1 : t.i+end])
-	if !ok {
-		return t.fail(`\k<%s>: a group's name is an identifier`, fielderr.Cut(string(t.src[t.i+1:t.i+end]), fielderr.MaxValue))
-	}
-	t.i += end + 1
-	t.refs = append(t.refs, name)
-	internal, ok := t.names[name]
-	if !ok {
-		internal = t.internalName(name)
-	}
-	t.writeBackref(`\k<` + internal + `>`)
-	return nil
-}
-
-func (t *translator) internalName(name string) string {
-	if n, ok := t.names[name]; ok {
-		return n
-	}
-	n := fmt.Sprintf("g%d", len(t.names))
-	t.names[name] = n
-	return n
-}
-
-// open reads a group opening.
-// groupHeadWindow is how much of what follows a ( open reads: a group's
-// header, (?<name>, is shorter (a longer name is refused as unterminated).
-const groupHeadWindow = 512
-
-func (t *translator) open() error {
-	parent := t.top()
-	f := &frame{startAlive: maps.Clone(parent.alive), declaredHere: map[string]bool{}, dotAll: parent.dotAll, multiline: parent.multiline, ignoreCase: parent.ignoreCase}
-	f.alive = maps.Clone(f.startAlive)
-	// What follows the ( decides the group's kind: a bounded window of it,
-	// so that reading a pattern stays linear in its length.
-	rest := string(t.src[t.i+1 : min(len(t.src), t.i+1+groupHeadWindow)])
-	text := "("
-	switch {
-	case !strings.HasPrefix(rest, "?"):
-		f.kind = "("
-		t.i++
-	case strings.HasPrefix(rest, "?:"):
-		f.kind, text = ":", "(?:"
-		t.i += 3
-	case strings.HasPrefix(rest, "?="), strings.HasPrefix(rest, "?!"):
-		f.kind, text = rest[1:2], "(?"+rest[1:2]
-		t.i += 3
-	case strings.HasPrefix(rest, "?<="), strings.HasPrefix(rest, "?<!"):
-		f.kind, text = rest[1:3], "(?"+rest[1:3]
-		t.i += 4
-	case strings.HasPrefix(rest, "?<"):
-		end := strings.IndexByte(rest, '>')
-		name, ok := "", false
-		if end >= 0 {
-			name, ok = groupName([]rune(rest[2:end]))
-		}
-		if !ok {
-			return t.fail(`group "(%s": a JavaScript named group is (?<name>…) with an identifier name`, shorten(rest))
-		}
-		if parent.alive[name] {
-			return t.fail(`duplicate group name %q: a name repeats only in different alternatives of one | list`, name)
-		}
-		parent.alive[name] = true
-		parent.declaredHere[name] = true
-		// the group's own name is taken in each of its alternatives
-		f.startAlive[name] = true
-		f.alive[name] = true
-		t.declared[name] = true
-		f.kind, text = "name", "(?<"+t.internalName(name)+">"
-		t.i += 1 + len([]rune(rest[:end+1]))
-	default:
-		var err error
-		if text, err = t.modifiers(rest, f); err != nil {
-			return err
-		}
-		f.kind = ":"
-	}
-	t.frames = append(t.frames, f)
-	t.write(text, false)
-	return nil
-}
-
-// modifiers reads (?ims-ims:…), the only other group JavaScript has.
-func (t *translator) modifiers(rest string, f *frame) (string, error) {
-	colon := strings.IndexByte(rest, ':')
-	spec := ""
-	if colon > 0 {
-		spec = rest[1:colon]
-	}
-	on, off, _ := strings.Cut(spec, "-")
-	valid := colon > 0 && (on != "" || off != "")
-	seen := map[rune]bool{}
-	for _, r := range on + off {
-		if !strings.ContainsRune("ims", r) || seen[r] {
-			valid = false
-		}
-		seen[r] = true
-	}
-	if !valid {
-		switch {
-		case strings.HasPrefix(rest, "?>"):
-			return "", t.fail(`atomic group "(?>" is not JavaScript syntax`)
-		case strings.HasPrefix(rest, "?#"):
-			return "", t.fail(`comment group "(?#" is not JavaScript syntax`)
-		case strings.HasPrefix(rest, "?("):
-			return "", t.fail(`conditional group "(?(" is not JavaScript syntax`)
-		case strings.HasPrefix(rest, "?'"):
-			return "", t.fail(`named group "(?'" is .NET syntax; JavaScript writes (?<name>…)`)
-		case len(rest) > 1 && strings.ContainsRune("imsnx-", rune(rest[1])):
-			return "", t.fail(`flags "(%s" are not JavaScript syntax: JavaScript takes (?ims-ims:…) around a part of the pattern, and no inline (?i)`, shorten(rest))
-		}
-		return "", t.fail(`group "(%s" is not JavaScript syntax`, shorten(rest))
-	}
-	t.i += 1 + len(spec) + 2
-	f.ignoreCase = (f.ignoreCase || strings.Contains(on, "i")) && !strings.Contains(off, "i")
-	f.dotAll = (f.dotAll || strings.Contains(on, "s")) && !strings.Contains(off, "s")
-	f.multiline = (f.multiline || strings.Contains(on, "m")) && !strings.Contains(off, "m")
-	f.caseStart = f.ignoreCase && !t.top().ignoreCase
-	return "(?:", nil
-}
-
-// close reads a ).
-func (t *translator) close() error {
-	if len(t.frames) == 1 {
-		return t.fail(`unmatched ")"`)
-	}
-	f := t.top()
-	t.frames = t.frames[:len(t.frames)-1]
-	parent := t.top()
-	for name := range f.declaredHere {
-		parent.alive[name] = true
-		parent.declaredHere[name] = true
-	}
-	t.i++
-	t.write(")", true)
-	if f.kind == "<=" || f.kind == "<!" {
-		t.atom, t.assertion = false, true // JavaScript may not repeat a look-behind
-	}
-	return nil
-}
-
-// classItem is one element of a character class: a UTF-16 unit, or a class
-// escape such as \d.
-type classItem struct {
-	unit rune
-	set  string
-}
-
-// class reads [...] and writes the regexp2 class for the same UTF-16 units.
-func (t *translator) class() error {
-	start := t.i
-	t.i++
-	negate := t.peek(0) == '^'
-	if negate {
-		t.i++
-	}
-	if t.peek(0) == ']' {
-		t.i++
-		if negate {
-			t.write(`[\s\S]`, true) // [^]: any unit
-		} else {
-			t.write(`(?!)`, true) // []: no unit
-		}
-		return nil
-	}
-	var b strings.Builder
-	b.WriteString("[")
-	if negate {
-		b.WriteString("^")
-	}
-	var ranges []unitRange // what the class holds beside its sets, for case folding
-	add := func(items ...classItem) {
-		for _, it := range items {
-			b.WriteString(it.text())
-			if it.set == "" {
-				ranges = append(ranges, unitRange{it.unit, it.unit})
-			}
-		}
-	}
-	for {
-		if t.i >= len(t.src) {
-			return errors.New("unterminated character class: a [ has no ]")
-		}
-		if t.src[t.i] == ']' {
-			t.i++
-			break
-		}
-		items, err := t.classAtom()
-		if err != nil {
-			return err
-		}
-		if t.peek(0) == '-' && t.peek(1) != ']' && t.peek(1) != -1 {
-			t.i++
-			right, err := t.classAtom()
-			if err != nil {
-				return err
-			}
-			left := items[len(items)-1]
-			add(items[:len(items)-1]...)
-			if left.set != "" || right[0].set != "" {
-				// Annex B: a range next to a class escape is the three parts.
-				add(left, classItem{unit: '-'}, right[0])
-			} else {
-				if left.unit > right[0].unit {
-					return t.fail("range out of order in character class")
-				}
-				b.WriteString(left.text() + "-" + right[0].text())
-				ranges = append(ranges, unitRange{left.unit, right[0].unit})
-			}
-			add(right[1:]...)
-			continue
-		}
-		add(items...)
-	}
-	if t.ignoreCase() {
-		// a unit matches when its canonical value is that of a unit the
-		// class holds: the class holds their case variants too
-		extra := folds().extra(ranges)
-		if extra != "" && t.v8CaseInsensitiveClass() {
-			return fmt.Errorf("at offset %d: character class %s after a | inside a (?i:…) group: %w; give each alternative its own group, e.g. (?i:api)|(?i:[w]orker) rather than (?i:api|[w]orker), or spell out both cases in the class, e.g. [wW]",
-				start, fielderr.Quote(string(t.src[start:t.i])), errV8CaseClass)
-		}
-		b.WriteString(extra)
-	}
-	b.WriteString("]")
-	t.write(b.String(), true)
-	return nil
-}
-
-// errV8CaseClass marks a pattern refused because Node and the standard
-// read it differently (v8CaseInsensitiveClass).
-var errV8CaseClass = errors.New("there Node's V8 matches it case-sensitively, unlike the ECMAScript standard, so where the rule sends an image would depend on the engine")
-
-// v8CaseInsensitiveClass says whether V8 (Node 24) would match a class at
-// the cursor case-sensitively although it is in a (?i:…) group: when it
-// follows a | of that group or of a group inside it (V8 sets up the case
-// folding of classes from the first alternative's end, where the (?i:…)
-// group is already closed). ECMAScript, and the i flag in V8, fold it.
-// V8 gets some of these right (a class in a + or * loop), by how it walks
-// the pattern: all are refused, the rule's author can always rewrite them.
-func (t *translator) v8CaseInsensitiveClass() bool {
-	for k := len(t.frames) - 1; k > 0; k-- {
-		f := t.frames[k]
-		if f.laterAlt {
-			return true
-		}
-		if f.caseStart {
-			return false
-		}
-	}
-	return false
-}
-
-func (it classItem) text() string {
-	if it.set != "" {
-		return it.set
-	}
-	return fmt.Sprintf(`\u%04X`, it.unit)
-}
-
-// classAtom reads one class character or escape; a character beyond the
-// BMP is two units, as JavaScript without the u flag sees it.
-func (t *translator) classAtom() ([]classItem, error) {
-	c := t.src[t.i]
-	t.i++
-	if c != '\\' {
-		if c > 0xFFFF {
-			hi, lo := utf16.EncodeRune(c)
-			return []classItem{{unit: hi}, {unit: lo}}, nil
-		}
-		return []classItem{{unit: c}}, nil
-	}
-	if t.i >= len(t.src) {
-		return nil, errors.New(`\ at end of pattern`)
-	}
-	e := t.src[t.i]
-	t.i++
-	switch e {
-	case 'd', 'D', 'w', 'W', 's', 'S':
-		return []classItem{{set: `\` + string(e)}}, nil
-	case 'b':
-		return []classItem{{unit: 8}}, nil
-	case '-':
-		return []classItem{{unit: '-'}}, nil
-	case 't':
-		return []classItem{{unit: '\t'}}, nil
-	case 'n':
-		return []classItem{{unit: '\n'}}, nil
-	case 'v':
-		return []classItem{{unit: '\v'}}, nil
-	case 'f':
-		return []classItem{{unit: '\f'}}, nil
-	case 'r':
-		return []classItem{{unit: '\r'}}, nil
-	case '1', '2', '3', '4', '5', '6', '7':
-		return []classItem{{unit: t.octalUnit(e)}}, nil
-	case 'k':
-		if t.hasNames {
-			// JavaScript reads \k as a back-reference wherever the pattern
-			// names a group, and a class holds no back-reference
-			return nil, t.fail(`\k in a character class: in a pattern with named groups \k only refers to a group (\k<name>), which a class cannot hold; write k for the letter`)
-		}
-	}
-	s, err := t.characterEscape(e, true)
-	if err != nil {
-		return nil, err
-	}
-	return unitsOf(s), nil
-}
-
-func (t *translator) octalUnit(first rune) rune {
-	s := t.legacyOctal(first)
-	v, _ := strconv.ParseUint(s[2:], 16, 32)
-	return rune(v)
-}
-
-// unitsOf turns characterEscape's text back into class items.
-func unitsOf(s string) []classItem {
-	var out []classItem
-	for len(s) > 0 {
-		if strings.HasPrefix(s, `\u`) && len(s) >= 6 {
-			v, _ := strconv.ParseUint(s[2:6], 16, 32)
-			out = append(out, classItem{unit: rune(v)})
-			s = s[6:]
-			continue
-		}
-		if strings.HasPrefix(s, `\\`) {
-			out = append(out, classItem{unit: '\\'})
-			s = s[2:]
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s)
-		if r > 0xFFFF {
-			hi, lo := utf16.EncodeRune(r)
-			out = append(out, classItem{unit: hi}, classItem{unit: lo})
-		} else {
-			out = append(out, classItem{unit: r})
-		}
-		s = s[n:]
-	}
-	return out
 }
 
 // maxCount is the largest repeat count written for regexp2, which refuses

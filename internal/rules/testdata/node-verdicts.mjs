@@ -15,6 +15,8 @@ const inputs = [
   'θ', 'ϑ', 'Θ', 'ϴ', '\u00b5' /* micro sign */, 'μ', 'Μ', 'ß', 'ẞ', 'ᾀ', 'ᾈ', 'ǅ', 'ǆ', 'Ǆ', 'ÿ', 'Ÿ', 'aA', 'xx',
   // for back-references: which group \N means
   'aba', 'abb', 'baa', 'x-y-x', 'x-y-y',
+  // for groups in a repeated part: what a back-reference finds after it
+  'abab', 'zaacbbbcac', 'r.io/apib:1', 'r.io/apibapi:1', 'ab-cd-cd',
 ];
 
 const handPicked = [
@@ -56,8 +58,22 @@ const handPicked = [
   '(?i:x|[a])', '(?i:api|[w]orker)', '(?i:x|[^a])', '(?i:x|[a-c])', '(?i:(?:x|[a]))', '^(?i:|[a])$', '(?i:x|(?i:[a]))', '(?i:y|[a]x)',
   '(?i:(?<=x|[a])b)', '(?i:(?!x|[a]))', '^(?i:(?:x|[a]){1,2})$',
   '^(?i:(?:x|[a])+)$', // V8 gets this one right (a + loop), by how it walks the pattern: refused all the same
+  // V8 folds a class (or one-character alternatives, which it makes a class) as the last (?…:…) group it walked left it,
+  // having walked all that follows a | list after its first alternative: refused here
+  '(?i:x|(?-i:a))|[k]', '(?i:x|(?m:a))|[k]', '(?i:y|(?-i:x))|[a-c]', '(?i:[x]|a|K)', '(?i:[k]x|a|b)', '(?i:(?-i:[a]|[x])+)', '(?:[k])(?i:(?s:x)??)|[a]',
+  // and where its walk leaves the flags right
+  '[k]|(?i:x|(?m:a))', '(?i:x|y|a)', '(?i:x|(?m:a))|k', '(?i:x|(?m:a))(?:[k])', '(?m:(?i:x)|y)|[k]', '^(?i:[a-z]+)$',
   // and what it gets right: a class first, before a |, in its own (?i:…) alternative, or one case folding leaves as it is
   '(?i:[a]|x)', '(?i:(?:y|z)[a])', '(?i:x)|(?i:[a])', 'x|(?i:[a])', '(?i:x|(?-i:[a]))', '(?i:x|(?-i:(?i:[a])))', '(?i:x|[0-9])', '(?i:x|[\\w])', '(?i:x|[aA])',
+  // JavaScript clears a quantified part's groups at each repetition and drops a repetition that takes no text; regexp2
+  // keeps both: a back-reference to such a group is refused here
+  '^(?:(a)|b)+\\1$', '^(?:(a)|b)*\\1$', '^(?:(a)|b){2}\\1$', '^(?:b|(a))+\\1$', '^(?:(a)|(b))+\\1\\2$', '^(?:(a)b|b)+\\1$',
+  '^(?:(?<n>a)|b)+\\k<n>$', '^((a)|b)+\\2$', '^(?:(a)?b)+\\1$', '^(?:(a)|b)+?\\1$', '^(z)((a+)?(b+)?(c))*\\4$', '^(z)((a+)?(b+)?(c))*\\3c$',
+  '^r\\.io/(?:(api)|b)+:1\\1$', '^(a?)?\\1$', '^(?=(a))?a\\1$', '^(?:(?=(a)))?a\\1$', '^(?=((?:b?|a)+))\\1$', '^(?=(a)(?:b?|a)+)\\1$', '^(?:(?!(a))b)+\\1$',
+  // and the groups whose text both read alike: set at every repetition, in a ? part that takes text, or no back-reference
+  '^((a)|b)+\\1$', '^(?:([a-z]+)-)+\\1$', '^(a)?\\1$', '^(a)+\\1$', '^(?:(a)b)+\\1$', '^(?:(a)|b){1}\\1$', '^(a){0}\\1$',
+  '^(?:(?=(a))a)+\\1$', '^(?:a|b)*(a)\\1$', '^(?=((?:b|a)+))\\1$', '^(?:(a)|b)+$', '^(?:(a)|b)+b$', '(?=(a+))a*b\\1', '(?<=(a+))b\\1',
+  '^(?!(a)b)\\1a',
 ];
 
 // Case-insensitive parts around each letter JavaScript folds its own way: alone, in a class, in a negated class.
