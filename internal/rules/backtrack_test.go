@@ -107,7 +107,7 @@ func TestALargePlanEndsWithinTheDefaultLimitOnABusyMachine(t *testing.T) {
 	wg.Wait()
 	require.NoError(t, err)
 	assert.Len(t, plan.Images, 10_000)
-	assert.Less(t, elapsed, DefaultPlanTimeout/4, "the plan took %s", elapsed)
+	assert.Less(t, elapsed, DefaultPlanTimeout, "the default limit failed a correct plan: it took %s", elapsed)
 	t.Logf("10,000 images × 1,000 rules on a busy machine: %s", elapsed)
 }
 

@@ -162,7 +162,7 @@ func (t *translator) numberedBackref(n int) error {
 		return nil
 	}
 	if t.nameCount[name] > 1 {
-		return t.fail(`\%d refers to one of the groups named %q, a name the pattern gives more than one group: the module matches such a name as one group, so write \k<%s>, which refers to whichever of them took part`, n, name, name)
+		return t.fail(`\%d refers to one of the groups named %s, a name the pattern gives more than one group: the module matches such a name as one group, so write \k<%s>, which refers to whichever of them took part`, n, fielderr.Quote(name), fielderr.Printable(name))
 	}
 	t.writeBackref(`\k<`+t.internalName(name)+`>`, []int{n})
 	return nil

@@ -3,6 +3,8 @@ package rules
 import (
 	"maps"
 	"strings"
+
+	"dagger/lowcode-pipeline/internal/fielderr"
 )
 
 // open reads a group opening.
@@ -41,7 +43,7 @@ func (t *translator) open() error {
 			return t.fail(`group "(%s": a JavaScript named group is (?<name>…) with an identifier name`, shorten(rest))
 		}
 		if parent.alive[name] {
-			return t.fail(`duplicate group name %q: a name repeats only in different alternatives of one | list`, name)
+			return t.fail(`duplicate group name %s: a name repeats only in different alternatives of one | list`, fielderr.Quote(name))
 		}
 		parent.alive[name] = true
 		parent.declaredHere[name] = true

@@ -250,23 +250,23 @@ func assemble(in Input, images []string, sources [][]int, targets [][]bool) *Pla
 		}
 		switch {
 		case len(route.Rules) == 0:
-			p.Errors = append(p.Errors, fmt.Sprintf("image %q reaches no backend: no rule's source matches it", im))
+			p.Errors = append(p.Errors, fmt.Sprintf("image %s reaches no backend: no rule's source matches it", fielderr.Quote(im)))
 		case len(route.Backends) == 0:
-			p.Errors = append(p.Errors, fmt.Sprintf("image %q reaches no backend: rules %v match it but their targets match none of %q", im, route.Rules, in.Backends))
+			p.Errors = append(p.Errors, fmt.Sprintf("image %s reaches no backend: rules %v match it but their targets match none of %s", fielderr.Quote(im), route.Rules, quoteAll(in.Backends)))
 		}
 		p.Images = append(p.Images, route)
 	}
 	for _, a := range byBackend {
 		switch {
 		case len(a.Images) > 1:
-			p.Errors = append(p.Errors, fmt.Sprintf("backend %q would receive %d different images: %q (through rules %v)", a.Backend, len(a.Images), a.Images, a.Rules))
+			p.Errors = append(p.Errors, fmt.Sprintf("backend %s would receive %d different images: %s (through rules %v)", fielderr.Quote(a.Backend), len(a.Images), quoteAll(a.Images), a.Rules))
 		case len(a.Images) == 0:
-			p.Warnings = append(p.Warnings, fmt.Sprintf("backend %q receives no image", a.Backend))
+			p.Warnings = append(p.Warnings, fmt.Sprintf("backend %s receives no image", fielderr.Quote(a.Backend)))
 		}
 	}
 	for k, used := range ruleUsed {
 		if !used {
-			p.Warnings = append(p.Warnings, fmt.Sprintf("rule %d (source %q) matches no image", k, in.Rules[k].Source))
+			p.Warnings = append(p.Warnings, fmt.Sprintf("rule %d (source %s) matches no image", k, fielderr.Quote(in.Rules[k].Source)))
 		}
 	}
 	p.Backends = byBackend
@@ -331,3 +331,13 @@ func (p *Plan) Err() error {
 
 // ErrPlan is wrapped by errors about a plan that cannot be deployed.
 var ErrPlan = errors.New("the deploy rules do not give a deployable plan")
+
+// quoteAll is ss as a list of quoted values, each shown as fielderr.Quote
+// shows it.
+func quoteAll(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = fielderr.Quote(s)
+	}
+	return "[" + strings.Join(q, " ") + "]"
+}
