@@ -29,7 +29,7 @@ func (r *Binding) AsLowcodePipelineBuild() *LowcodePipelineBuild { // lowcode-pi
 }
 
 // Retrieve the binding value, as type LowcodePipelineDelivery
-func (r *Binding) AsLowcodePipelineDelivery() *LowcodePipelineDelivery { // lowcode-pipeline (../../../delivery.go:19:6)
+func (r *Binding) AsLowcodePipelineDelivery() *LowcodePipelineDelivery { // lowcode-pipeline (../../../delivery.go:20:6)
 	q := r.query.Select("asLowcodePipelineDelivery")
 
 	return &LowcodePipelineDelivery{
@@ -74,7 +74,7 @@ func (r *Binding) AsLowcodePipelinePlanImage() *LowcodePipelinePlanImage { // lo
 }
 
 // Retrieve the binding value, as type LowcodePipelinePushedImage
-func (r *Binding) AsLowcodePipelinePushedImage() *LowcodePipelinePushedImage { // lowcode-pipeline (../../../release.go:58:6)
+func (r *Binding) AsLowcodePipelinePushedImage() *LowcodePipelinePushedImage { // lowcode-pipeline (../../../release.go:47:6)
 	q := r.query.Select("asLowcodePipelinePushedImage")
 
 	return &LowcodePipelinePushedImage{
@@ -92,7 +92,7 @@ func (r *Binding) AsLowcodePipelineReceipt() *LowcodePipelineReceipt { // lowcod
 }
 
 // Retrieve the binding value, as type LowcodePipelineRelease
-func (r *Binding) AsLowcodePipelineRelease() *LowcodePipelineRelease { // lowcode-pipeline (../../../release.go:30:6)
+func (r *Binding) AsLowcodePipelineRelease() *LowcodePipelineRelease { // lowcode-pipeline (../../../release.go:19:6)
 	q := r.query.Select("asLowcodePipelineRelease")
 
 	return &LowcodePipelineRelease{
@@ -101,7 +101,7 @@ func (r *Binding) AsLowcodePipelineRelease() *LowcodePipelineRelease { // lowcod
 }
 
 // Retrieve the binding value, as type LowcodePipelineSnapshot
-func (r *Binding) AsLowcodePipelineSnapshot() *LowcodePipelineSnapshot { // lowcode-pipeline (../../../snapshot.go:28:6)
+func (r *Binding) AsLowcodePipelineSnapshot() *LowcodePipelineSnapshot { // lowcode-pipeline (../../../snapshot.go:27:6)
 	q := r.query.Select("asLowcodePipelineSnapshot")
 
 	return &LowcodePipelineSnapshot{
@@ -110,7 +110,7 @@ func (r *Binding) AsLowcodePipelineSnapshot() *LowcodePipelineSnapshot { // lowc
 }
 
 // Retrieve the binding value, as type LowcodePipelineSnapshotEntry
-func (r *Binding) AsLowcodePipelineSnapshotEntry() *LowcodePipelineSnapshotEntry { // lowcode-pipeline (../../../snapshot.go:71:6)
+func (r *Binding) AsLowcodePipelineSnapshotEntry() *LowcodePipelineSnapshotEntry { // lowcode-pipeline (../../../snapshot.go:70:6)
 	q := r.query.Select("asLowcodePipelineSnapshotEntry")
 
 	return &LowcodePipelineSnapshotEntry{
@@ -119,7 +119,7 @@ func (r *Binding) AsLowcodePipelineSnapshotEntry() *LowcodePipelineSnapshotEntry
 }
 
 // Retrieve the binding value, as type LowcodePipelineSnapshotOutput
-func (r *Binding) AsLowcodePipelineSnapshotOutput() *LowcodePipelineSnapshotOutput { // lowcode-pipeline (../../../snapshot.go:49:6)
+func (r *Binding) AsLowcodePipelineSnapshotOutput() *LowcodePipelineSnapshotOutput { // lowcode-pipeline (../../../snapshot.go:48:6)
 	q := r.query.Select("asLowcodePipelineSnapshotOutput")
 
 	return &LowcodePipelineSnapshotOutput{
@@ -128,7 +128,7 @@ func (r *Binding) AsLowcodePipelineSnapshotOutput() *LowcodePipelineSnapshotOutp
 }
 
 // Retrieve the binding value, as type LowcodePipelineSnapshotReport
-func (r *Binding) AsLowcodePipelineSnapshotReport() *LowcodePipelineSnapshotReport { // lowcode-pipeline (../../../snapshot.go:61:6)
+func (r *Binding) AsLowcodePipelineSnapshotReport() *LowcodePipelineSnapshotReport { // lowcode-pipeline (../../../snapshot.go:60:6)
 	q := r.query.Select("asLowcodePipelineSnapshotReport")
 
 	return &LowcodePipelineSnapshotReport{
@@ -137,7 +137,7 @@ func (r *Binding) AsLowcodePipelineSnapshotReport() *LowcodePipelineSnapshotRepo
 }
 
 // Retrieve the binding value, as type LowcodePipelineStepTime
-func (r *Binding) AsLowcodePipelineStepTime() *LowcodePipelineStepTime { // lowcode-pipeline (../../../delivery.go:37:6)
+func (r *Binding) AsLowcodePipelineStepTime() *LowcodePipelineStepTime { // lowcode-pipeline (../../../delivery.go:38:6)
 	q := r.query.Select("asLowcodePipelineStepTime")
 
 	return &LowcodePipelineStepTime{
@@ -170,7 +170,7 @@ func (r *Env) WithLowcodePipelineBuildOutput(name string, description string) *E
 }
 
 // Create or update a binding of type LowcodePipelineDelivery in the environment
-func (r *Env) WithLowcodePipelineDeliveryInput(name string, value *LowcodePipelineDelivery, description string) *Env { // lowcode-pipeline (../../../delivery.go:19:6)
+func (r *Env) WithLowcodePipelineDeliveryInput(name string, value *LowcodePipelineDelivery, description string) *Env { // lowcode-pipeline (../../../delivery.go:20:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineDeliveryInput")
 	q = q.Arg("name", name)
@@ -183,7 +183,7 @@ func (r *Env) WithLowcodePipelineDeliveryInput(name string, value *LowcodePipeli
 }
 
 // Declare a desired LowcodePipelineDelivery output to be assigned in the environment
-func (r *Env) WithLowcodePipelineDeliveryOutput(name string, description string) *Env { // lowcode-pipeline (../../../delivery.go:19:6)
+func (r *Env) WithLowcodePipelineDeliveryOutput(name string, description string) *Env { // lowcode-pipeline (../../../delivery.go:20:6)
 	q := r.query.Select("withLowcodePipelineDeliveryOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -314,7 +314,7 @@ func (r *Env) WithLowcodePipelinePlanOutput(name string, description string) *En
 }
 
 // Create or update a binding of type LowcodePipelinePushedImage in the environment
-func (r *Env) WithLowcodePipelinePushedImageInput(name string, value *LowcodePipelinePushedImage, description string) *Env { // lowcode-pipeline (../../../release.go:58:6)
+func (r *Env) WithLowcodePipelinePushedImageInput(name string, value *LowcodePipelinePushedImage, description string) *Env { // lowcode-pipeline (../../../release.go:47:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelinePushedImageInput")
 	q = q.Arg("name", name)
@@ -327,7 +327,7 @@ func (r *Env) WithLowcodePipelinePushedImageInput(name string, value *LowcodePip
 }
 
 // Declare a desired LowcodePipelinePushedImage output to be assigned in the environment
-func (r *Env) WithLowcodePipelinePushedImageOutput(name string, description string) *Env { // lowcode-pipeline (../../../release.go:58:6)
+func (r *Env) WithLowcodePipelinePushedImageOutput(name string, description string) *Env { // lowcode-pipeline (../../../release.go:47:6)
 	q := r.query.Select("withLowcodePipelinePushedImageOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -362,7 +362,7 @@ func (r *Env) WithLowcodePipelineReceiptOutput(name string, description string) 
 }
 
 // Create or update a binding of type LowcodePipelineRelease in the environment
-func (r *Env) WithLowcodePipelineReleaseInput(name string, value *LowcodePipelineRelease, description string) *Env { // lowcode-pipeline (../../../release.go:30:6)
+func (r *Env) WithLowcodePipelineReleaseInput(name string, value *LowcodePipelineRelease, description string) *Env { // lowcode-pipeline (../../../release.go:19:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineReleaseInput")
 	q = q.Arg("name", name)
@@ -375,7 +375,7 @@ func (r *Env) WithLowcodePipelineReleaseInput(name string, value *LowcodePipelin
 }
 
 // Declare a desired LowcodePipelineRelease output to be assigned in the environment
-func (r *Env) WithLowcodePipelineReleaseOutput(name string, description string) *Env { // lowcode-pipeline (../../../release.go:30:6)
+func (r *Env) WithLowcodePipelineReleaseOutput(name string, description string) *Env { // lowcode-pipeline (../../../release.go:19:6)
 	q := r.query.Select("withLowcodePipelineReleaseOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -386,7 +386,7 @@ func (r *Env) WithLowcodePipelineReleaseOutput(name string, description string) 
 }
 
 // Create or update a binding of type LowcodePipelineSnapshotEntry in the environment
-func (r *Env) WithLowcodePipelineSnapshotEntryInput(name string, value *LowcodePipelineSnapshotEntry, description string) *Env { // lowcode-pipeline (../../../snapshot.go:71:6)
+func (r *Env) WithLowcodePipelineSnapshotEntryInput(name string, value *LowcodePipelineSnapshotEntry, description string) *Env { // lowcode-pipeline (../../../snapshot.go:70:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineSnapshotEntryInput")
 	q = q.Arg("name", name)
@@ -399,7 +399,7 @@ func (r *Env) WithLowcodePipelineSnapshotEntryInput(name string, value *LowcodeP
 }
 
 // Declare a desired LowcodePipelineSnapshotEntry output to be assigned in the environment
-func (r *Env) WithLowcodePipelineSnapshotEntryOutput(name string, description string) *Env { // lowcode-pipeline (../../../snapshot.go:71:6)
+func (r *Env) WithLowcodePipelineSnapshotEntryOutput(name string, description string) *Env { // lowcode-pipeline (../../../snapshot.go:70:6)
 	q := r.query.Select("withLowcodePipelineSnapshotEntryOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -410,7 +410,7 @@ func (r *Env) WithLowcodePipelineSnapshotEntryOutput(name string, description st
 }
 
 // Create or update a binding of type LowcodePipelineSnapshot in the environment
-func (r *Env) WithLowcodePipelineSnapshotInput(name string, value *LowcodePipelineSnapshot, description string) *Env { // lowcode-pipeline (../../../snapshot.go:28:6)
+func (r *Env) WithLowcodePipelineSnapshotInput(name string, value *LowcodePipelineSnapshot, description string) *Env { // lowcode-pipeline (../../../snapshot.go:27:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineSnapshotInput")
 	q = q.Arg("name", name)
@@ -423,7 +423,7 @@ func (r *Env) WithLowcodePipelineSnapshotInput(name string, value *LowcodePipeli
 }
 
 // Declare a desired LowcodePipelineSnapshot output to be assigned in the environment
-func (r *Env) WithLowcodePipelineSnapshotOutput(name string, description string) *Env { // lowcode-pipeline (../../../snapshot.go:28:6)
+func (r *Env) WithLowcodePipelineSnapshotOutput(name string, description string) *Env { // lowcode-pipeline (../../../snapshot.go:27:6)
 	q := r.query.Select("withLowcodePipelineSnapshotOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -434,7 +434,7 @@ func (r *Env) WithLowcodePipelineSnapshotOutput(name string, description string)
 }
 
 // Create or update a binding of type LowcodePipelineSnapshotOutput in the environment
-func (r *Env) WithLowcodePipelineSnapshotOutputInput(name string, value *LowcodePipelineSnapshotOutput, description string) *Env { // lowcode-pipeline (../../../snapshot.go:49:6)
+func (r *Env) WithLowcodePipelineSnapshotOutputInput(name string, value *LowcodePipelineSnapshotOutput, description string) *Env { // lowcode-pipeline (../../../snapshot.go:48:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineSnapshotOutputInput")
 	q = q.Arg("name", name)
@@ -447,7 +447,7 @@ func (r *Env) WithLowcodePipelineSnapshotOutputInput(name string, value *Lowcode
 }
 
 // Declare a desired LowcodePipelineSnapshotOutput output to be assigned in the environment
-func (r *Env) WithLowcodePipelineSnapshotOutputOutput(name string, description string) *Env { // lowcode-pipeline (../../../snapshot.go:49:6)
+func (r *Env) WithLowcodePipelineSnapshotOutputOutput(name string, description string) *Env { // lowcode-pipeline (../../../snapshot.go:48:6)
 	q := r.query.Select("withLowcodePipelineSnapshotOutputOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -458,7 +458,7 @@ func (r *Env) WithLowcodePipelineSnapshotOutputOutput(name string, description s
 }
 
 // Create or update a binding of type LowcodePipelineSnapshotReport in the environment
-func (r *Env) WithLowcodePipelineSnapshotReportInput(name string, value *LowcodePipelineSnapshotReport, description string) *Env { // lowcode-pipeline (../../../snapshot.go:61:6)
+func (r *Env) WithLowcodePipelineSnapshotReportInput(name string, value *LowcodePipelineSnapshotReport, description string) *Env { // lowcode-pipeline (../../../snapshot.go:60:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineSnapshotReportInput")
 	q = q.Arg("name", name)
@@ -471,7 +471,7 @@ func (r *Env) WithLowcodePipelineSnapshotReportInput(name string, value *Lowcode
 }
 
 // Declare a desired LowcodePipelineSnapshotReport output to be assigned in the environment
-func (r *Env) WithLowcodePipelineSnapshotReportOutput(name string, description string) *Env { // lowcode-pipeline (../../../snapshot.go:61:6)
+func (r *Env) WithLowcodePipelineSnapshotReportOutput(name string, description string) *Env { // lowcode-pipeline (../../../snapshot.go:60:6)
 	q := r.query.Select("withLowcodePipelineSnapshotReportOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -482,7 +482,7 @@ func (r *Env) WithLowcodePipelineSnapshotReportOutput(name string, description s
 }
 
 // Create or update a binding of type LowcodePipelineStepTime in the environment
-func (r *Env) WithLowcodePipelineStepTimeInput(name string, value *LowcodePipelineStepTime, description string) *Env { // lowcode-pipeline (../../../delivery.go:37:6)
+func (r *Env) WithLowcodePipelineStepTimeInput(name string, value *LowcodePipelineStepTime, description string) *Env { // lowcode-pipeline (../../../delivery.go:38:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineStepTimeInput")
 	q = q.Arg("name", name)
@@ -495,7 +495,7 @@ func (r *Env) WithLowcodePipelineStepTimeInput(name string, value *LowcodePipeli
 }
 
 // Declare a desired LowcodePipelineStepTime output to be assigned in the environment
-func (r *Env) WithLowcodePipelineStepTimeOutput(name string, description string) *Env { // lowcode-pipeline (../../../delivery.go:37:6)
+func (r *Env) WithLowcodePipelineStepTimeOutput(name string, description string) *Env { // lowcode-pipeline (../../../delivery.go:38:6)
 	q := r.query.Select("withLowcodePipelineStepTimeOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -1466,7 +1466,7 @@ func (r *LowcodePipelineBuild) AsNode() Node {
 }
 
 // Delivery is one run of the pipeline: the build, the images pushed, the payload sent and the webhook's receipt
-type LowcodePipelineDelivery struct { // lowcode-pipeline (../../../delivery.go:19:6)
+type LowcodePipelineDelivery struct { // lowcode-pipeline (../../../delivery.go:20:6)
 	query *querybuilder.Selection
 
 	id      *ID
@@ -1481,7 +1481,7 @@ func (r *LowcodePipelineDelivery) WithGraphQLQuery(q *querybuilder.Selection) *L
 }
 
 // The build
-func (r *LowcodePipelineDelivery) Build() *LowcodePipelineBuild { // lowcode-pipeline (../../../delivery.go:25:2)
+func (r *LowcodePipelineDelivery) Build() *LowcodePipelineBuild { // lowcode-pipeline (../../../delivery.go:26:2)
 	q := r.query.Select("build")
 
 	return &LowcodePipelineBuild{
@@ -1539,7 +1539,7 @@ func (r *LowcodePipelineDelivery) UnmarshalJSON(bs []byte) error {
 }
 
 // The release and the receipt as JSON, for a script
-func (r *LowcodePipelineDelivery) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../delivery.go:23:2)
+func (r *LowcodePipelineDelivery) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../delivery.go:24:2)
 	if r.json != nil {
 		return *r.json, nil
 	}
@@ -1552,7 +1552,7 @@ func (r *LowcodePipelineDelivery) JSON(ctx context.Context) (string, error) { //
 }
 
 // The payload sent
-func (r *LowcodePipelineDelivery) Payload() *LowcodePipelinePayload { // lowcode-pipeline (../../../delivery.go:29:2)
+func (r *LowcodePipelineDelivery) Payload() *LowcodePipelinePayload { // lowcode-pipeline (../../../delivery.go:30:2)
 	q := r.query.Select("payload")
 
 	return &LowcodePipelinePayload{
@@ -1561,7 +1561,7 @@ func (r *LowcodePipelineDelivery) Payload() *LowcodePipelinePayload { // lowcode
 }
 
 // The webhook's answer
-func (r *LowcodePipelineDelivery) Receipt() *LowcodePipelineReceipt { // lowcode-pipeline (../../../delivery.go:31:2)
+func (r *LowcodePipelineDelivery) Receipt() *LowcodePipelineReceipt { // lowcode-pipeline (../../../delivery.go:32:2)
 	q := r.query.Select("receipt")
 
 	return &LowcodePipelineReceipt{
@@ -1570,7 +1570,7 @@ func (r *LowcodePipelineDelivery) Receipt() *LowcodePipelineReceipt { // lowcode
 }
 
 // The images pushed, pinned by digest
-func (r *LowcodePipelineDelivery) Release() *LowcodePipelineRelease { // lowcode-pipeline (../../../delivery.go:27:2)
+func (r *LowcodePipelineDelivery) Release() *LowcodePipelineRelease { // lowcode-pipeline (../../../delivery.go:28:2)
 	q := r.query.Select("release")
 
 	return &LowcodePipelineRelease{
@@ -1579,7 +1579,7 @@ func (r *LowcodePipelineDelivery) Release() *LowcodePipelineRelease { // lowcode
 }
 
 // Where the call's time went, step by step
-func (r *LowcodePipelineDelivery) Steps(ctx context.Context) ([]LowcodePipelineStepTime, error) { // lowcode-pipeline (../../../delivery.go:33:2)
+func (r *LowcodePipelineDelivery) Steps(ctx context.Context) ([]LowcodePipelineStepTime, error) { // lowcode-pipeline (../../../delivery.go:34:2)
 	q := r.query.Select("steps")
 
 	q = q.Select("id")
@@ -1612,7 +1612,7 @@ func (r *LowcodePipelineDelivery) Steps(ctx context.Context) ([]LowcodePipelineS
 }
 
 // The images pushed and the deployment's receipt, for a person
-func (r *LowcodePipelineDelivery) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../delivery.go:21:2)
+func (r *LowcodePipelineDelivery) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../delivery.go:22:2)
 	if r.summary != nil {
 		return *r.summary, nil
 	}
@@ -1724,7 +1724,7 @@ func (r *LowcodePipelinePayload) Deploy(webhookUrl string, webhookToken *Secret,
 }
 
 // The payload as a file, payload.json
-func (r *LowcodePipelinePayload) File() *File { // lowcode-pipeline (../../../payload.go:191:1)
+func (r *LowcodePipelinePayload) File() *File { // lowcode-pipeline (../../../payload.go:193:1)
 	q := r.query.Select("file")
 
 	return &File{
@@ -1797,15 +1797,15 @@ func (r *LowcodePipelinePayload) JSON(ctx context.Context) (string, error) { // 
 // LowcodePipelinePayloadPlanOpts contains options for LowcodePipelinePayload.Plan
 type LowcodePipelinePayloadPlanOpts struct {
 	//
-	// Time limit for all the matching of the plan (a Go duration)
+	// Time limit for all the matching of the plan (a Go duration): a backstop for a slow machine or a huge plan, since rules that could match without end are refused
 	//
 	//
-	// Default: "5s"
-	PlanTimeout string // lowcode-pipeline (../../../payload.go:202:2)
+	// Default: "60s"
+	PlanTimeout string // lowcode-pipeline (../../../payload.go:204:2)
 }
 
 // Where each backend image goes on an instance with these backends; fails on a backend that would receive two images and on an image that reaches no backend
-func (r *LowcodePipelinePayload) Plan(backend []string, opts ...LowcodePipelinePayloadPlanOpts) *LowcodePipelinePlan { // lowcode-pipeline (../../../payload.go:196:1)
+func (r *LowcodePipelinePayload) Plan(backend []string, opts ...LowcodePipelinePayloadPlanOpts) *LowcodePipelinePlan { // lowcode-pipeline (../../../payload.go:198:1)
 	q := r.query.Select("plan")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `planTimeout` optional argument
@@ -1825,11 +1825,11 @@ type LowcodePipelinePayloadRequestOpts struct {
 	//
 	// Allow an http:// address (a local receiver)
 	//
-	AllowHTTP bool // lowcode-pipeline (../../../payload.go:175:2)
+	AllowHTTP bool // lowcode-pipeline (../../../payload.go:176:2)
 }
 
 // The request deploy would send, the token masked: checks the payload and the address, sends nothing
-func (r *LowcodePipelinePayload) Request(ctx context.Context, webhookUrl string, opts ...LowcodePipelinePayloadRequestOpts) (string, error) { // lowcode-pipeline (../../../payload.go:170:1)
+func (r *LowcodePipelinePayload) Request(ctx context.Context, webhookUrl string, opts ...LowcodePipelinePayloadRequestOpts) (string, error) { // lowcode-pipeline (../../../payload.go:171:1)
 	if r.request != nil {
 		return *r.request, nil
 	}
@@ -2300,7 +2300,7 @@ func (r *LowcodePipelinePlanImage) AsNode() Node {
 }
 
 // PushedImage is one image pushed under one tag
-type LowcodePipelinePushedImage struct { // lowcode-pipeline (../../../release.go:58:6)
+type LowcodePipelinePushedImage struct { // lowcode-pipeline (../../../release.go:47:6)
 	query *querybuilder.Selection
 
 	digest     *string
@@ -2318,7 +2318,7 @@ func (r *LowcodePipelinePushedImage) WithGraphQLQuery(q *querybuilder.Selection)
 }
 
 // The image's digest, sha256:…
-func (r *LowcodePipelinePushedImage) Digest(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:66:2)
+func (r *LowcodePipelinePushedImage) Digest(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:55:2)
 	if r.digest != nil {
 		return *r.digest, nil
 	}
@@ -2380,7 +2380,7 @@ func (r *LowcodePipelinePushedImage) UnmarshalJSON(bs []byte) error {
 }
 
 // How this run left the tag: pushed, tagged (pointed at the image, which the registry held already under another tag) or unchanged (it held the image already)
-func (r *LowcodePipelinePushedImage) Outcome(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:68:2)
+func (r *LowcodePipelinePushedImage) Outcome(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:57:2)
 	if r.outcome != nil {
 		return *r.outcome, nil
 	}
@@ -2393,7 +2393,7 @@ func (r *LowcodePipelinePushedImage) Outcome(ctx context.Context) (string, error
 }
 
 // registry/repository:tag@sha256:…, the reference a payload carries
-func (r *LowcodePipelinePushedImage) Ref(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:60:2)
+func (r *LowcodePipelinePushedImage) Ref(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:49:2)
 	if r.ref != nil {
 		return *r.ref, nil
 	}
@@ -2406,7 +2406,7 @@ func (r *LowcodePipelinePushedImage) Ref(ctx context.Context) (string, error) { 
 }
 
 // registry/repository
-func (r *LowcodePipelinePushedImage) Repository(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:62:2)
+func (r *LowcodePipelinePushedImage) Repository(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:51:2)
 	if r.repository != nil {
 		return *r.repository, nil
 	}
@@ -2419,7 +2419,7 @@ func (r *LowcodePipelinePushedImage) Repository(ctx context.Context) (string, er
 }
 
 // The tag it was pushed under
-func (r *LowcodePipelinePushedImage) Tag(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:64:2)
+func (r *LowcodePipelinePushedImage) Tag(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:53:2)
 	if r.tag != nil {
 		return *r.tag, nil
 	}
@@ -2656,7 +2656,7 @@ func (r *LowcodePipelineReceipt) AsNode() Node {
 }
 
 // Release is the images pushed to a registry, each named by digest
-type LowcodePipelineRelease struct { // lowcode-pipeline (../../../release.go:30:6)
+type LowcodePipelineRelease struct { // lowcode-pipeline (../../../release.go:19:6)
 	query *querybuilder.Selection
 
 	id      *ID
@@ -2680,7 +2680,7 @@ func (r *LowcodePipelineRelease) WithGraphQLQuery(q *querybuilder.Selection) *Lo
 }
 
 // The backend image, one reference per tag
-func (r *LowcodePipelineRelease) Backend(ctx context.Context) ([]LowcodePipelinePushedImage, error) { // lowcode-pipeline (../../../release.go:38:2)
+func (r *LowcodePipelineRelease) Backend(ctx context.Context) ([]LowcodePipelinePushedImage, error) { // lowcode-pipeline (../../../release.go:27:2)
 	q := r.query.Select("backend")
 
 	q = q.Select("id")
@@ -2713,7 +2713,7 @@ func (r *LowcodePipelineRelease) Backend(ctx context.Context) ([]LowcodePipeline
 }
 
 // The code-as-data image, one reference per tag; empty when the build has no code as data
-func (r *LowcodePipelineRelease) CodeAsData(ctx context.Context) ([]LowcodePipelinePushedImage, error) { // lowcode-pipeline (../../../release.go:40:2)
+func (r *LowcodePipelineRelease) CodeAsData(ctx context.Context) ([]LowcodePipelinePushedImage, error) { // lowcode-pipeline (../../../release.go:29:2)
 	q := r.query.Select("codeAsData")
 
 	q = q.Select("id")
@@ -2746,7 +2746,7 @@ func (r *LowcodePipelineRelease) CodeAsData(ctx context.Context) ([]LowcodePipel
 }
 
 // The frontend image, one reference per tag
-func (r *LowcodePipelineRelease) Frontend(ctx context.Context) ([]LowcodePipelinePushedImage, error) { // lowcode-pipeline (../../../release.go:36:2)
+func (r *LowcodePipelineRelease) Frontend(ctx context.Context) ([]LowcodePipelinePushedImage, error) { // lowcode-pipeline (../../../release.go:25:2)
 	q := r.query.Select("frontend")
 
 	q = q.Select("id")
@@ -2828,7 +2828,7 @@ func (r *LowcodePipelineRelease) UnmarshalJSON(bs []byte) error {
 }
 
 // The whole release as JSON, for a script
-func (r *LowcodePipelineRelease) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:34:2)
+func (r *LowcodePipelineRelease) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:23:2)
 	if r.json != nil {
 		return *r.json, nil
 	}
@@ -2845,14 +2845,14 @@ type LowcodePipelineReleasePayloadOpts struct {
 	//
 	// Payload JSON file to start from instead of the reference default; it names no image: the run's are the only ones sent
 	//
-	From *File // lowcode-pipeline (../../../release.go:104:2)
+	From *File // lowcode-pipeline (../../../release.go:93:2)
 }
 
 // The deployment payload of this release: the reference default, or one you give, with the release's images
 //
 // Each image is the first tag's reference pinned by digest. A --from that
 // names an image of its own is refused.
-func (r *LowcodePipelineRelease) Payload(opts ...LowcodePipelineReleasePayloadOpts) *LowcodePipelinePayload { // lowcode-pipeline (../../../release.go:100:1)
+func (r *LowcodePipelineRelease) Payload(opts ...LowcodePipelineReleasePayloadOpts) *LowcodePipelinePayload { // lowcode-pipeline (../../../release.go:89:1)
 	q := r.query.Select("payload")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `from` optional argument
@@ -2873,15 +2873,15 @@ type LowcodePipelineReleaseSbomsOpts struct {
 	//
 	//
 	// Default: "docker.io/anchore/syft:v1.51.0@sha256:678bfa565b60f747aac0f8e964fe5588a24445b8d0a480e91f6efd70020dfbb0"
-	SyftImage string // lowcode-pipeline (../../../release.go:115:2)
+	SyftImage string // lowcode-pipeline (../../../release.go:104:2)
 	//
 	// Build syft from its Go module at the same version instead (slow on an empty engine cache)
 	//
-	ToolsFromSource bool // lowcode-pipeline (../../../release.go:118:2)
+	ToolsFromSource bool // lowcode-pipeline (../../../release.go:107:2)
 }
 
 // The SPDX JSON SBOM of each pushed image (frontend.spdx.json, backend.spdx.json, codeasdata.spdx.json), by syft
-func (r *LowcodePipelineRelease) Sboms(opts ...LowcodePipelineReleaseSbomsOpts) *Directory { // lowcode-pipeline (../../../release.go:111:1)
+func (r *LowcodePipelineRelease) Sboms(opts ...LowcodePipelineReleaseSbomsOpts) *Directory { // lowcode-pipeline (../../../release.go:100:1)
 	q := r.query.Select("sboms")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `syftImage` optional argument
@@ -2904,29 +2904,29 @@ type LowcodePipelineReleaseSignOpts struct {
 	//
 	// Password of --cosign-key
 	//
-	CosignPassword *Secret // lowcode-pipeline (../../../release.go:143:2)
+	CosignPassword *Secret // lowcode-pipeline (../../../release.go:132:2)
 	//
 	// Attest each image's SPDX SBOM (syft) on its digest too
 	//
-	AttestSbom bool // lowcode-pipeline (../../../release.go:146:2)
+	AttestSbom bool // lowcode-pipeline (../../../release.go:135:2)
 	//
 	// cosign's published image, whose /ko-app/cosign is used (pin it by digest: name:tag@sha256:…)
 	//
 	//
 	// Default: "gcr.io/projectsigstore/cosign:v2.6.5@sha256:ad281047f85c5e1fc6ffbc30c2b55be3b07b4032bef715a12122ce5829619aca"
-	CosignImage string // lowcode-pipeline (../../../release.go:150:2)
+	CosignImage string // lowcode-pipeline (../../../release.go:139:2)
 	//
 	// syft's published image, for --attest-sbom (default: docker.io/anchore/syft:v1.51.0@sha256:678bfa565b60f747aac0f8e964fe5588a24445b8d0a480e91f6efd70020dfbb0)
 	//
-	SyftImage string // lowcode-pipeline (../../../release.go:153:2)
+	SyftImage string // lowcode-pipeline (../../../release.go:142:2)
 	//
 	// Build cosign (and syft) from their Go modules at the same versions instead (slow on an empty engine cache)
 	//
-	ToolsFromSource bool // lowcode-pipeline (../../../release.go:156:2)
+	ToolsFromSource bool // lowcode-pipeline (../../../release.go:145:2)
 }
 
 // Sign each pushed digest with cosign, and attest its SBOM with --attest-sbom; verify with cosign verify --key cosign.pub
-func (r *LowcodePipelineRelease) Sign(cosignKey *Secret, opts ...LowcodePipelineReleaseSignOpts) *LowcodePipelineRelease { // lowcode-pipeline (../../../release.go:137:1)
+func (r *LowcodePipelineRelease) Sign(cosignKey *Secret, opts ...LowcodePipelineReleaseSignOpts) *LowcodePipelineRelease { // lowcode-pipeline (../../../release.go:126:1)
 	assertNotNil("cosignKey", cosignKey)
 	q := r.query.Select("sign")
 	for i := len(opts) - 1; i >= 0; i-- {
@@ -2959,7 +2959,7 @@ func (r *LowcodePipelineRelease) Sign(cosignKey *Secret, opts ...LowcodePipeline
 }
 
 // Whether each pushed digest was signed with cosign (sign)
-func (r *LowcodePipelineRelease) Signed(ctx context.Context) (bool, error) { // lowcode-pipeline (../../../release.go:42:2)
+func (r *LowcodePipelineRelease) Signed(ctx context.Context) (bool, error) { // lowcode-pipeline (../../../release.go:31:2)
 	if r.signed != nil {
 		return *r.signed, nil
 	}
@@ -2972,7 +2972,7 @@ func (r *LowcodePipelineRelease) Signed(ctx context.Context) (bool, error) { // 
 }
 
 // Each image's references, one a line, for a person
-func (r *LowcodePipelineRelease) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:32:2)
+func (r *LowcodePipelineRelease) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../release.go:21:2)
 	if r.summary != nil {
 		return *r.summary, nil
 	}
@@ -2993,7 +2993,7 @@ func (r *LowcodePipelineRelease) AsNode() Node {
 }
 
 // Snapshot is what the toolkit's snapshot command wrote into each outputDir
-type LowcodePipelineSnapshot struct { // lowcode-pipeline (../../../snapshot.go:28:6)
+type LowcodePipelineSnapshot struct { // lowcode-pipeline (../../../snapshot.go:27:6)
 	query *querybuilder.Selection
 
 	id      *ID
@@ -3008,7 +3008,7 @@ func (r *LowcodePipelineSnapshot) WithGraphQLQuery(q *querybuilder.Selection) *L
 }
 
 // The changes to the project's outputDirs: export --path . applies additions, changes and deletions there and touches nothing else
-func (r *LowcodePipelineSnapshot) Changes() *Changeset { // lowcode-pipeline (../../../snapshot.go:34:2)
+func (r *LowcodePipelineSnapshot) Changes() *Changeset { // lowcode-pipeline (../../../snapshot.go:33:2)
 	q := r.query.Select("changes")
 
 	return &Changeset{
@@ -3017,7 +3017,7 @@ func (r *LowcodePipelineSnapshot) Changes() *Changeset { // lowcode-pipeline (..
 }
 
 // Each entry of the configuration, in its order
-func (r *LowcodePipelineSnapshot) Entries(ctx context.Context) ([]LowcodePipelineSnapshotOutput, error) { // lowcode-pipeline (../../../snapshot.go:36:2)
+func (r *LowcodePipelineSnapshot) Entries(ctx context.Context) ([]LowcodePipelineSnapshotOutput, error) { // lowcode-pipeline (../../../snapshot.go:35:2)
 	q := r.query.Select("entries")
 
 	q = q.Select("id")
@@ -3099,7 +3099,7 @@ func (r *LowcodePipelineSnapshot) UnmarshalJSON(bs []byte) error {
 }
 
 // The same as JSON, for a script
-func (r *LowcodePipelineSnapshot) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:32:2)
+func (r *LowcodePipelineSnapshot) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:31:2)
 	if r.json != nil {
 		return *r.json, nil
 	}
@@ -3116,43 +3116,43 @@ type LowcodePipelineSnapshotPushOpts struct {
 	//
 	// Git access token (recommended: then git.repo carries none, and the token is never in the project). Without it, a token in git.repo's user-info is used
 	//
-	GitToken *Secret // lowcode-pipeline (../../../snapshot.go:111:2)
+	GitToken *Secret // lowcode-pipeline (../../../snapshot.go:110:2)
 	//
 	// User name sent with the token (default: the one in git.repo, else x-access-token; GitLab: oauth2, Bitbucket: x-token-auth)
 	//
-	GitUsername string // lowcode-pipeline (../../../snapshot.go:114:2)
+	GitUsername string // lowcode-pipeline (../../../snapshot.go:113:2)
 	//
 	// CA certificate (PEM) that signs a self-hosted git server's certificate; trusted by the git step only, instead of the system's
 	//
-	GitCaCert *File // lowcode-pipeline (../../../snapshot.go:117:2)
+	GitCaCert *File // lowcode-pipeline (../../../snapshot.go:116:2)
 	//
 	// Create git.branch when the remote has no such branch: from the default branch, or as the first commit of an empty repository
 	//
-	CreateBranch bool // lowcode-pipeline (../../../snapshot.go:120:2)
+	CreateBranch bool // lowcode-pipeline (../../../snapshot.go:119:2)
 	//
 	// Refuse a commit that deletes more than this share of the files under outputDir (1 lets any deletion through)
 	//
 	//
 	// Default: 0.5
-	MaxDeleteRatio float64 // lowcode-pipeline (../../../snapshot.go:124:2)
+	MaxDeleteRatio float64 // lowcode-pipeline (../../../snapshot.go:123:2)
 	//
 	// Pushes to try when the branch keeps moving, the first included
 	//
 	//
 	// Default: 5
-	PushAttempts int // lowcode-pipeline (../../../snapshot.go:128:2)
+	PushAttempts int // lowcode-pipeline (../../../snapshot.go:127:2)
 	//
 	// Time limit for the git work of one entry (a Go duration); git also gives up on a transfer below 1000 bytes/s for a minute
 	//
 	//
 	// Default: "10m"
-	Timeout string // lowcode-pipeline (../../../snapshot.go:132:2)
+	Timeout string // lowcode-pipeline (../../../snapshot.go:131:2)
 	//
 	// Commit author, "Name <email>"
 	//
 	//
 	// Default: "lowcode-pipeline <lowcode-pipeline@users.noreply.invalid>"
-	Author string // lowcode-pipeline (../../../snapshot.go:136:2)
+	Author string // lowcode-pipeline (../../../snapshot.go:135:2)
 }
 
 // Commit and push each entry that has a git section, only when its outputDir changed
@@ -3165,7 +3165,7 @@ type LowcodePipelineSnapshotPushOpts struct {
 // refused unless allowed. The first failing entry stops the run; the report
 // says what reached each remote, and the function fails after it when an
 // entry failed.
-func (r *LowcodePipelineSnapshot) Push(opts ...LowcodePipelineSnapshotPushOpts) *LowcodePipelineSnapshotReport { // lowcode-pipeline (../../../snapshot.go:107:1)
+func (r *LowcodePipelineSnapshot) Push(opts ...LowcodePipelineSnapshotPushOpts) *LowcodePipelineSnapshotReport { // lowcode-pipeline (../../../snapshot.go:106:1)
 	q := r.query.Select("push")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `gitToken` optional argument
@@ -3208,7 +3208,7 @@ func (r *LowcodePipelineSnapshot) Push(opts ...LowcodePipelineSnapshotPushOpts) 
 }
 
 // Each entry's outputDir and how many files it holds, for a person
-func (r *LowcodePipelineSnapshot) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:30:2)
+func (r *LowcodePipelineSnapshot) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:29:2)
 	if r.summary != nil {
 		return *r.summary, nil
 	}
@@ -3229,7 +3229,7 @@ func (r *LowcodePipelineSnapshot) AsNode() Node {
 }
 
 // SnapshotEntry is what push did for one entry
-type LowcodePipelineSnapshotEntry struct { // lowcode-pipeline (../../../snapshot.go:71:6)
+type LowcodePipelineSnapshotEntry struct { // lowcode-pipeline (../../../snapshot.go:70:6)
 	query *querybuilder.Selection
 
 	branch       *string
@@ -3249,7 +3249,7 @@ func (r *LowcodePipelineSnapshotEntry) WithGraphQLQuery(q *querybuilder.Selectio
 }
 
 // The branch pushed to (git.branch)
-func (r *LowcodePipelineSnapshotEntry) Branch(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:77:2)
+func (r *LowcodePipelineSnapshotEntry) Branch(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:76:2)
 	if r.branch != nil {
 		return *r.branch, nil
 	}
@@ -3262,7 +3262,7 @@ func (r *LowcodePipelineSnapshotEntry) Branch(ctx context.Context) (string, erro
 }
 
 // Whether a commit was pushed
-func (r *LowcodePipelineSnapshotEntry) Changed(ctx context.Context) (bool, error) { // lowcode-pipeline (../../../snapshot.go:81:2)
+func (r *LowcodePipelineSnapshotEntry) Changed(ctx context.Context) (bool, error) { // lowcode-pipeline (../../../snapshot.go:80:2)
 	if r.changed != nil {
 		return *r.changed, nil
 	}
@@ -3275,7 +3275,7 @@ func (r *LowcodePipelineSnapshotEntry) Changed(ctx context.Context) (bool, error
 }
 
 // The branch's commit after the run: the new commit, or the tip when unchanged
-func (r *LowcodePipelineSnapshotEntry) Commit(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:83:2)
+func (r *LowcodePipelineSnapshotEntry) Commit(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:82:2)
 	if r.commit != nil {
 		return *r.commit, nil
 	}
@@ -3337,7 +3337,7 @@ func (r *LowcodePipelineSnapshotEntry) UnmarshalJSON(bs []byte) error {
 }
 
 // snapshooter.name
-func (r *LowcodePipelineSnapshotEntry) Name(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:73:2)
+func (r *LowcodePipelineSnapshotEntry) Name(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:72:2)
 	if r.name != nil {
 		return *r.name, nil
 	}
@@ -3350,7 +3350,7 @@ func (r *LowcodePipelineSnapshotEntry) Name(ctx context.Context) (string, error)
 }
 
 // pushed, unchanged, failed: <reason>, not attempted (after a failure), or left to the toolkit (toolkit-snapshot)
-func (r *LowcodePipelineSnapshotEntry) Outcome(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:79:2)
+func (r *LowcodePipelineSnapshotEntry) Outcome(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:78:2)
 	if r.outcome != nil {
 		return *r.outcome, nil
 	}
@@ -3363,7 +3363,7 @@ func (r *LowcodePipelineSnapshotEntry) Outcome(ctx context.Context) (string, err
 }
 
 // snapshooter.outputDir, the folder committed
-func (r *LowcodePipelineSnapshotEntry) OutputDir(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:75:2)
+func (r *LowcodePipelineSnapshotEntry) OutputDir(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:74:2)
 	if r.outputDir != nil {
 		return *r.outputDir, nil
 	}
@@ -3376,7 +3376,7 @@ func (r *LowcodePipelineSnapshotEntry) OutputDir(ctx context.Context) (string, e
 }
 
 // How many pushes it took, the first included (a push rejected because the branch moved is re-applied and tried again)
-func (r *LowcodePipelineSnapshotEntry) PushAttempts(ctx context.Context) (int, error) { // lowcode-pipeline (../../../snapshot.go:85:2)
+func (r *LowcodePipelineSnapshotEntry) PushAttempts(ctx context.Context) (int, error) { // lowcode-pipeline (../../../snapshot.go:84:2)
 	if r.pushAttempts != nil {
 		return *r.pushAttempts, nil
 	}
@@ -3397,7 +3397,7 @@ func (r *LowcodePipelineSnapshotEntry) AsNode() Node {
 }
 
 // SnapshotOutput is one entry's outputDir as the toolkit wrote it
-type LowcodePipelineSnapshotOutput struct { // lowcode-pipeline (../../../snapshot.go:49:6)
+type LowcodePipelineSnapshotOutput struct { // lowcode-pipeline (../../../snapshot.go:48:6)
 	query *querybuilder.Selection
 
 	files     *int
@@ -3414,7 +3414,7 @@ func (r *LowcodePipelineSnapshotOutput) WithGraphQLQuery(q *querybuilder.Selecti
 }
 
 // How many files the toolkit wrote there
-func (r *LowcodePipelineSnapshotOutput) Files(ctx context.Context) (int, error) { // lowcode-pipeline (../../../snapshot.go:55:2)
+func (r *LowcodePipelineSnapshotOutput) Files(ctx context.Context) (int, error) { // lowcode-pipeline (../../../snapshot.go:54:2)
 	if r.files != nil {
 		return *r.files, nil
 	}
@@ -3476,7 +3476,7 @@ func (r *LowcodePipelineSnapshotOutput) UnmarshalJSON(bs []byte) error {
 }
 
 // snapshooter.name
-func (r *LowcodePipelineSnapshotOutput) Name(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:51:2)
+func (r *LowcodePipelineSnapshotOutput) Name(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:50:2)
 	if r.name != nil {
 		return *r.name, nil
 	}
@@ -3489,7 +3489,7 @@ func (r *LowcodePipelineSnapshotOutput) Name(ctx context.Context) (string, error
 }
 
 // snapshooter.outputDir
-func (r *LowcodePipelineSnapshotOutput) OutputDir(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:53:2)
+func (r *LowcodePipelineSnapshotOutput) OutputDir(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:52:2)
 	if r.outputDir != nil {
 		return *r.outputDir, nil
 	}
@@ -3502,7 +3502,7 @@ func (r *LowcodePipelineSnapshotOutput) OutputDir(ctx context.Context) (string, 
 }
 
 // Whether the entry has a git section, which push commits
-func (r *LowcodePipelineSnapshotOutput) Pushed(ctx context.Context) (bool, error) { // lowcode-pipeline (../../../snapshot.go:57:2)
+func (r *LowcodePipelineSnapshotOutput) Pushed(ctx context.Context) (bool, error) { // lowcode-pipeline (../../../snapshot.go:56:2)
 	if r.pushed != nil {
 		return *r.pushed, nil
 	}
@@ -3523,7 +3523,7 @@ func (r *LowcodePipelineSnapshotOutput) AsNode() Node {
 }
 
 // SnapshotReport is what push did for each entry with a git section
-type LowcodePipelineSnapshotReport struct { // lowcode-pipeline (../../../snapshot.go:61:6)
+type LowcodePipelineSnapshotReport struct { // lowcode-pipeline (../../../snapshot.go:60:6)
 	query *querybuilder.Selection
 
 	id      *ID
@@ -3538,7 +3538,7 @@ func (r *LowcodePipelineSnapshotReport) WithGraphQLQuery(q *querybuilder.Selecti
 }
 
 // One per entry with a git section, in the configuration's order
-func (r *LowcodePipelineSnapshotReport) Entries(ctx context.Context) ([]LowcodePipelineSnapshotEntry, error) { // lowcode-pipeline (../../../snapshot.go:67:2)
+func (r *LowcodePipelineSnapshotReport) Entries(ctx context.Context) ([]LowcodePipelineSnapshotEntry, error) { // lowcode-pipeline (../../../snapshot.go:66:2)
 	q := r.query.Select("entries")
 
 	q = q.Select("id")
@@ -3620,7 +3620,7 @@ func (r *LowcodePipelineSnapshotReport) UnmarshalJSON(bs []byte) error {
 }
 
 // The whole report as JSON, for a script
-func (r *LowcodePipelineSnapshotReport) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:65:2)
+func (r *LowcodePipelineSnapshotReport) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:64:2)
 	if r.json != nil {
 		return *r.json, nil
 	}
@@ -3633,7 +3633,7 @@ func (r *LowcodePipelineSnapshotReport) JSON(ctx context.Context) (string, error
 }
 
 // One line an entry: where it went and what happened, for a person
-func (r *LowcodePipelineSnapshotReport) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:63:2)
+func (r *LowcodePipelineSnapshotReport) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../snapshot.go:62:2)
 	if r.summary != nil {
 		return *r.summary, nil
 	}
@@ -3654,7 +3654,7 @@ func (r *LowcodePipelineSnapshotReport) AsNode() Node {
 }
 
 // How long one of a delivery's steps took in its call
-type LowcodePipelineStepTime struct { // lowcode-pipeline (../../../delivery.go:37:6)
+type LowcodePipelineStepTime struct { // lowcode-pipeline (../../../delivery.go:38:6)
 	query *querybuilder.Selection
 
 	id   *ID
@@ -3718,7 +3718,7 @@ func (r *LowcodePipelineStepTime) UnmarshalJSON(bs []byte) error {
 }
 
 // Its time in milliseconds
-func (r *LowcodePipelineStepTime) Ms(ctx context.Context) (int, error) { // lowcode-pipeline (../../../delivery.go:41:2)
+func (r *LowcodePipelineStepTime) Ms(ctx context.Context) (int, error) { // lowcode-pipeline (../../../delivery.go:42:2)
 	if r.ms != nil {
 		return *r.ms, nil
 	}
@@ -3731,7 +3731,7 @@ func (r *LowcodePipelineStepTime) Ms(ctx context.Context) (int, error) { // lowc
 }
 
 // build (the install, and the design-tool version), publish (the builds, which run when first used, the images and their pushes), payload or deploy
-func (r *LowcodePipelineStepTime) Step(ctx context.Context) (string, error) { // lowcode-pipeline (../../../delivery.go:39:2)
+func (r *LowcodePipelineStepTime) Step(ctx context.Context) (string, error) { // lowcode-pipeline (../../../delivery.go:40:2)
 	if r.step != nil {
 		return *r.step, nil
 	}
