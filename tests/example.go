@@ -41,8 +41,8 @@ func (t *Tests) GoExampleDelivers(ctx context.Context) error {
 		return err
 	}
 	defer rcv.svc.Stop(ctx)
-	d := dag.LowcodePipelineExample().Deliver(t.app(), toolkit, drawPackage, checkRegistry+"/lowcode/{kind}", "3.0.0", rcv.url, rcv.token,
-		dagger.LowcodePipelineExampleDeliverOpts{RegistryService: reg, AllowHTTP: true})
+	d := dag.LowcodePipelineExample().Deliver(t.app(), checkRegistry+"/lowcode/{kind}", "3.0.0", rcv.url, rcv.token,
+		dagger.LowcodePipelineExampleDeliverOpts{Toolkit: toolkit, DrawPackage: drawPackage, RegistryService: reg, AllowHTTP: true})
 	// read field by field, each read a query of its own through the chain:
 	// the example and deliver run once in a session (+cache="session")
 	status, err := d.Status(ctx)

@@ -37,10 +37,6 @@ func (m *LowcodePipelineExample) Deliver(
 	ctx context.Context,
 	// The platform project
 	source *dagger.Directory,
-	// The platform toolkit's package
-	toolkit string,
-	// The design tool's package
-	drawPackage string,
 	// Where the images go, e.g. registry.example.com/team/app-{kind}
 	repository string,
 	// Image tag
@@ -49,6 +45,12 @@ func (m *LowcodePipelineExample) Deliver(
 	webhookUrl string,
 	// Its bearer token
 	webhookToken *dagger.Secret,
+	// The platform toolkit's package, when package.json does not depend on @olympeio/toolkit
+	// +optional
+	toolkit string,
+	// The design tool's package, when package.json does not depend on @olympeio/draw
+	// +optional
+	drawPackage string,
 	// A registry run as a service of this session (tests, local runs)
 	// +optional
 	registryService *dagger.Service,

@@ -91,23 +91,39 @@ func (r *LowcodePipelineExample) WithGraphQLQuery(q *querybuilder.Selection) *Lo
 // LowcodePipelineExampleDeliverOpts contains options for LowcodePipelineExample.Deliver
 type LowcodePipelineExampleDeliverOpts struct {
 	//
+	// The platform toolkit's package, when package.json does not depend on @olympeio/toolkit
+	//
+	Toolkit string // lowcode-pipeline-example (../../../examples/go/main.go:50:2)
+	//
+	// The design tool's package, when package.json does not depend on @olympeio/draw
+	//
+	DrawPackage string // lowcode-pipeline-example (../../../examples/go/main.go:53:2)
+	//
 	// A registry run as a service of this session (tests, local runs)
 	//
-	RegistryService *Service // lowcode-pipeline-example (../../../examples/go/main.go:54:2)
+	RegistryService *Service // lowcode-pipeline-example (../../../examples/go/main.go:56:2)
 	//
 	// Allow a plain-http webhook (local receivers only)
 	//
-	AllowHTTP bool // lowcode-pipeline-example (../../../examples/go/main.go:57:2)
+	AllowHTTP bool // lowcode-pipeline-example (../../../examples/go/main.go:59:2)
 }
 
 // Build the project, publish its images and deploy them: lowcode-pipeline's deliver, one call, from Go
 //
 // It pushes and deploys, so it is never cached, like the function it calls.
-func (r *LowcodePipelineExample) Deliver(source *Directory, toolkit string, drawPackage string, repository string, tag string, webhookUrl string, webhookToken *Secret, opts ...LowcodePipelineExampleDeliverOpts) *LowcodePipelineExampleDelivery { // lowcode-pipeline-example (../../../examples/go/main.go:36:1)
+func (r *LowcodePipelineExample) Deliver(source *Directory, repository string, tag string, webhookUrl string, webhookToken *Secret, opts ...LowcodePipelineExampleDeliverOpts) *LowcodePipelineExampleDelivery { // lowcode-pipeline-example (../../../examples/go/main.go:36:1)
 	assertNotNil("source", source)
 	assertNotNil("webhookToken", webhookToken)
 	q := r.query.Select("deliver")
 	for i := len(opts) - 1; i >= 0; i-- {
+		// `toolkit` optional argument
+		if !querybuilder.IsZeroValue(opts[i].Toolkit) {
+			q = q.Arg("toolkit", opts[i].Toolkit)
+		}
+		// `drawPackage` optional argument
+		if !querybuilder.IsZeroValue(opts[i].DrawPackage) {
+			q = q.Arg("drawPackage", opts[i].DrawPackage)
+		}
 		// `registryService` optional argument
 		if !querybuilder.IsZeroValue(opts[i].RegistryService) {
 			q = q.Arg("registryService", opts[i].RegistryService)
@@ -118,8 +134,6 @@ func (r *LowcodePipelineExample) Deliver(source *Directory, toolkit string, draw
 		}
 	}
 	q = q.Arg("source", source)
-	q = q.Arg("toolkit", toolkit)
-	q = q.Arg("drawPackage", drawPackage)
 	q = q.Arg("repository", repository)
 	q = q.Arg("tag", tag)
 	q = q.Arg("webhookUrl", webhookUrl)
@@ -180,7 +194,7 @@ func (r *LowcodePipelineExample) UnmarshalJSON(bs []byte) error {
 }
 
 // Where each backend image would go under deploy rules, as a table: a payload built from references alone
-func (r *LowcodePipelineExample) Plan(ctx context.Context, backendRef []string, deployRule []string, backend []string) (string, error) { // lowcode-pipeline-example (../../../examples/go/main.go:100:1)
+func (r *LowcodePipelineExample) Plan(ctx context.Context, backendRef []string, deployRule []string, backend []string) (string, error) { // lowcode-pipeline-example (../../../examples/go/main.go:102:1)
 	if r.plan != nil {
 		return *r.plan, nil
 	}
