@@ -3,6 +3,7 @@ package redact
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"slices"
 	"strings"
 	"unicode"
@@ -59,7 +60,7 @@ import (
 // is at most maxGap bytes.
 // The zero value scrubs nothing.
 type Scrubber struct {
-	targets []secret.Text // what is searched for: kept secret, as fmt may print a Scrubber
+	targets []secretTarget // what is searched for
 }
 
 // minEncoded is the shortest base64 searched for: a shorter piece would hide
@@ -68,32 +69,86 @@ const minEncoded = 8
 
 // NewScrubber is a Scrubber of secrets; an unset one is skipped.
 func NewScrubber(secrets ...secret.Text) Scrubber {
-	var targets []string
+	var targets []target
 	for _, s := range secrets {
 		if !s.Set() {
 			continue
 		}
-		targets = append(targets, s.Reveal(), hex.EncodeToString([]byte(s.Reveal())))
-		for _, plain := range []string{s.Reveal(), "Bearer " + s.Reveal(), utf16LE(s.Reveal()), utf16LE("Bearer " + s.Reveal())} {
+		plain := s.Reveal()
+		targets = append(targets, target{text: plain}, target{text: hex.EncodeToString([]byte(plain))})
+		if l := latin1Bytes(plain); l != "" {
+			targets = append(targets, target{text: l})
+		}
+		for _, p := range encodedForms(plain) {
 			for shift := range 3 {
 				for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
-					e := enc.EncodeToString(append(make([]byte, shift), plain...))
-					// only the characters that plain's bytes alone decide: not
-					// those the bytes before or after it (or padding) change
-					if lo, hi := (shift*4+2)/3, len(e)-4; hi-lo >= minEncoded {
-						targets = append(targets, e[lo:hi])
+					if t, ok := base64Target(enc, shift, p); ok {
+						targets = append(targets, t)
 					}
 				}
 			}
 		}
 	}
-	slices.Sort(targets)
+	slices.SortFunc(targets, compareTargets)
 	var sc Scrubber
-	for _, t := range slices.Compact(targets) {
-		sc.targets = append(sc.targets, secret.New(t))
+	for _, t := range slices.CompactFunc(targets, func(a, b target) bool { return compareTargets(a, b) == 0 }) {
+		sc.targets = append(sc.targets, secretTarget{secret.New(t.text), secret.New(t.tail)})
 	}
 	return sc
 }
+
+// target is what is searched for: text, then, when tail is set, perhaps one
+// character of tail.
+type target struct{ text, tail string }
+
+// secretTarget is a target kept secret, as fmt may print a Scrubber.
+type secretTarget struct{ text, tail secret.Text }
+
+func compareTargets(a, b target) int {
+	return strings.Compare(a.text+"\x00"+a.tail, b.text+"\x00"+b.tail)
+}
+
+// encodedForms are the texts whose base64 holds the secret: it, the
+// Authorization header's value, their UTF-16 bytes (PowerShell encodes a
+// command as UTF-16LE, Java's and .NET's UTF-16 is big-endian), and the
+// secret as a JSON encoder writes it inside a string (Go's writes & < > as
+// \u0026…, as in a .dockerconfigjson).
+func encodedForms(plain string) []string {
+	forms := []string{plain, "Bearer " + plain, utf16LE(plain), utf16LE("Bearer " + plain), utf16BE(plain)}
+	if quoted, err := json.Marshal(plain); err == nil && string(quoted[1:len(quoted)-1]) != plain {
+		forms = append(forms, string(quoted[1:len(quoted)-1]))
+	}
+	return forms
+}
+
+// base64Target is the base64 of plain after shift bytes, at that one of
+// the three alignments: the characters plain's bytes alone decide (not
+// those the bytes before it change), then, when plain does not end on a
+// 3-byte boundary, the last character that holds plain's last bits, as
+// the set of characters the bits after it may make of it. Padding after it
+// is not searched for: it holds nothing of the secret.
+func base64Target(enc *base64.Encoding, shift int, plain string) (target, bool) {
+	e := strings.TrimRight(enc.EncodeToString(append(make([]byte, shift), plain...)), "=")
+	lo, hi := (shift*4+2)/3, len(e)
+	var tail string
+	if free := (shift + len(plain)) % 3; free != 0 {
+		// the last character holds 2 (free=1) or 4 (free=2) of plain's bits;
+		// the zero bits after them are any bits in the text: 16 or 4 characters
+		hi--
+		alphabet := stdAlphabet
+		if enc == base64.URLEncoding {
+			alphabet = urlAlphabet
+		}
+		at := strings.IndexByte(alphabet, e[hi])
+		tail = alphabet[at : at+[]int{0, 16, 4}[free]]
+	}
+	return target{text: e[lo:hi], tail: tail}, hi-lo >= minEncoded
+}
+
+const (
+	stdAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	urlAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+)
 
 // utf16LE is s's UTF-16 little-endian bytes, as Windows and PowerShell's
 // -EncodedCommand encode a text before base64.
@@ -101,6 +156,33 @@ func utf16LE(s string) string {
 	var b []byte
 	for _, u := range utf16.Encode([]rune(s)) {
 		b = append(b, byte(u), byte(u>>8))
+	}
+	return string(b)
+}
+
+// utf16BE is s's UTF-16 big-endian bytes, as Java and .NET write "UTF-16".
+func utf16BE(s string) string {
+	var b []byte
+	for _, u := range utf16.Encode([]rune(s)) {
+		b = append(b, byte(u>>8), byte(u))
+	}
+	return string(b)
+}
+
+// latin1Bytes is s's ISO-8859-1 bytes, as a servlet container writes text by
+// default, when s has a character past ASCII and none past U+00FF; else "".
+func latin1Bytes(s string) string {
+	var b []byte
+	wide := false
+	for _, r := range s {
+		if r > 0xff || r == utf8.RuneError {
+			return ""
+		}
+		wide = wide || r >= utf8.RuneSelf
+		b = append(b, byte(r))
+	}
+	if !wide {
+		return ""
 	}
 	return string(b)
 }
@@ -116,18 +198,8 @@ func (s Scrubber) Scrub(text string) string { return s.scrub(text, false) }
 func (s Scrubber) ScrubCut(text string) string { return s.scrub(text, true) }
 
 func (s Scrubber) scrub(text string, cut bool) string {
-	var spans [][2]int
-	budget := scrubBudget * (len(text) + 1)
-	for _, t := range s.targets {
-		w := walk{text: text, target: t.Reveal(), budget: &budget, cut: cut}
-		for at := 0; at < len(text); at++ {
-			if end := w.from(at, 0, at); end > at {
-				spans = append(spans, [2]int{at, end})
-				at = end - 1
-			}
-		}
-	}
-	if budget < 0 {
+	spans, ok := s.spans(text, cut)
+	if !ok {
 		return Unscrubbable
 	}
 	if len(spans) == 0 {
@@ -146,6 +218,23 @@ func (s Scrubber) scrub(text string, cut bool) string {
 	return b.String()
 }
 
+// spans are the [start, end) byte ranges of text that spell a secret; ok is
+// false when the text was too costly to search.
+func (s Scrubber) spans(text string, cut bool) (spans [][2]int, ok bool) {
+	budget := scrubBudget * (len(text) + 1)
+	for _, t := range s.targets {
+		w := walk{text: text, target: t.text.Reveal(), tail: t.tail.Reveal(), budget: &budget, cut: cut}
+		w.folded = utf8.RuneCountInString(w.target) >= minFolded
+		for at := 0; at < len(text); at++ {
+			if end := w.from(at, 0, at); end > at {
+				spans = append(spans, [2]int{at, end})
+				at = end - 1
+			}
+		}
+	}
+	return spans, budget >= 0
+}
+
 // Unscrubbable stands in for a text Scrub could not search in time.
 const Unscrubbable = "<text not shown: too costly to search for secrets>"
 
@@ -158,16 +247,31 @@ const scrubBudget = 16
 // walk reads text as target, one character's spelling at a time.
 type walk struct {
 	text, target string
+	tail         string // one of these characters may end target (base64's last)
 	budget       *int
 	cut          bool // text was cut short: a spelling running off its end counts
+	folded       bool // target is long enough to be matched in any case
 }
 
 // from is where a reading of target[j:] that starts at text[at] ends, or
 // -1; the gap before text[at], if any, began at gapFrom.
 func (w *walk) from(at, j, gapFrom int) int {
-	if j == len(w.target) {
+	switch {
+	case j > len(w.target), j == len(w.target) && w.tail == "":
+		return at
+	case j == len(w.target) && gapFrom == at:
+		// target is read: a character of tail after it (or after a gap) is
+		// read too, and the reading ends here when none follows
+		if end := w.step(at, j, gapFrom); end >= 0 {
+			return end
+		}
 		return at
 	}
+	return w.step(at, j, gapFrom)
+}
+
+// step is from past its end: one more character of target (or of tail).
+func (w *walk) step(at, j, gapFrom int) int {
 	if *w.budget < 0 {
 		return -1
 	}
@@ -215,6 +319,12 @@ func (w *walk) from(at, j, gapFrom int) int {
 // words (minFolded), an ASCII letter in the other case, as a text
 // upper-cased (a header's value, a log shouting) writes it.
 func (w *walk) reads(j int, means string) int {
+	if j == len(w.target) {
+		if len(means) == 1 && strings.IndexByte(w.tail, means[0]) >= 0 {
+			return 1
+		}
+		return 0
+	}
 	rest := w.target[j:]
 	if strings.HasPrefix(rest, means) {
 		return len(means)
