@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/secret"
 )
 
@@ -234,10 +235,21 @@ func withDefaults(o Options) (Options, error) {
 	if o.LowSpeedTime == 0 {
 		o.LowSpeedTime = DefaultLowSpeedTime
 	}
-	if o.Logf == nil {
-		o.Logf = func(string, ...any) {}
-	}
+	o.Logf = printableLogf(o.Logf)
 	return o, nil
+}
+
+// printableLogf is logf with every line made fielderr.Printable, at this
+// one place: a line names the branch, which may hold a bidi override or a
+// character drawn as nothing (git takes U+202E, U+3164), and it reaches the
+// engine's log a CI shows.
+func printableLogf(logf func(string, ...any)) func(string, ...any) {
+	if logf == nil {
+		return func(string, ...any) {}
+	}
+	return func(format string, args ...any) {
+		logf("%s", fielderr.Printable(fmt.Sprintf(format, args...)))
+	}
 }
 
 // guardDeletions refuses a commit that would delete more than

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/secret"
 	"dagger/lowcode-pipeline/internal/testsupport/gittest"
 	"dagger/lowcode-pipeline/internal/testsupport/leaktest"
@@ -272,4 +273,24 @@ func TestARemoteThatEchoesTheLoginGetsNoneOfItPrinted(t *testing.T) {
 	joined := strings.NewReplacer("\n", "", "remote: ", "", " ", "").Replace(err.Error())
 	l.Add(joined)
 	l.AssertClean(t, token, token[:9], token[9:], basic, basic[4:20])
+}
+
+// A branch git takes may hold a bidi override, a Hangul filler or a blank
+// Braille pattern: every log line shows it escaped, "creating branch %q"
+// (%q keeps U+3164) and "pushed" alike.
+func TestEveryLogLineShowsTheBranchPrintable(t *testing.T) {
+	for _, branch := range []string{"snap\u202eshots", "snap\u3164shots", "snap\u2800shots"} {
+		r := gittest.NewRemote(t)
+		var lines []string
+		o := opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}"}), &leaktest.Recorder{})
+		o.Branch, o.CreateBranch = branch, true
+		o.Logf = func(format string, args ...any) { lines = append(lines, fmt.Sprintf(format, args...)) }
+		_, err := Sync(context.Background(), o)
+		require.NoError(t, err)
+		require.Len(t, lines, 2, "creating the branch, pushed")
+		for _, line := range lines {
+			assert.Equal(t, fielderr.Printable(line), line, "%q", branch)
+			assert.NotContains(t, line, branch)
+		}
+	}
 }

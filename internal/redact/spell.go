@@ -36,6 +36,9 @@ func spellings(text string, at int, buf []spelling) (_ []spelling, read int) {
 	if r, n, ok := latin1Reading(rest); ok {
 		buf = append(buf, spelling{string(r), n})
 	}
+	if r, _ := utf8.DecodeRuneInString(rest); r >= fullWidthFirst && r <= fullWidthLast {
+		buf = append(buf, spelling{string(r - fullWidthOffset), size})
+	}
 	switch rest[0] {
 	case '\n':
 		if strings.HasPrefix(rest[1:], gitRemote) {
@@ -43,11 +46,17 @@ func spellings(text string, at int, buf []spelling) (_ []spelling, read int) {
 		}
 	case '+':
 		buf = append(buf, spelling{" ", 1})
+	case '=':
+		// quoted-printable and RFC 2047's Q-encoding: =5F for _
+		if b, ok := hexValue(rest, 1, 2); ok {
+			buf = append(buf, spelling{string([]byte{byte(b)}), 3})
+		}
 	}
 	if strings.IndexByte(introducers, rest[0]) < 0 {
 		return buf, 0
 	}
-	start := len(buf)
+	first := len(buf)
+	start := first
 	buf, read = escapes(rest, rest[0], 1, buf)
 	for range maxNesting {
 		end := len(buf)
@@ -60,8 +69,28 @@ func spellings(text string, at int, buf []spelling) (_ []spelling, read int) {
 		}
 		start = end
 	}
-	return buf, read
+	return withGitRemote(rest, buf, first), read
 }
+
+// withGitRemote adds to each escaped line break of buf[start:] (\n, %0A,
+// &#10;) that git's "remote: " follows a reading that takes it too: git's
+// output quoted once more (JSON, Go's %q) holds "\nremote: ".
+func withGitRemote(rest string, buf []spelling, start int) []spelling {
+	for _, sp := range buf[start:] {
+		if (sp.means == "\n" || sp.means == "\r") && strings.HasPrefix(rest[sp.n:], gitRemote) {
+			buf = append(buf, spelling{sp.means, sp.n + len(gitRemote)})
+		}
+	}
+	return buf
+}
+
+// Full-width ASCII (U+FF01 to U+FF5E), which East Asian text and a
+// confusable-minded echo write, reads as ASCII.
+const (
+	fullWidthFirst  = '\uff01'
+	fullWidthLast   = '\uff5e'
+	fullWidthOffset = 0xfee0
+)
 
 // escapedIntroducer reports whether sp is an introducer written as an
 // escape: \\, %25, &amp;, \u005c.

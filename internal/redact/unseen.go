@@ -6,12 +6,18 @@ import (
 )
 
 // maxUnseen is the longest sequence unseen reads, in characters: a colour
-// code is a few, a tag with a class or a style a few dozen.
-const maxUnseen = 128
+// code is a few, a tag with a style a hundred, one with a utility-CSS class
+// list or an OSC 8 hyperlink's opening (its URL) a few hundred.
+const maxUnseen = 512
+
+// maxAttempts bounds the readings unseen tries per character it reads: a
+// tag's or a string's character is tried as its end, then as its body.
+const maxAttempts = 4
 
 // maxGap is the most text, in bytes, read as a gap between two characters
-// of a secret: git's "\x1b[K\nremote: " is 12, "</span><span>" 13.
-const maxGap = 256
+// of a secret: git's "\x1b[K\nremote: " is 12, "</span><span>" 13, a
+// closing tag and an opening one of maxUnseen characters about 520.
+const maxGap = 2 * maxUnseen
 
 // unseen reads at text[at:] a sequence a terminal or a browser draws
 // nothing for, however many characters it takes, each in any spelling
@@ -34,7 +40,11 @@ func unseen(text string, at int) (n int, off bool, read int) {
 	case r.next(func(c rune) bool { return c == 0x90 || c == 0x98 || c >= 0x9d && c <= 0x9f }):
 		r.str()
 	case r.next(is('<')):
-		r.tag()
+		if r.next(is('!')) {
+			r.comment()
+		} else {
+			r.tag()
+		}
 	case r.next(is('=')):
 		r.next(is('\r'))
 		r.need(is('\n'))
@@ -95,10 +105,35 @@ func (r *reader) tag() {
 	}
 }
 
+// comment reads an HTML comment after its <! (<!-- … -->), or a
+// declaration (<!DOCTYPE …>) up to its >.
+func (r *reader) comment() {
+	if !r.next(is('-')) {
+		for !r.failed && !r.next(is('>')) {
+			r.need(func(c rune) bool { return c != '<' && c != '>' })
+		}
+		return
+	}
+	r.need(is('-'))
+	for dashes := 0; !r.failed; {
+		if dashes >= 2 && r.next(is('>')) {
+			return
+		}
+		var c rune
+		r.need(func(x rune) bool { c = x; return true })
+		if c == '-' {
+			dashes++
+		} else {
+			dashes = 0
+		}
+	}
+}
+
 // reader reads a sequence one character at a time, each in any spelling.
 type reader struct {
 	text        string
-	at, read    int
+	at          int
+	chars, read int // characters read; readings tried, for the bound on work
 	failed, off bool
 }
 
@@ -108,15 +143,16 @@ func (r *reader) next(in func(rune) bool) bool {
 	if r.failed {
 		return false
 	}
-	if r.at >= len(r.text) || r.read >= maxUnseen {
+	if r.at >= len(r.text) || r.chars >= maxUnseen || r.read >= maxAttempts*maxUnseen {
 		r.off = r.at >= len(r.text)
 		return false
 	}
 	r.read++
-	if c := r.text[r.at]; c < utf8.RuneSelf && c != '\n' && c != '+' && strings.IndexByte(introducers, c) < 0 {
+	if c := r.text[r.at]; c < utf8.RuneSelf && c != '\n' && c != '+' && c != '=' && strings.IndexByte(introducers, c) < 0 {
 		// an ASCII character that starts no escape spells only itself
 		if in(rune(c)) {
 			r.at++
+			r.chars++
 			return true
 		}
 		return false
@@ -130,6 +166,7 @@ func (r *reader) next(in func(rune) bool) bool {
 		}
 		if size == len(sp.means) && size > 0 && in(c) {
 			r.at += sp.n
+			r.chars++
 			return true
 		}
 	}

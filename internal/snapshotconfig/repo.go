@@ -35,7 +35,7 @@ func checkRepo(raw string) error {
 	case u.Host == "":
 		return fmt.Errorf("%s: has no host", shown)
 	case u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(raw, "?#"):
-		return fmt.Errorf("%s: must not have a query or fragment", shown)
+		return fmt.Errorf("%s: must not have a query or fragment (not shown): git.repo carries no token or other setting; remove it and give the token apart (%s)", shown, tokenFlag)
 	case redact.Ambiguous(raw):
 		return fmt.Errorf("%s: has an @ after the host, which other tools read as credentials: put a token only as https://<token>@host/… (or pass --git-token)", shown)
 	}
@@ -66,12 +66,23 @@ const (
 	// Dagger's output) or Azure's Replace Tokens template, __GIT_TOKEN__:
 	// copied from a log or a pipeline, never a token itself
 	maskedText = `\*+|__[A-Z][A-Z0-9_]*__`
+	// readmeText is a README's or a guide's stand-in for a token or a
+	// password, whole: YOUR_TOKEN, your-password, TOKEN, password,
+	// access_token, or a known token prefix then a run of x (ghp_xxxx…).
+	// No host issues such a token, and no one picks such a password for a
+	// bot that pushes.
+	readmeText = `(?i:your[-_][a-z0-9_-]*|token|password|passwd|secret|(?:access|api|git|personal[-_]access)[-_]?token)|(?:gh[pousr]_|github_pat_|glpat-)(?:x{4,}|X{4,})`
+	// readmePathText is a README's stand-in for a path segment: a route
+	// parameter (/:org), a word in capitals that names what goes there
+	// (/ORG/, /REPO.git), or your-… (/your-org/). An organization or
+	// repository named so in earnest is unlikely: it is refused too.
+	readmePathText = `/:[A-Za-z_][A-Za-z0-9_]*|/(?:ORG|ORGANI[SZ]ATION|OWNER|USER|USERNAME|GROUP|NAMESPACE|PROJECT|REPO|REPOSITORY|ORG_NAME|REPO_NAME)(?:/|\.git)|/(?i:your)[-_][A-Za-z0-9_-]*`
 	// addressOnlyText is what the address (past the user-info) may not hold
 	// besides placeholderText: <…> HTML-escaped or percent-encoded, either
 	// bracket alone, and a URI template's {owner}.
 	addressOnlyText = `(?i:&lt;|&#0*60;|&#x0*3c;|%3c)(?:[^/?#<>&%]*(?i:&gt;|&#0*62;|&#x0*3e;|%3e))?|(?i:&gt;|&#0*62;|&#x0*3e;|%3e)|\{[^{}/]*\}`
 	// addressPlaceholderText is every placeholder searched for in the address.
-	addressPlaceholderText = placeholderText + `|` + addressOnlyText
+	addressPlaceholderText = placeholderText + `|` + addressOnlyText + `|` + readmePathText
 )
 
 var (
@@ -87,12 +98,13 @@ var (
 	powerShellEnv    = regexp.MustCompile(`^(?:` + powerShellText + `)$`)
 	shellVariable    = regexp.MustCompile(`^(?:` + shellVariableText + `)$`)
 	htmlEscaped      = regexp.MustCompile(htmlEscapedText)
+	readme           = regexp.MustCompile(`^(?:` + readmeText + `)$`)
 	upperName        = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
 )
 
 // placeholderPartText is what userinfoPlaceholder takes for a placeholder,
 // as one expression a whole user name or password (as git reads it) matches.
-const placeholderPartText = placeholderText + `|` + powerShellText + `|` + shellVariableText + `|` + maskedText + `|(?s:.*)(?:` + htmlEscapedText + `)(?s:.*)`
+const placeholderPartText = placeholderText + `|` + powerShellText + `|` + shellVariableText + `|` + maskedText + `|` + readmeText + `|(?s:.*)(?:` + htmlEscapedText + `)(?s:.*)`
 
 // userinfoPlaceholder says whether part, a user name or password that git
 // reads as read, is a placeholder, and how it is shown: whole when it
@@ -101,7 +113,7 @@ func userinfoPlaceholder(part, read string) (string, bool) {
 	switch {
 	case placeholderWhole.MatchString(read):
 		return fielderr.Quote(part), true
-	case masked.MatchString(read):
+	case masked.MatchString(read), readme.MatchString(read):
 		return fielderr.Quote(part), true
 	case powerShellEnv.MatchString(read):
 		if _, name, _ := strings.Cut(read, ":"); upperName.MatchString(name) {
@@ -150,6 +162,8 @@ func checkPlaceholders(raw string) error {
 				what = append(what, "a token as a log masks it")
 			case masked.MatchString(read):
 				what = append(what, "a pipeline's token template")
+			case readme.MatchString(read):
+				what = append(what, "a README's stand-in")
 			}
 			where := "(" + strings.Join(append(what, "where the token goes"), "; ") + ")"
 			inToken = append(inToken, shown+" "+where)

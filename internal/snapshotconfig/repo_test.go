@@ -337,3 +337,39 @@ func TestARepoWithAnInvisibleCharacterIsRefusedNamingIt(t *testing.T) {
 		t.Run(tc.want, func(t *testing.T) { refusesRepo(t, tc.repo, tc.want) })
 	}
 }
+
+// A README's stand-ins left in git.repo are refused, saying what to do;
+// a query is refused without being shown, pointing at --git-token; real
+// names that merely resemble a stand-in are taken (#65, G1).
+func TestAReadmesStandInIsRefusedAndARealNameTaken(t *testing.T) {
+	for _, tc := range []struct{ repo, want string }{
+		{"https://YOUR_TOKEN@github.com/org/repo.git", `"YOUR_TOKEN" (a README's stand-in; where the token goes) is a placeholder`},
+		{"https://x-access-token:your-token@github.com/org/repo.git", `"your-token" (a README's stand-in; where the token goes)`},
+		{"https://TOKEN@github.com/org/repo.git", `"TOKEN" (a README's stand-in; where the token goes)`},
+		{"https://ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx@github.com/org/repo.git", `"ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" (a README's stand-in`},
+		{"https://oauth2:glpat-XXXXXXXXXXXXXXXXXXXX@gitlab.com/org/repo.git", `"glpat-XXXXXXXXXXXXXXXXXXXX" (a README's stand-in`},
+		{"https://user:password@github.com/org/repo.git", `"password" (a README's stand-in; where the token goes)`},
+		{"https://github.com/:org/:repo.git", `"/:org" and "/:repo" are placeholders left in the address`},
+		{"https://github.com/ORG/REPO.git", `"/ORG/" is a placeholder left in the address`},
+		{"https://github.com/team/REPO.git", `"/REPO.git" is a placeholder`},
+		{"https://github.com/your-org/your-repo.git", `"/your-org" and "/your-repo" are placeholders left in the address`},
+		{"https://github.com/org/repo.git?token=${GIT_TOKEN}", `must not have a query or fragment (not shown): git.repo carries no token or other setting; remove it and give the token apart (push --git-token`},
+	} {
+		_, err := Parse([]byte(withGitSection(tc.repo, "main", "m")))
+		if assert.Error(t, err, tc.repo) {
+			assert.Contains(t, err.Error(), tc.want, tc.repo)
+			assert.NotContains(t, err.Error(), "token=", tc.repo)
+		}
+	}
+	for _, repo := range []string{
+		"https://github.com/yourcompany/tokens.git",
+		"https://github.com/Org/Repo.git",
+		"https://github.com/team/REPORTS.git",
+		"https://github.com/team/repo:x.git",
+		"https://x-access-token:ghp_Tq7wMx2Rb9Lk4Vz8Nc3Hs6Jd5Fp1Ya0Ue@github.com/org/repo.git",
+		"https://tokenbot:s3cret-passw0rd@git.example.com/org/repo.git",
+	} {
+		_, err := Parse([]byte(withGitSection(repo, "main", "m")))
+		assert.NoError(t, err, repo)
+	}
+}

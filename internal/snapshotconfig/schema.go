@@ -14,6 +14,7 @@ import (
 const repoSchemaDescription = "The repository's https address, e.g. https://git.example.com/team/code.git, without a placeholder, which nothing fills in: " +
 	"the template's (<token>, <repository_url>), a variable ($GIT_TOKEN, ${GIT_TOKEN}, $(GIT_TOKEN), ${{ secrets.GIT_TOKEN }}, $git_token, $$GIT_TOKEN, $env:GIT_TOKEN), " +
 	"a token as a log masks it or a pipeline templates it (***, __GIT_TOKEN__, #{GIT_TOKEN}#), " +
+	"a README's stand-in (YOUR_TOKEN, TOKEN, password, ghp_xxxx…, /:org, /ORG/, /REPO.git, /your-org), " +
 	"an HTML-escaped or percent-encoded < or > (&lt;org&gt;, %3Corg%3E) or a URI template's {owner}, in the user-info also percent-encoded, as git decodes it; " +
 	"and without a character no one sees (U+200B, U+FEFF, U+2060: a format or default-ignorable character), which git keeps. " +
 	"The spec also allows a token as https://<token>@…, but pass it as a secret instead (push --git-token env://GIT_TOKEN). " +

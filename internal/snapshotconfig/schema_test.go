@@ -92,6 +92,13 @@ func TestTheSchemaRepoPatternGivesTheParsersVerdict(t *testing.T) {
 		"https://g.example.com/<repository_url>.git", "https://<repository_url>.git", "https://g.example.com/team/$REPO.git",
 		"https://g.example.com/${REPO}", "https://g.example.com/$(REPO)/x", "https://g.example.com/${{ vars.REPO }}",
 		"https://g.example.com/&lt;repo&gt;", "https://g.example.com/%3Crepo%3E",
+		// a README's stand-ins, and names that resemble them
+		"https://YOUR_TOKEN@g.example.com/r.git", "https://TOKEN@g.example.com/r.git", "https://u:password@g.example.com/r.git",
+		"https://u:PassWord@g.example.com/r.git", "https://u:%70assword@g.example.com/r.git", "https://ghp_xxxxxxxx@g.example.com/r.git",
+		"https://u:glpat-XXXXXXXX@g.example.com/r.git", "https://ghp_xxxxxxxy@g.example.com/r.git", "https://u:tokens@g.example.com/r.git",
+		"https://g.example.com/:org/:repo.git", "https://g.example.com/ORG/REPO.git", "https://g.example.com/t/REPO.git",
+		"https://g.example.com/your-org/r.git", "https://g.example.com/Your_org/r.git", "https://g.example.com/yourorg/r.git",
+		"https://g.example.com/ORGS/r.git", "https://g.example.com/t/REPO", "https://g.example.com/a:b/r.git",
 		"http://git.example.com/code.git", "git@git.example.com:team/code.git", "https://g.example.com/r.git?x=1",
 		"https://g.example.com/r.git#main", "https://g.example.com/a@b/r.git", "https://",
 		// ports
