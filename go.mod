@@ -6,7 +6,6 @@ require (
 	github.com/Khan/genqlient v0.8.1
 	github.com/dagger/otel-go v1.43.1-0.20260515012101-af7cd0684887
 	github.com/dagger/querybuilder v0.0.0-20260402040506-574a5e81cb59
-	github.com/distribution/reference v0.6.0
 	github.com/dlclark/regexp2 v1.12.0
 	github.com/google/go-containerregistry v0.21.2
 	github.com/mattn/go-shellwords v1.0.12

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distribution/reference"
+	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -93,13 +93,13 @@ func FuzzPublishTargets(f *testing.F) {
 			assert.Equal(t, strings.ReplaceAll(repository, KindPlaceholder, string(target.Kind)), target.Repository)
 			assert.NotEmpty(t, target.Registry, "a registry host")
 			for j, ref := range target.Refs() {
-				// what the push is given: a name with its registry and one tag
-				named, err := reference.ParseNamed(ref)
+				// what the push is given, as oci-publish reads it: a name with
+				// its registry and one tag, the repository Targets read
+				tagged, err := name.NewTag(ref, name.StrictValidation)
 				require.NoError(t, err, ref)
-				tagged, ok := named.(reference.NamedTagged)
-				require.True(t, ok, ref)
-				assert.Equal(t, req.Tags[j], tagged.Tag())
-				assert.Equal(t, target.Repository, named.Name())
+				assert.Equal(t, req.Tags[j], tagged.TagStr())
+				assert.Equal(t, target.Name.Repository(), tagged.Context())
+				assert.Equal(t, target.Registry, target.Name.Host())
 			}
 			// what the payload is checked with before the push
 			assert.True(t, strings.HasPrefix(target.Placeholder(), target.Repository+":"+tag1+"@"), target.Placeholder())

@@ -11,9 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/distribution/reference"
-
 	"dagger/lowcode-pipeline/internal/fielderr"
+	"dagger/lowcode-pipeline/internal/imageref"
 	"dagger/lowcode-pipeline/internal/loopback"
 	"dagger/lowcode-pipeline/internal/nodebuild"
 	"dagger/lowcode-pipeline/internal/redact"
@@ -143,8 +142,9 @@ var tagPattern = bounded{128, regexp.MustCompile(`^[\w][\w.-]*$`)}
 // Target is where one image is published: registry/repository under tags.
 type Target struct {
 	Kind       Kind
-	Repository string // registry/repository, no tag, as Targets parsed it
-	Registry   string // the repository's registry host (and port)
+	Repository string // registry/repository, no tag, as --repository names it
+	Registry   string // the repository's registry host (and port), as named
+	Name       imageref.Ref
 	Tags       []string
 }
 
@@ -230,48 +230,38 @@ func (r PublishRequest) Targets() ([]Target, error) {
 	default:
 		for _, k := range kinds {
 			full := strings.ReplaceAll(r.Repository, KindPlaceholder, string(k))
-			named, err := reference.ParseNamed(full)
+			named, err := imageref.Parse(full)
 			var problem error
 			switch {
-			case err != nil:
-				problem = fmt.Errorf("--repository %s: %s is not a repository name with its registry (registry.example.com/team/app-{kind}: lower-case path components of letters, digits and separators): %s",
-					fielderr.Quote(r.Repository), fielderr.Quote(full), referenceProblem(err))
-			case !reference.IsNameOnly(named):
-				problem = fmt.Errorf("--repository %s: give the name only; tags go in --tag", fielderr.Quote(r.Repository))
-			case reference.Domain(named) == "":
-				// "a_b.c/x" parses as a path whose first part only looks like
-				// a host: a push would have no registry to go to.
+			case errors.Is(err, imageref.ErrRegistry):
+				// "a_b.c/x": a push would have no registry to go to
 				host, _, _ := strings.Cut(full, "/")
 				problem = fmt.Errorf("--repository %s: %s is not a registry host: a host name (letters, digits, '-' and '.') or IP address, with an optional :port, e.g. registry.example.com/team/app-{kind}",
 					fielderr.Quote(r.Repository), fielderr.Quote(host))
-			case !r.HasService && loopback.Host(reference.Domain(named)):
+			case err == nil && !named.Whole():
+				err = errors.New("name the registry and the whole repository (docker.io/library/x, not x)")
+				fallthrough
+			case err != nil:
+				problem = fmt.Errorf("--repository %s: %s is not a repository name with its registry (registry.example.com/team/app-{kind}: lower-case path components of letters, digits and separators): %v",
+					fielderr.Quote(r.Repository), fielderr.Quote(full), err)
+			case named.Tag() != "" || named.Digest() != "":
+				problem = fmt.Errorf("--repository %s: give the name only; tags go in --tag", fielderr.Quote(r.Repository))
+			case !r.HasService && loopback.Host(named.Host()):
 				problem = fmt.Errorf("--repository %s: %s names this machine, but the push runs in a container of the engine, whose loopback has no registry: "+
 					"run the registry as a Dagger service and pass it with --registry-service (as demo does), or name it by a host or IP address the engine reaches",
-					fielderr.Quote(r.Repository), fielderr.Quote(reference.Domain(named)))
+					fielderr.Quote(r.Repository), fielderr.Quote(named.Host()))
 			}
 			if problem != nil {
 				errs = append(errs, problem)
 				break // one message, not one per name
 			}
-			targets = append(targets, Target{Kind: k, Repository: full, Registry: reference.Domain(named), Tags: r.Tags})
+			targets = append(targets, Target{Kind: k, Repository: full, Registry: named.Host(), Name: named, Tags: r.Tags})
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	return targets, nil
-}
-
-// referenceProblem is what is wrong with a name, without the name: some of
-// the reference parser's errors repeat it whole.
-func referenceProblem(err error) string {
-	for _, known := range []error{reference.ErrNameNotCanonical, reference.ErrNameContainsUppercase, reference.ErrNameTooLong,
-		reference.ErrNameEmpty, reference.ErrTagInvalidFormat, reference.ErrDigestInvalidFormat, reference.ErrReferenceInvalidFormat} {
-		if errors.Is(err, known) {
-			return known.Error()
-		}
-	}
-	return fielderr.Cut(err.Error(), fielderr.MaxValue)
 }
 
 // SupportedPlatforms are the platforms images can be published for.

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/distribution/reference"
-
 	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/imageref"
 	"dagger/lowcode-pipeline/internal/nodebuild"
@@ -116,18 +114,14 @@ func checkArg(name, value string) error {
 // digests and other images are used as they are.
 func BackendBase(nodeImage string) string {
 	nodeImage = nodebuild.ImageOrDefault(nodeImage)
-	named, err := reference.ParseNormalizedNamed(nodeImage)
-	if err != nil || reference.FamiliarName(named) != "node" {
+	named, err := imageref.Parse(nodeImage)
+	if err != nil || !named.IsDockerHubOfficial("node") || named.Digest() != "" {
 		return nodeImage
 	}
-	if _, digested := named.(reference.Digested); digested {
-		return nodeImage
-	}
-	tagged, ok := named.(reference.Tagged)
-	if !ok {
+	tag := named.Tag()
+	if tag == "" {
 		return nodeImage + ":slim"
 	}
-	tag := tagged.Tag()
 	if strings.Contains(tag, "alpine") || strings.Contains(tag, "slim") {
 		return nodeImage
 	}

@@ -16,9 +16,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/distribution/reference"
-
 	"dagger/lowcode-pipeline/internal/fielderr"
+	"dagger/lowcode-pipeline/internal/imageref"
 )
 
 // MinNodeMajor is the oldest Node.js the platform builds with.
@@ -381,7 +380,7 @@ func ImageOrDefault(image string) string {
 // is uploaded or pulled; a tag is not required (node means node:latest, as
 // for docker pull).
 func CheckImage(image string) error {
-	if _, err := reference.ParseNormalizedNamed(ImageOrDefault(image)); err != nil {
+	if _, err := imageref.Parse(ImageOrDefault(image)); err != nil {
 		return fmt.Errorf("--node-image %s: not an image reference: want [registry/]repository[:tag][@sha256:<64 hex>], e.g. node:24 or node:24-alpine", fielderr.Quote(image))
 	}
 	return nil

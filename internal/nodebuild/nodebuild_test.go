@@ -6,9 +6,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/distribution/reference"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"dagger/lowcode-pipeline/internal/imageref"
 
 	"dagger/lowcode-pipeline/internal/fielderr"
 )
@@ -205,10 +206,10 @@ func FuzzCheckImage(f *testing.F) {
 			return
 		}
 		// what the engine is asked to pull, and what the backend's base is derived from
-		named, err := reference.ParseNormalizedNamed(ImageOrDefault(image))
+		ref, err := imageref.Parse(ImageOrDefault(image))
 		require.NoError(t, err)
 		assert.NotContains(t, image, " ")
-		assert.NotEmpty(t, reference.Domain(named))
+		assert.NotEmpty(t, ref.Registry())
 	})
 }
 

@@ -21,12 +21,11 @@ import (
 // here with what it is for, or the test fails; one no longer compiled goes.
 var beyondAnyModule = map[string]string{
 	"github.com/moby/buildkit":               "the Dockerfile frontend's own parser: an image's plan reads its Dockerfile as the build will (internal/images)",
-	"github.com/google/go-containerregistry": "the one OCI library: normalize's types and layout, the push and the base's reads (internal/ocipublish)",
+	"github.com/google/go-containerregistry": "the one OCI library: image names (internal/imageref), normalize's types and layout, the push and the base's reads (internal/ocipublish)",
 	"github.com/dlclark/regexp2":             "deploy rules are ECMAScript regular expressions, as the platform reads them (internal/rules)",
 	"github.com/mattn/go-shellwords":         "an npm script's command line split as a shell would (internal/nodebuild)",
-	"github.com/distribution/reference":      "image names as Docker reads them (internal/imageref, images, nodebuild)",
 	// brought by the ones above
-	"github.com/opencontainers/go-digest":  "digests: distribution/reference, buildkit",
+	"github.com/opencontainers/go-digest":  "digests: go-containerregistry's name, buildkit",
 	"github.com/opencontainers/image-spec": "OCI descriptors: buildkit",
 	"github.com/agext/levenshtein":         "buildkit: suggestions for a mistyped instruction",
 	"github.com/containerd/typeurl/v2":     "buildkit: its errors' stacks",
