@@ -375,3 +375,30 @@ func TestPlaceholderIsTheFirstTagPinnedToAnUnknownDigest(t *testing.T) {
 	assert.Empty(t, Target{Repository: "r/x"}.Placeholder(), "no tag, no reference")
 	assert.Equal(t, map[Kind]string{Backend: ref}, Placeholders([]Target{target}))
 }
+
+// A repository names its registry and its whole path, as Docker's
+// canonical name does: Docker Hub is named, library/ spelled out; the
+// target keeps the host as named and the repository as
+// go-containerregistry reaches it.
+func TestARepositoryNamesItsRegistryAndWholePath(t *testing.T) {
+	for _, tc := range []struct {
+		repository, registry, reached, err string
+	}{
+		{"docker.io/team/app-{kind}", "docker.io", "index.docker.io/team/app-frontend", ""},
+		{"docker.io/library/{kind}", "docker.io", "index.docker.io/library/frontend", ""},
+		{"r.example.com:5000/team/{kind}", "r.example.com:5000", "r.example.com:5000/team/frontend", ""},
+		{"docker.io/{kind}", "", "", "name the registry and the whole repository"},
+		{"team/{kind}", "", "", "name the registry and the whole repository"},
+	} {
+		t.Run(tc.repository, func(t *testing.T) {
+			targets, err := PublishRequest{Repository: tc.repository, Tags: []string{"1"}}.Targets()
+			if tc.err != "" {
+				assert.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.registry, targets[0].Registry)
+			assert.Equal(t, tc.reached, targets[0].Name.Repository().Name())
+		})
+	}
+}
