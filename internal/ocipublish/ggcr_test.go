@@ -98,21 +98,6 @@ func normalizeImage1(t testing.TB, img v1.Image, epoch time.Time, v Verdicts, ba
 	return readBack(t, Artifact{dir: a.dir, root: d}).(v1.Image), nil
 }
 
-// artOf is the Artifact a normalized image or index was read back from,
-// or an image or index as built, in a layout of its own.
-func artOf(t testing.TB, n digester) Artifact {
-	t.Helper()
-	switch n := n.(type) {
-	case normImage:
-		return n.art
-	case normIndex:
-		return n.art
-	case Artifact:
-		return n
-	}
-	return loaded(t, n) // as built, not normalized
-}
-
 // loadBack is Load of dir, read back.
 func loadBack(t testing.TB, dir string) (digester, error) {
 	t.Helper()
