@@ -70,7 +70,7 @@ func ParseAddress(raw string) (*Address, error) {
 
 // Config is one deployment call.
 type Config struct {
-	URL   *Address // required
+	URL   *Address    // required
 	Token secret.Text // the bearer token
 	// AllowHTTP permits http:// addresses (a bearer token over plain HTTP can
 	// be read on the way; meant for local receivers).

@@ -727,7 +727,7 @@ func TestATokenInTheAddressIsNotPrinted(t *testing.T) {
 	leaks := &leaktest.Recorder{}
 	srv, _ := counting(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"message":"success"}`) })
 	cfg := tlsConfig(srv)
-	cfg.URL = address(srv.URL+"/acme/"+token)
+	cfg.URL = address(srv.URL + "/acme/" + token)
 	rec, err := send(t, cfg, leaks)
 	require.NoError(t, err)
 	assert.Equal(t, srv.URL+"/acme/***", rec.URL)
