@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -162,9 +161,3 @@ func imageTarball(t *testing.T, dir string, img v1.Image) string {
 	return tarball
 }
 
-// closedRegistry is an address on 127.0.0.1 nothing listens at any more.
-var closedRegistry = sync.OnceValue(func() string {
-	srv := httptest.NewServer(http.NotFoundHandler())
-	srv.Close()
-	return strings.TrimPrefix(srv.URL, "http://")
-})

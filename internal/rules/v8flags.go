@@ -34,7 +34,7 @@ func (t *translator) v8CaseInsensitiveClass() bool {
 
 // errV8CaseCarried marks a pattern refused because V8 carries the case
 // folding of one part of it into another (checkV8Flags).
-var errV8CaseCarried = errors.New("Node's V8 folds its case as the last (?…:…) group it compiled left it, not as the pattern says, unlike the ECMAScript standard, so where the rule sends an image would depend on the engine")
+var errV8CaseCarried = errors.New("in Node, V8 folds the case as the last (?…:…) group it compiled left it, not as the pattern says, unlike the ECMAScript standard, so where the rule sends an image would depend on the engine")
 
 // checkV8Flags refuses a part of the pattern whose case folding V8 (Node
 // 24) decides otherwise than the standard. V8 folds the case of a class
