@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -161,3 +162,54 @@ func imageTarball(t *testing.T, dir string, img v1.Image) string {
 	return tarball
 }
 
+// A registry answering an error with a huge body (here 64 MiB of escapes
+// for the scrubber to read, the password in it): the push ends soon, in
+// bounded memory, saying a short line that shows no part of the password.
+func TestPushReadsAHugeErrorAnswerInBoundedTimeAndMemory(t *testing.T) {
+	const password = "Reg1stry-Passw0rd-Sekret"
+	for name, body := range map[string]string{
+		"64 MiB of escapes":           strings.Repeat(`%41<b>&#x41;\u0041`, 64<<20/18),
+		"the password across the cut": strings.Repeat("x", 8<<10-60-12) + password + strings.Repeat("y", 1<<20),
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch {
+				case r.URL.Path == "/v2/":
+				case r.Method == http.MethodHead:
+					w.WriteHeader(http.StatusNotFound)
+				default:
+					w.WriteHeader(http.StatusForbidden)
+					fmt.Fprint(w, body)
+				}
+			}))
+			defer srv.Close()
+			u, _ := url.Parse(srv.URL)
+			dir := t.TempDir()
+			layoutDir := filepath.Join(dir, "layout")
+			p, err := layout.Write(layoutDir, empty.Index)
+			require.NoError(t, err)
+			img, err := random.Image(64, 1)
+			require.NoError(t, err)
+			require.NoError(t, p.AppendImage(img))
+			req, _ := json.Marshal(ocipublish.Request{Kind: "backend", Refs: []string{u.Host + "/team/backend:1"}, Username: "ci", Timeout: "1m"})
+			reqFile := filepath.Join(dir, "request.json")
+			require.NoError(t, os.WriteFile(reqFile, req, 0o600))
+			env := func(k string) string { return map[string]string{"REGISTRY_PASSWORD": password}[k] }
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			var stdout, stderr bytes.Buffer
+			code := OCIPublish(context.Background(), []string{"push", "-request", reqFile, "-layout", layoutDir}, env, &stdout, &stderr)
+			took := time.Since(start)
+			runtime.ReadMemStats(&after)
+			assert.Equal(t, 1, code)
+			assert.Less(t, took, 10*time.Second)
+			assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(256<<20), "bytes allocated")
+			assert.Less(t, stderr.Len(), 1024)
+			assert.Contains(t, stderr.String(), "oci-publish: the backend image: push "+u.Host+"/team/backend:1: ")
+			for i := 4; i <= len(password); i++ {
+				assert.NotContains(t, stderr.String(), password[:i])
+			}
+		})
+	}
+}

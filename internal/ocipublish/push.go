@@ -120,7 +120,8 @@ func (r Request) parse(ctx context.Context, password secret.Text) (_ *target, ca
 		auth = authn.FromConfig(authn.AuthConfig{Username: r.Username, Password: password.Reveal()})
 	}
 	t.ctx, cancel = context.WithTimeoutCause(ctx, limit, fmt.Errorf("the push did not finish within %s", limit))
-	t.opts = []remote.Option{remote.WithContext(t.ctx), remote.WithAuth(auth), remote.WithJobs(4)}
+	t.opts = []remote.Option{remote.WithContext(t.ctx), remote.WithAuth(auth), remote.WithJobs(4),
+		remote.WithTransport(boundedErrors{remote.DefaultTransport})}
 	return t, cancel, nil
 }
 
@@ -269,6 +270,33 @@ func holdingWhat(h v1.Hash) string {
 	return h.String()
 }
 
+// errorBodyLimit bounds what is read of a registry's error answer, which
+// go-containerregistry reads whole into its error: a registry answering
+// an endless or huge body costs no more than this. errorTextRead, less,
+// is what wrap scrubs of an error's text, so a body cut at the limit is
+// always scrubbed as cut (a spelling of the password the cut ends is
+// hidden too).
+const (
+	errorBodyLimit = 64 << 10
+	errorTextRead  = 8 << 10
+)
+
+// boundedErrors cuts the body of every answer that is not a success to
+// errorBodyLimit; successes (manifests, blobs, tokens) are read by their
+// size and digest and bounded by the push's time limit.
+type boundedErrors struct{ http.RoundTripper }
+
+func (b boundedErrors) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := b.RoundTripper.RoundTrip(r)
+	if err == nil && resp.StatusCode >= http.StatusBadRequest {
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.LimitReader(resp.Body, errorBodyLimit), resp.Body}
+	}
+	return resp, err
+}
+
 // wrap says what failed, in words the registry's answer cannot forge: the
 // time limit when it stopped the push, a refused login's flags first, a
 // certificate not trusted with the way out, the registry's words scrubbed of
@@ -279,7 +307,13 @@ func (t *target) wrap(what string, err error) error {
 	}
 	var terr *transport.Error
 	var verify *tls.CertificateVerificationError
-	said := fielderr.Cut(fielderr.Printable(t.scrub.Scrub(err.Error())), 300)
+	said := err.Error()
+	if len(said) > errorTextRead {
+		said = t.scrub.ScrubCut(said[:errorTextRead])
+	} else {
+		said = t.scrub.Scrub(said)
+	}
+	said = fielderr.Cut(fielderr.Printable(said), 300)
 	switch {
 	case errors.As(err, &verify):
 		said = "its certificate is not trusted here: give the engine its CA (README, \"A registry signed by a private CA\"): " + said
