@@ -48,15 +48,14 @@ func Printable(s string) string {
 
 // unprintable is a character a terminal acts on or draws as nothing: one
 // unicode.IsPrint refuses, one of the default-ignorable characters it takes
-// for a letter or a mark (U+034F, U+115F, U+3164, U+FFA0, U+17B4), or U+2800,
-// a symbol every font draws blank. A variation selector, which changes how
+// for a letter or a mark (U+034F, U+115F, U+3164, U+FFA0, U+17B4), or a
+// symbol fonts draw blank (U+2800 the blank Braille pattern, U+1D159 the
+// null notehead, U+16FE4 the Khitan filler). A variation selector, which changes how
 // an emoji before it is drawn, is kept. Printable, Quote, Join and
 // PrintableJSON all ask it.
 func unprintable(r rune) bool {
-	return !unicode.IsPrint(r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || r == brailleBlank
+	return !unicode.IsPrint(r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || r == '\u2800' || r == '\U0001D159' || r == '\U00016FE4'
 }
-
-const brailleBlank = '\u2800'
 
 // quote is s as strconv.Quote quotes it, with what strconv keeps but a
 // terminal draws as nothing escaped too: the same characters as Printable.

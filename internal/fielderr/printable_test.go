@@ -30,6 +30,8 @@ func TestPrintableShowsWhatATerminalWouldActOn(t *testing.T) {
 		{"a Hangul filler, a letter no terminal shows", "a\u3164b\u115fc", `a\u3164b\u115fc`},
 		{"the Hangul fillers and Khmer inherent vowels a terminal draws as nothing", "\u1160\uffa0\u17b4\u17b5", `\u1160\uffa0\u17b4\u17b5`},
 		{"the blank Braille pattern, a symbol drawn as a space", "to\u2800ken", `to\u2800ken`},
+		{"the null notehead, drawn blank", "to\U0001D159ken", `to\U0001d159ken`},
+		{"the Khitan filler, drawn blank", "to\U00016FE4ken", `to\U00016fe4ken`},
 		{"a Braille pattern with dots is kept", "\u2801\u28ff", "\u2801\u28ff"},
 		{"a combining mark that shows is kept", "e\u0301 n\u0303", "e\u0301 n\u0303"},
 		{"an emoji's variation selector is kept", "\u2764\ufe0f", "\u2764\ufe0f"},
@@ -67,9 +69,9 @@ func FuzzPrintable(f *testing.F) {
 
 // visible is what a terminal shows: a printable character that is not
 // default-ignorable (U+034F, U+3164) but for a variation selector, nor the
-// blank Braille pattern.
+// symbols fonts draw blank.
 func visible(r rune) bool {
-	return unicode.IsPrint(r) && !unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) && r != '\u2800'
+	return unicode.IsPrint(r) && !unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) && r != '\u2800' && r != '\U0001D159' && r != '\U00016FE4'
 }
 
 // F1 (issue #65): Printable, Quote and Join escape the same characters, so

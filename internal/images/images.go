@@ -226,7 +226,7 @@ func (r PublishRequest) Targets() ([]Target, error) {
 		errs = append(errs, errors.New("--repository: required: where the images go, with {kind} for frontend, backend and codeasdata, e.g. registry.example.com/team/app-{kind}"))
 	case !strings.Contains(r.Repository, KindPlaceholder):
 		errs = append(errs, fmt.Errorf("--repository %s: put {kind} where frontend, backend and codeasdata go, e.g. %s-{kind}: the three images need three names",
-			fielderr.Quote(r.Repository), fielderr.Cut(r.Repository, 80)))
+			fielderr.Quote(r.Repository), fielderr.Cut(fielderr.Printable(r.Repository), 80)))
 	default:
 		for _, k := range kinds {
 			full := strings.ReplaceAll(r.Repository, KindPlaceholder, string(k))

@@ -112,6 +112,8 @@ func TestPublishRefusesBadNamesBeforeBuilding(t *testing.T) {
 			[]string{`"team/app-frontend" is not a repository name with its registry`}},
 		{"no {kind}", PublishRequest{Repository: "r.example.com/team/app", Tags: []string{"1"}},
 			[]string{`--repository "r.example.com/team/app": put {kind} where frontend, backend and codeasdata go`}},
+		{"no {kind}, with control characters", PublishRequest{Repository: "r.example.com/app\x1b[2J\u202e\u009b", Tags: []string{"1"}},
+			[]string{`e.g. r.example.com/app\x1b[2J\u202e\u009b-{kind}:`}},
 		{"a first part that only looks like a host", PublishRequest{Repository: "r_1.example.com/team/{kind}", Tags: []string{"1"}},
 			[]string{`--repository "r_1.example.com/team/{kind}": "r_1.example.com" is not a registry host`}},
 		{"a tag in the repository", PublishRequest{Repository: "r.example.com/team/{kind}:1", Tags: []string{"1"}},

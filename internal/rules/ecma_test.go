@@ -54,6 +54,8 @@ func TestCompileExplainsWhatJavaScriptRejects(t *testing.T) {
 		{`x{3,2}`, `numbers out of order in the {3,2} quantifier`},
 		{`[z-a]`, `range out of order in character class`},
 		{`\k<x>(?<n>a)`, `\k<x> names no group of the pattern`},
+		{"(?<a>x)\\k<\u3164>", `\k<\u3164> names no group of the pattern`},
+		{"(?<a>x)\\k<a\x1b[2J>", `\k<a\x1b[2J>: a group's name is an identifier`},
 		{`(`, `unterminated group`},
 		{`a)`, `unmatched ")"`},
 		{`[a`, `unterminated character class`},

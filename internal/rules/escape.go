@@ -182,7 +182,7 @@ func (t *translator) backrefName() error {
 	}
 	name, ok := groupName(t.src[t.i+1 : t.i+end])
 	if !ok {
-		return t.fail(`\k<%s>: a group's name is an identifier`, fielderr.Cut(string(t.src[t.i+1:t.i+end]), fielderr.MaxValue))
+		return t.fail(`\k<%s>: a group's name is an identifier`, fielderr.Cut(fielderr.Printable(string(t.src[t.i+1:t.i+end])), fielderr.MaxValue))
 	}
 	t.i += end + 1
 	t.refs = append(t.refs, name)

@@ -56,7 +56,7 @@ func read(pattern string) (*translator, error) {
 	}
 	for _, name := range t.refs {
 		if !t.declared[name] {
-			return nil, fmt.Errorf(`\k<%s> names no group of the pattern`, fielderr.Cut(name, fielderr.MaxValue))
+			return nil, fmt.Errorf(`\k<%s> names no group of the pattern`, fielderr.Cut(fielderr.Printable(name), fielderr.MaxValue))
 		}
 	}
 	t.root = t.frames[0].b.body(len(t.src))
