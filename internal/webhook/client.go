@@ -282,7 +282,7 @@ func (p *Prepared) Send(ctx context.Context, body []byte) (*Receipt, error) {
 		if err == nil {
 			defer resp.Body.Close()
 			rec.Status = resp.StatusCode
-			err = p.readResponse(resp, rec)
+			err = p.readResponse(ctx, resp, rec)
 			rec.DurationMs = time.Since(start).Milliseconds()
 			return rec, err
 		}
@@ -340,12 +340,12 @@ func (p *Prepared) client() *http.Client {
 	}
 }
 
-func (p *Prepared) readResponse(resp *http.Response, rec *Receipt) error {
+func (p *Prepared) readResponse(ctx context.Context, resp *http.Response, rec *Receipt) error {
 	status := fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 	if resp.StatusCode == http.StatusOK {
 		data, err := p.readBody(resp)
 		if err != nil {
-			rec.Warnings = append(rec.Warnings, "HTTP 200, but the response body could not be read: "+p.text(err.Error()))
+			rec.Warnings = append(rec.Warnings, "HTTP 200, but the response body could not be read: "+p.unread(ctx, err))
 			return nil
 		}
 		switch message, ok := messageOf(data); {
@@ -359,8 +359,11 @@ func (p *Prepared) readResponse(resp *http.Response, rec *Receipt) error {
 		}
 		return nil
 	}
-	data, _ := p.readBody(resp)
+	data, err := p.readBody(resp)
 	body := p.excerpt(data)
+	if err != nil {
+		body += " [cut: " + p.unread(ctx, err) + "]"
+	}
 	// the interface has a failed request's body written out: the log holds
 	// it whole (up to MaxErrorBody), as an error a person reads may be cut
 	p.cfg.Logf("%s answered %s; response body:\n%s", p.shown, status, body)
@@ -403,6 +406,15 @@ func (p *Prepared) excerpt(data []byte) string {
 		end--
 	}
 	return fielderr.Printable(p.scrubber.ScrubCut(string(data[:end]))) + fmt.Sprintf("… [truncated after %d bytes]", p.cfg.MaxErrorBody)
+}
+
+// unread says why a body could not be read whole: the time limit, named,
+// when it ended the read.
+func (p *Prepared) unread(ctx context.Context, err error) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Sprintf("the answer did not end within the overall time limit of %s", p.cfg.Timeout)
+	}
+	return p.text(err.Error())
 }
 
 // readBody reads what excerpt shows, and one byte more to tell it was cut.

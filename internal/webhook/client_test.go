@@ -261,6 +261,42 @@ func TestASlowServerHitsTheOverallTimeoutAndIsNotRetried(t *testing.T) {
 	leaks.AssertClean(t, token, "t0ken-value")
 }
 
+// A server that sends its status, then drips its body past the overall
+// time limit: the call ends at the limit, and what it says names the limit,
+// in the receipt's warning on a 200 and in the error's body otherwise.
+func TestADrippingBodyEndsAtTheTimeLimitAndSaysSo(t *testing.T) {
+	for _, status := range []int{http.StatusOK, http.StatusBadGateway} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			leaks := &leaktest.Recorder{}
+			srv, _ := counting(t, func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(status)
+				io.WriteString(w, `{"message":"`)
+				for r.Context().Err() == nil {
+					if _, err := io.WriteString(w, "s"); err != nil {
+						return
+					}
+					w.(http.Flusher).Flush()
+					time.Sleep(20 * time.Millisecond)
+				}
+			})
+			cfg := tlsConfig(srv)
+			cfg.Timeout = 300 * time.Millisecond
+			start := time.Now()
+			rec, err := send(t, cfg, leaks)
+			assert.Less(t, time.Since(start), 3*time.Second)
+			const said = "the answer did not end within the overall time limit of 300ms"
+			if status == http.StatusOK {
+				require.NoError(t, err)
+				assert.Equal(t, []string{"HTTP 200, but the response body could not be read: " + said}, rec.Warnings)
+			} else {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), `Response body: {"message":"s`)
+				assert.Contains(t, err.Error(), "[cut: "+said+"]")
+			}
+		})
+	}
+}
+
 // rawServer accepts TCP connections on loopback and hands each to handle,
 // for behaviour no HTTP server would show.
 func rawServer(t *testing.T, handle func(net.Conn)) net.Listener {
