@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -168,8 +169,8 @@ func imageTarball(t *testing.T, dir string, img v1.Image) string {
 func TestPushReadsAHugeErrorAnswerInBoundedTimeAndMemory(t *testing.T) {
 	const password = "Reg1stry-Passw0rd-Sekret"
 	for name, body := range map[string]string{
-		"64 MiB of escapes":           strings.Repeat(`%41<b>&#x41;\u0041`, 64<<20/18),
-		"the password across the cut": strings.Repeat("x", 8<<10-60-12) + password + strings.Repeat("y", 1<<20),
+		"64 MiB of escapes":         strings.Repeat(`%41<b>&#x41;\u0041`, 64<<20/18),
+		"the password, then 64 MiB": password + strings.Repeat(`%41<b>&#x41;\u0041`, 64<<20/18),
 	} {
 		t.Run(name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -212,4 +213,38 @@ func TestPushReadsAHugeErrorAnswerInBoundedTimeAndMemory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A token endpoint answering a success of 256 MiB, fast: the push fails
+// in bounded memory, saying the answer was too large.
+func TestPushRefusesAHugeSuccessfulAnswer(t *testing.T) {
+	token := `{"token":"` + strings.Repeat("a", 256<<20) + `"}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/token") {
+			io.WriteString(w, token)
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="http://`+r.Host+`/token",service="reg"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	dir := t.TempDir()
+	layoutDir := filepath.Join(dir, "layout")
+	p, err := layout.Write(layoutDir, empty.Index)
+	require.NoError(t, err)
+	img, err := random.Image(64, 1)
+	require.NoError(t, err)
+	require.NoError(t, p.AppendImage(img))
+	req, _ := json.Marshal(ocipublish.Request{Kind: "backend", Refs: []string{u.Host + "/team/backend:1"}, Timeout: "1m"})
+	reqFile := filepath.Join(dir, "request.json")
+	require.NoError(t, os.WriteFile(reqFile, req, 0o600))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var stdout, stderr bytes.Buffer
+	code := OCIPublish(context.Background(), []string{"push", "-request", reqFile, "-layout", layoutDir}, os.Getenv, &stdout, &stderr)
+	runtime.ReadMemStats(&after)
+	assert.Equal(t, 1, code)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(256<<20), "bytes allocated")
+	assert.Contains(t, stderr.String(), "the registry's answer is over 8 MiB, more than a manifest or a token")
 }

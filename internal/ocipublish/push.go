@@ -121,7 +121,7 @@ func (r Request) parse(ctx context.Context, password secret.Text) (_ *target, ca
 	}
 	t.ctx, cancel = context.WithTimeoutCause(ctx, limit, fmt.Errorf("the push did not finish within %s", limit))
 	t.opts = []remote.Option{remote.WithContext(t.ctx), remote.WithAuth(auth), remote.WithJobs(4),
-		remote.WithTransport(boundedErrors{remote.DefaultTransport})}
+		remote.WithTransport(boundedAnswers{remote.DefaultTransport})}
 	return t, cancel, nil
 }
 
@@ -270,32 +270,59 @@ func holdingWhat(h v1.Hash) string {
 	return h.String()
 }
 
-// errorBodyLimit bounds what is read of a registry's error answer, which
-// go-containerregistry reads whole into its error: a registry answering
-// an endless or huge body costs no more than this. errorTextRead, less,
-// is what wrap scrubs of an error's text, so a body cut at the limit is
-// always scrubbed as cut (a spelling of the password the cut ends is
-// hidden too).
+// What is read of a registry's answers, which go-containerregistry reads
+// whole: an error's body is cut at errorBodyLimit (errorTextRead of its
+// text, less, is what wrap scrubs, so a body cut at the limit is always
+// scrubbed as cut); any other answer over answerLimit fails the push. A
+// push reads no blob, only manifests (at most 4 MiB in the distribution
+// registry), tokens and upload locations, so an endless or huge answer
+// costs no more than these.
 const (
 	errorBodyLimit = 64 << 10
 	errorTextRead  = 8 << 10
+	answerLimit    = 8 << 20
 )
 
-// boundedErrors cuts the body of every answer that is not a success to
-// errorBodyLimit; successes (manifests, blobs, tokens) are read by their
-// size and digest and bounded by the push's time limit.
-type boundedErrors struct{ http.RoundTripper }
+// boundedAnswers bounds every answer's body: errorBodyLimit, answerLimit.
+type boundedAnswers struct{ http.RoundTripper }
 
-func (b boundedErrors) RoundTrip(r *http.Request) (*http.Response, error) {
+func (b boundedAnswers) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := b.RoundTripper.RoundTrip(r)
-	if err == nil && resp.StatusCode >= http.StatusBadRequest {
+	switch {
+	case err != nil:
+	case resp.StatusCode >= http.StatusBadRequest:
 		resp.Body = struct {
 			io.Reader
 			io.Closer
 		}{io.LimitReader(resp.Body, errorBodyLimit), resp.Body}
+	default:
+		resp.Body = &overLimit{rc: resp.Body, left: answerLimit}
 	}
 	return resp, err
 }
+
+var errOverLimit = fmt.Errorf("the registry's answer is over %d MiB, more than a manifest or a token", answerLimit>>20)
+
+// overLimit reads rc, failing once more than left bytes came.
+type overLimit struct {
+	rc   io.ReadCloser
+	left int64
+}
+
+func (o *overLimit) Read(p []byte) (int, error) {
+	if o.left < 0 {
+		return 0, errOverLimit
+	}
+	p = p[:min(int64(len(p)), o.left+1)]
+	n, err := o.rc.Read(p)
+	o.left -= int64(n)
+	if o.left < 0 {
+		return n, errOverLimit
+	}
+	return n, err
+}
+
+func (o *overLimit) Close() error { return o.rc.Close() }
 
 // wrap says what failed, in words the registry's answer cannot forge: the
 // time limit when it stopped the push, a refused login's flags first, a
