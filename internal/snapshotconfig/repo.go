@@ -79,8 +79,9 @@ const (
 	readmePathText = `/:[A-Za-z_][A-Za-z0-9_]*|/(?:ORG|ORGANI[SZ]ATION|OWNER|USER|USERNAME|GROUP|NAMESPACE|PROJECT|REPO|REPOSITORY|ORG_NAME|REPO_NAME)(?:/|\.git)|/(?i:your)[-_][A-Za-z0-9_-]*`
 	// addressOnlyText is what the address (past the user-info) may not hold
 	// besides placeholderText: <…> HTML-escaped or percent-encoded, either
-	// bracket alone, and a URI template's {owner}.
-	addressOnlyText = `(?i:&lt;|&#0*60;|&#x0*3c;|%3c)(?:[^/?#<>&%]*(?i:&gt;|&#0*62;|&#x0*3e;|%3e))?|(?i:&gt;|&#0*62;|&#x0*3e;|%3e)|\{[^{}/]*\}`
+	// bracket alone, a URI template's {owner}, a [[repo]] and a pipeline
+	// template's __REPO__.
+	addressOnlyText = `(?i:&lt;|&#0*60;|&#x0*3c;|%3c)(?:[^/?#<>&%]*(?i:&gt;|&#0*62;|&#x0*3e;|%3e))?|(?i:&gt;|&#0*62;|&#x0*3e;|%3e)|\{[^{}/]*\}|\[\[[^\[\]/]*\]\]|__[A-Z][A-Z0-9_]*__`
 	// addressPlaceholderText is every placeholder searched for in the address.
 	addressPlaceholderText = placeholderText + `|` + addressOnlyText + `|` + readmePathText
 )
@@ -326,6 +327,10 @@ func checkUserinfo(raw string) error {
 	}
 	if badPercent {
 		bad = append(bad, `"%" not followed by two hexadecimal digits`)
+	}
+	if user, token, hasToken := strings.Cut(userinfo, ":"); len(bad) == 0 && hasToken && token == "" {
+		return fmt.Errorf("the user-info %s has an empty token after the \":\" (a variable that was empty when the file was written?): "+
+			"git.repo carries no token; leave the user-info out and give the token apart (%s)", fielderr.Quote(user+":"), tokenFlag)
 	}
 	if len(bad) == 0 {
 		return nil

@@ -353,6 +353,9 @@ func TestAReadmesStandInIsRefusedAndARealNameTaken(t *testing.T) {
 		{"https://github.com/ORG/REPO.git", `"/ORG/" is a placeholder left in the address`},
 		{"https://github.com/team/REPO.git", `"/REPO.git" is a placeholder`},
 		{"https://github.com/your-org/your-repo.git", `"/your-org" and "/your-repo" are placeholders left in the address`},
+		{"https://github.com/org/[[repo]].git", `"[[repo]]" is a placeholder left in the address`},
+		{"https://github.com/org/__REPO__.git", `"__REPO__" is a placeholder left in the address`},
+		{"https://oauth2:@gitlab.com/org/repo.git", `the user-info "oauth2:" has an empty token after the ":" (a variable that was empty when the file was written?): git.repo carries no token; leave the user-info out and give the token apart (push --git-token`},
 		{"https://github.com/org/repo.git?token=${GIT_TOKEN}", `must not have a query or fragment (not shown): git.repo carries no token or other setting; remove it and give the token apart (push --git-token`},
 	} {
 		_, err := Parse([]byte(withGitSection(tc.repo, "main", "m")))
@@ -365,6 +368,8 @@ func TestAReadmesStandInIsRefusedAndARealNameTaken(t *testing.T) {
 		"https://github.com/yourcompany/tokens.git",
 		"https://github.com/Org/Repo.git",
 		"https://github.com/team/REPORTS.git",
+		"https://github.com/team/__init__.git",
+		"https://oauth2@gitlab.com/org/repo.git",
 		"https://github.com/team/repo:x.git",
 		"https://x-access-token:ghp_Tq7wMx2Rb9Lk4Vz8Nc3Hs6Jd5Fp1Ya0Ue@github.com/org/repo.git",
 		"https://tokenbot:s3cret-passw0rd@git.example.com/org/repo.git",
