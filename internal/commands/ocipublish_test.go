@@ -76,25 +76,13 @@ func TestPushNeverSaysThePasswordARegistryEchoes(t *testing.T) {
 	}))
 	defer srv.Close()
 	u, _ := url.Parse(srv.URL)
-	dir := t.TempDir()
-	layoutDir := filepath.Join(dir, "layout")
-	p, err := layout.Write(layoutDir, empty.Index)
-	require.NoError(t, err)
-	img, err := random.Image(64, 1)
-	require.NoError(t, err)
-	require.NoError(t, p.AppendImage(img))
-	req, _ := json.Marshal(ocipublish.Request{Kind: "backend", Refs: []string{u.Host + "/team/backend:1"}, Username: "ci", Timeout: "1m"})
-	reqFile := filepath.Join(dir, "request.json")
-	require.NoError(t, os.WriteFile(reqFile, req, 0o600))
-	var stdout, stderr bytes.Buffer
-	env := func(k string) string { return map[string]string{"REGISTRY_PASSWORD": password}[k] }
-	code := OCIPublish(context.Background(), []string{"push", "-request", reqFile, "-layout", layoutDir}, env, &stdout, &stderr)
+	code, stdout, stderr := pushOne(t, u.Host, "ci", password)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr.String(), "oci-publish: the backend image: push "+u.Host+"/team/backend:1: ")
-	assert.Contains(t, stderr.String(), "DENIED: *** as Basic ", "the registry's words, the password hidden")
-	assert.NotContains(t, stderr.String(), password)
-	assert.NotContains(t, stderr.String(), base64.StdEncoding.EncodeToString([]byte("ci:"+password)))
-	assert.Empty(t, stdout.String())
+	assert.Contains(t, stderr, "oci-publish: the backend image: push "+u.Host+"/team/backend:1: ")
+	assert.Contains(t, stderr, "DENIED: *** as Basic ", "the registry's words, the password hidden")
+	assert.NotContains(t, stderr, password)
+	assert.NotContains(t, stderr, base64.StdEncoding.EncodeToString([]byte("ci:"+password)))
+	assert.Empty(t, stdout)
 }
 
 func TestNormalizingTwiceWritesTheSameLayout(t *testing.T) {
@@ -185,31 +173,19 @@ func TestPushReadsAHugeErrorAnswerInBoundedTimeAndMemory(t *testing.T) {
 			}))
 			defer srv.Close()
 			u, _ := url.Parse(srv.URL)
-			dir := t.TempDir()
-			layoutDir := filepath.Join(dir, "layout")
-			p, err := layout.Write(layoutDir, empty.Index)
-			require.NoError(t, err)
-			img, err := random.Image(64, 1)
-			require.NoError(t, err)
-			require.NoError(t, p.AppendImage(img))
-			req, _ := json.Marshal(ocipublish.Request{Kind: "backend", Refs: []string{u.Host + "/team/backend:1"}, Username: "ci", Timeout: "1m"})
-			reqFile := filepath.Join(dir, "request.json")
-			require.NoError(t, os.WriteFile(reqFile, req, 0o600))
-			env := func(k string) string { return map[string]string{"REGISTRY_PASSWORD": password}[k] }
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			start := time.Now()
-			var stdout, stderr bytes.Buffer
-			code := OCIPublish(context.Background(), []string{"push", "-request", reqFile, "-layout", layoutDir}, env, &stdout, &stderr)
+			code, _, stderr := pushOne(t, u.Host, "ci", password)
 			took := time.Since(start)
 			runtime.ReadMemStats(&after)
 			assert.Equal(t, 1, code)
 			assert.Less(t, took, 10*time.Second)
 			assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(256<<20), "bytes allocated")
-			assert.Less(t, stderr.Len(), 1024)
-			assert.Contains(t, stderr.String(), "oci-publish: the backend image: push "+u.Host+"/team/backend:1: ")
+			assert.Less(t, len(stderr), 1024)
+			assert.Contains(t, stderr, "oci-publish: the backend image: push "+u.Host+"/team/backend:1: ")
 			for i := 4; i <= len(password); i++ {
-				assert.NotContains(t, stderr.String(), password[:i])
+				assert.NotContains(t, stderr, password[:i])
 			}
 		})
 	}
@@ -229,6 +205,19 @@ func TestPushRefusesAHugeSuccessfulAnswer(t *testing.T) {
 	}))
 	defer srv.Close()
 	u, _ := url.Parse(srv.URL)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	code, _, stderr := pushOne(t, u.Host, "", "")
+	runtime.ReadMemStats(&after)
+	assert.Equal(t, 1, code)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(256<<20), "bytes allocated")
+	assert.Contains(t, stderr, "the registry's answer is over 8 MiB, more than a manifest or a token")
+}
+
+// pushOne runs `oci-publish push` of a one-image layout to host's
+// team/backend:1 as username with password: its exit code and output.
+func pushOne(t *testing.T, host, username, password string) (code int, stdout, stderr string) {
+	t.Helper()
 	dir := t.TempDir()
 	layoutDir := filepath.Join(dir, "layout")
 	p, err := layout.Write(layoutDir, empty.Index)
@@ -236,15 +225,11 @@ func TestPushRefusesAHugeSuccessfulAnswer(t *testing.T) {
 	img, err := random.Image(64, 1)
 	require.NoError(t, err)
 	require.NoError(t, p.AppendImage(img))
-	req, _ := json.Marshal(ocipublish.Request{Kind: "backend", Refs: []string{u.Host + "/team/backend:1"}, Timeout: "1m"})
+	req, _ := json.Marshal(ocipublish.Request{Kind: "backend", Refs: []string{host + "/team/backend:1"}, Username: username, Timeout: "1m"})
 	reqFile := filepath.Join(dir, "request.json")
 	require.NoError(t, os.WriteFile(reqFile, req, 0o600))
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	var stdout, stderr bytes.Buffer
-	code := OCIPublish(context.Background(), []string{"push", "-request", reqFile, "-layout", layoutDir}, os.Getenv, &stdout, &stderr)
-	runtime.ReadMemStats(&after)
-	assert.Equal(t, 1, code)
-	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(256<<20), "bytes allocated")
-	assert.Contains(t, stderr.String(), "the registry's answer is over 8 MiB, more than a manifest or a token")
+	env := func(k string) string { return map[string]string{"REGISTRY_PASSWORD": password}[k] }
+	var out, errOut bytes.Buffer
+	code = OCIPublish(context.Background(), []string{"push", "-request", reqFile, "-layout", layoutDir}, env, &out, &errOut)
+	return code, out.String(), errOut.String()
 }
