@@ -241,6 +241,9 @@ func FuzzScrubLeavesNoSpellingOfTheSecret(f *testing.F) {
 // echoed across lines is found past it, and the prefix elsewhere is kept.
 func TestScrubReadsPastGitsRemotePrefix(t *testing.T) {
 	s := NewScrubber(secret.New(tok))
+	for _, split := range []string{"\nremote: ", "        \rremote: ", "\r\rremote: "} {
+		assert.NotContains(t, s.Scrub("remote: denied for "+tok[:12]+split+tok[12:]), tok[12:], "%q", split)
+	}
 	out := s.Scrub("remote: denied for " + tok[:12] + "\nremote: " + tok[12:] + "\nremote: done")
 	assert.Equal(t, "remote: denied for ***\nremote: done", out)
 }

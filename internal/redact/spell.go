@@ -40,9 +40,10 @@ func spellings(text string, at int, buf []spelling) (_ []spelling, read int) {
 		buf = append(buf, spelling{string(r - fullWidthOffset), size})
 	}
 	switch rest[0] {
-	case '\n':
+	case '\n', '\r':
+		// git starts a "remote: " line at a CR as at an LF
 		if strings.HasPrefix(rest[1:], gitRemote) {
-			buf = append(buf, spelling{"\n", 1 + len(gitRemote)})
+			buf = append(buf, spelling{rest[:1], 1 + len(gitRemote)})
 		}
 	case '+':
 		buf = append(buf, spelling{" ", 1})
