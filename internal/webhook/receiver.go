@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"dagger/lowcode-pipeline/internal/fielderr"
+	"dagger/lowcode-pipeline/internal/redact"
 	"dagger/lowcode-pipeline/internal/secret"
 )
 
@@ -33,7 +35,8 @@ type Receiver struct {
 	// Validate checks a payload; a non-nil error is answered with 422 and,
 	// when it is a list of problems (json.Marshaler), with that list.
 	Validate func([]byte) error
-	// Logf receives a line per request; it never holds the token.
+	// Logf receives a line per request, printable and short; it never
+	// holds the token.
 	Logf func(format string, args ...any)
 
 	mu         sync.Mutex
@@ -53,7 +56,8 @@ const DeliveriesPath = "/_deliveries"
 func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	status, answer := r.handle(req)
 	if r.Logf != nil {
-		r.Logf("%s %s -> %d", req.Method, req.URL.Path, status)
+		path := redact.NewScrubber(r.Token).Scrub(req.URL.Path)
+		r.Logf("%s %s -> %d", fielderr.Cut(fielderr.Printable(req.Method), 40), fielderr.Cut(fielderr.Printable(path), maxShownURL), status)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -73,7 +77,7 @@ func (r *Receiver) handle(req *http.Request) (int, any) {
 		return http.StatusOK, r.Deliveries()
 	}
 	if req.Method != http.MethodPost {
-		return http.StatusMethodNotAllowed, errorAnswer{Error: "method " + req.Method + " not allowed: the webhook takes POST"}
+		return http.StatusMethodNotAllowed, errorAnswer{Error: "method " + fielderr.Quote(req.Method) + " not allowed: the webhook takes POST"}
 	}
 	if mt, _, err := mime.ParseMediaType(req.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		return http.StatusUnsupportedMediaType, errorAnswer{Error: "Content-Type must be application/json"}

@@ -3,15 +3,18 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/payload"
 	"dagger/lowcode-pipeline/internal/secret"
 	"dagger/lowcode-pipeline/internal/testsupport/leaktest"
@@ -32,7 +35,7 @@ func TestReceiverChecksWhatThePlatformChecks(t *testing.T) {
 		status                                int
 		answer                                string
 	}{
-		{"a GET is refused", "GET", "application/json", "Bearer " + token, "{}", 405, `"error":"method GET not allowed`},
+		{"a GET is refused", "GET", "application/json", "Bearer " + token, "{}", 405, `"error":"method \"GET\" not allowed`},
 		{"a form post is refused", "POST", "application/x-www-form-urlencoded", "Bearer " + token, "{}", 415, "Content-Type must be application/json"},
 		{"no token", "POST", "application/json", "", "{}", 401, "missing Authorization: Bearer"},
 		{"basic auth is not a bearer token", "POST", "application/json", "Basic " + token, "{}", 401, "missing Authorization"},
@@ -63,6 +66,36 @@ func TestReceiverChecksWhatThePlatformChecks(t *testing.T) {
 	assert.Equal(t, "/acme/prod", r.Deliveries()[0].Path)
 	assert.JSONEq(t, `{"frontend":{"image":"reg.example.com/front:1"}}`, string(r.Deliveries()[0].Payload))
 	leaks.AssertClean(t, token, "t0ken-value")
+}
+
+// A client's method and path reach the receiver's log and answer printable,
+// short, and without the token, whatever it sends (a raw request: no
+// client library would send these).
+func TestTheReceiverSaysAClientsWordsPrintableShortAndWithoutTheToken(t *testing.T) {
+	for _, tc := range []struct{ name, method, target string }{
+		{"escapes in the path", "POST", "/%1B%5B2J%1B%5D0;pwned%07"},
+		{"bidi, C1 and a forged line", "PUT", "/ok%E2%80%AEtxt%C2%9B31m%0D%0Afake"},
+		{"the token in the path", "POST", "/hook/" + token},
+		{"a huge method", strings.Repeat("M", 500_000), "/"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var lines []string
+			r := &Receiver{Token: secret.New(token), Logf: func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) }}
+			req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader("{}"))
+			req.Method = tc.method
+			req.URL.Path, _ = url.PathUnescape(tc.target)
+			rec := httptest.NewRecorder()
+			r.ServeHTTP(rec, req)
+			require.Len(t, lines, 1)
+			answer := rec.Body.String()
+			assert.Equal(t, fielderr.Printable(lines[0]), lines[0])
+			assert.Equal(t, fielderr.PrintableJSON([]byte(answer)), answer)
+			for _, said := range []string{lines[0], answer} {
+				assert.NotContains(t, said, token)
+				assert.Less(t, len(said), 1024)
+			}
+		})
+	}
 }
 
 func TestClientAndReceiverEndToEnd(t *testing.T) {
