@@ -120,8 +120,7 @@ func (r Request) parse(ctx context.Context, password secret.Text) (_ *target, ca
 		auth = authn.FromConfig(authn.AuthConfig{Username: r.Username, Password: password.Reveal()})
 	}
 	t.ctx, cancel = context.WithTimeoutCause(ctx, limit, fmt.Errorf("the push did not finish within %s", limit))
-	t.opts = []remote.Option{remote.WithContext(t.ctx), remote.WithAuth(auth), remote.WithJobs(4),
-		remote.WithTransport(boundedAnswers{remote.DefaultTransport})}
+	t.opts = []remote.Option{remote.WithContext(t.ctx), remote.WithAuth(auth), remote.WithJobs(4)}
 	return t, cancel, nil
 }
 
@@ -270,60 +269,6 @@ func holdingWhat(h v1.Hash) string {
 	return h.String()
 }
 
-// What is read of a registry's answers, which go-containerregistry reads
-// whole: an error's body is cut at errorBodyLimit (errorTextRead of its
-// text, less, is what wrap scrubs, so a body cut at the limit is always
-// scrubbed as cut); any other answer over answerLimit fails the push. A
-// push reads no blob, only manifests (at most 4 MiB in the distribution
-// registry), tokens and upload locations, so an endless or huge answer
-// costs no more than these.
-const (
-	errorBodyLimit = 64 << 10
-	errorTextRead  = 8 << 10
-	answerLimit    = 8 << 20
-)
-
-// boundedAnswers bounds every answer's body: errorBodyLimit, answerLimit.
-type boundedAnswers struct{ http.RoundTripper }
-
-func (b boundedAnswers) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := b.RoundTripper.RoundTrip(r)
-	switch {
-	case err != nil:
-	case resp.StatusCode >= http.StatusBadRequest:
-		resp.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.LimitReader(resp.Body, errorBodyLimit), resp.Body}
-	default:
-		resp.Body = &overLimit{rc: resp.Body, left: answerLimit}
-	}
-	return resp, err
-}
-
-var errOverLimit = fmt.Errorf("the registry's answer is over %d MiB, more than a manifest or a token", answerLimit>>20)
-
-// overLimit reads rc, failing once more than left bytes came.
-type overLimit struct {
-	rc   io.ReadCloser
-	left int64
-}
-
-func (o *overLimit) Read(p []byte) (int, error) {
-	if o.left < 0 {
-		return 0, errOverLimit
-	}
-	p = p[:min(int64(len(p)), o.left+1)]
-	n, err := o.rc.Read(p)
-	o.left -= int64(n)
-	if o.left < 0 {
-		return n, errOverLimit
-	}
-	return n, err
-}
-
-func (o *overLimit) Close() error { return o.rc.Close() }
-
 // wrap says what failed, in words the registry's answer cannot forge: the
 // time limit when it stopped the push, a refused login's flags first, a
 // certificate not trusted with the way out, the registry's words scrubbed of
@@ -334,13 +279,7 @@ func (t *target) wrap(what string, err error) error {
 	}
 	var terr *transport.Error
 	var verify *tls.CertificateVerificationError
-	said := err.Error()
-	if len(said) > errorTextRead {
-		said = t.scrub.ScrubCut(said[:errorTextRead])
-	} else {
-		said = t.scrub.Scrub(said)
-	}
-	said = fielderr.Cut(fielderr.Printable(said), 300)
+	said := fielderr.Cut(fielderr.Printable(t.scrub.Scrub(err.Error())), 300)
 	switch {
 	case errors.As(err, &verify):
 		said = "its certificate is not trusted here: give the engine its CA (README, \"A registry signed by a private CA\"): " + said
