@@ -54,6 +54,8 @@ func TestCompileExplainsWhatJavaScriptRejects(t *testing.T) {
 		{`x{3,2}`, `numbers out of order in the {3,2} quantifier`},
 		{`[z-a]`, `range out of order in character class`},
 		{`\k<x>(?<n>a)`, `\k<x> names no group of the pattern`},
+		{`^(.)(?i:\1)$`, `at offset 10: a back-reference inside a case-insensitive (?i:…) part`},
+		{`^(?<x>.)(?i:\k<x>)$`, `put the back-reference outside (?i:…)`},
 		{"(?<a>x)\\k<\u3164>", `\k<\u3164> names no group of the pattern`},
 		{"(?<a>x)\\k<a\x1b[2J>", `\k<a\x1b[2J>: a group's name is an identifier`},
 		{`(`, `unterminated group`},
@@ -112,7 +114,8 @@ func TestMatchHasRegExpTestSemantics(t *testing.T) {
 		{"ǅ is Ǆ and ǆ", `^(?i:ǅ)$`, "ǆ", true},
 		{"a class escape is not widened", `^(?i:\W)$`, "\u212a", true},
 		{"an escaped letter folds", `^(?i:\x6b)$`, "K", true},
-		{"a case-insensitive back-reference", `^(?i:(a)\1)$`, "aA", true},
+		{"a back-reference to a case-insensitive group is compared as it was matched", `^(?i:(a))\1$`, "AA", true},
+		{"... and with its own case", `^(?i:(a))\1$`, "Aa", false},
 		{"a named group written with an escape", `^(?<\u0061b>x)\k<ab>$`, "xx", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

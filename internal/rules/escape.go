@@ -158,14 +158,12 @@ func (t *translator) numberedBackref(n int) error {
 			}
 		}
 		// (?:…) keeps a digit the translation writes next from joining the number
-		t.writeBackref(fmt.Sprintf(`(?:\%d)`, unnamed), []int{n})
-		return nil
+		return t.writeBackref(fmt.Sprintf(`(?:\%d)`, unnamed), []int{n})
 	}
 	if t.nameCount[name] > 1 {
 		return t.fail(`\%d refers to one of the groups named %s, a name the pattern gives more than one group: the module matches such a name as one group, so write \k<%s>, which refers to whichever of them took part`, n, fielderr.Quote(name), fielderr.Printable(name))
 	}
-	t.writeBackref(`\k<`+t.internalName(name)+`>`, []int{n})
-	return nil
+	return t.writeBackref(`\k<`+t.internalName(name)+`>`, []int{n})
 }
 
 func (t *translator) backrefName() error {
@@ -196,8 +194,7 @@ func (t *translator) backrefName() error {
 			refs = append(refs, i+1)
 		}
 	}
-	t.writeBackref(`\k<`+internal+`>`, refs)
-	return nil
+	return t.writeBackref(`\k<`+internal+`>`, refs)
 }
 
 func (t *translator) internalName(name string) string {

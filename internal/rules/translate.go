@@ -294,15 +294,19 @@ func (t *translator) writeUnits(units ...rune) {
 	t.write(b.String(), true)
 }
 
-// writeBackref writes a back-reference; in a case-insensitive part, regexp2
-// compares it by its own folding (Go's unicode.ToLower), the one place that
-// can differ from JavaScript's: a case-insensitive back-reference to text
-// with the Kelvin or Angstrom sign, ς, ϑ, µ or İ.
-func (t *translator) writeBackref(s string, refs []int) {
+// errCaseBackref marks a back-reference refused in a case-insensitive part.
+var errCaseBackref = errors.New(`a back-reference inside a case-insensitive (?i:…) part: the module would compare the text it refers to by another case folding than JavaScript's (the Kelvin sign, ß, ς, µ, İ), so where the rule sends an image could differ; put the back-reference outside (?i:…)`)
+
+// writeBackref writes a back-reference. One in a case-insensitive part is
+// refused: regexp2 compares it by its own folding (Go's unicode.ToLower),
+// not by JavaScript's Canonicalize, so text with the Kelvin or Angstrom
+// sign, ß, ς, ϑ, µ or İ would get another verdict than Node's.
+func (t *translator) writeBackref(s string, refs []int) error {
 	if t.ignoreCase() {
-		s = "(?i:" + s + ")"
+		return t.fail("%v", errCaseBackref)
 	}
 	t.leaf(s, &shape{kind: shapeBackref, refs: refs})
+	return nil
 }
 
 func unitText(c rune) string {
