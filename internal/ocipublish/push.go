@@ -120,7 +120,17 @@ func (r Request) parse(ctx context.Context, password secret.Text) (_ *target, ca
 		auth = authn.FromConfig(authn.AuthConfig{Username: r.Username, Password: password.Reveal()})
 	}
 	t.ctx, cancel = context.WithTimeoutCause(ctx, limit, fmt.Errorf("the push did not finish within %s", limit))
-	t.opts = []remote.Option{remote.WithContext(t.ctx), remote.WithAuth(auth), remote.WithJobs(4)}
+	// go-containerregistry v0.21.2 replaces its client when a mount widens
+	// the token's scope while other layers upload (a data race, its issue
+	// #2391; the fixed versions need newer golang.org/x modules than Dagger's
+	// Go SDK, which every fresh engine would compile again): a push that
+	// mounts uploads one layer at a time.
+	jobs := 4
+	if t.mount != nil {
+		jobs = 1
+	}
+	t.opts = []remote.Option{remote.WithContext(t.ctx), remote.WithAuth(auth), remote.WithJobs(jobs),
+		remote.WithTransport(boundedAnswers{remote.DefaultTransport})}
 	return t, cancel, nil
 }
 
@@ -269,6 +279,60 @@ func holdingWhat(h v1.Hash) string {
 	return h.String()
 }
 
+// What is read of a registry's answers, which go-containerregistry reads
+// whole: an error's body is cut at errorBodyLimit (errorTextRead of its
+// text, less, is what wrap scrubs, so a body cut at the limit is always
+// scrubbed as cut); any other answer over answerLimit fails the push. A
+// push reads no blob, only manifests (at most 4 MiB in the distribution
+// registry), tokens and upload locations, so an endless or huge answer
+// costs no more than these.
+const (
+	errorBodyLimit = 64 << 10
+	errorTextRead  = 8 << 10
+	answerLimit    = 8 << 20
+)
+
+// boundedAnswers bounds every answer's body: errorBodyLimit, answerLimit.
+type boundedAnswers struct{ http.RoundTripper }
+
+func (b boundedAnswers) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := b.RoundTripper.RoundTrip(r)
+	switch {
+	case err != nil:
+	case resp.StatusCode >= http.StatusBadRequest:
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.LimitReader(resp.Body, errorBodyLimit), resp.Body}
+	default:
+		resp.Body = &overLimit{rc: resp.Body, left: answerLimit}
+	}
+	return resp, err
+}
+
+var errOverLimit = fmt.Errorf("the registry's answer is over %d MiB, more than a manifest or a token", answerLimit>>20)
+
+// overLimit reads rc, failing once more than left bytes came.
+type overLimit struct {
+	rc   io.ReadCloser
+	left int64
+}
+
+func (o *overLimit) Read(p []byte) (int, error) {
+	if o.left < 0 {
+		return 0, errOverLimit
+	}
+	p = p[:min(int64(len(p)), o.left+1)]
+	n, err := o.rc.Read(p)
+	o.left -= int64(n)
+	if o.left < 0 {
+		return n, errOverLimit
+	}
+	return n, err
+}
+
+func (o *overLimit) Close() error { return o.rc.Close() }
+
 // wrap says what failed, in words the registry's answer cannot forge: the
 // time limit when it stopped the push, a refused login's flags first, a
 // certificate not trusted with the way out, the registry's words scrubbed of
@@ -279,7 +343,13 @@ func (t *target) wrap(what string, err error) error {
 	}
 	var terr *transport.Error
 	var verify *tls.CertificateVerificationError
-	said := fielderr.Cut(fielderr.Printable(t.scrub.Scrub(err.Error())), 300)
+	said := err.Error()
+	if len(said) > errorTextRead {
+		said = t.scrub.ScrubCut(said[:errorTextRead])
+	} else {
+		said = t.scrub.Scrub(said)
+	}
+	said = fielderr.Cut(fielderr.Printable(said), 300)
 	switch {
 	case errors.As(err, &verify):
 		said = "its certificate is not trusted here: give the engine its CA (README, \"A registry signed by a private CA\"): " + said
