@@ -431,9 +431,10 @@ func (w *walk) runsOff(j int) int {
 // break, another control character, a space, or a character a reader does
 // not see: a format character (U+200B, U+00AD, U+FEFF, U+2060, U+202E) or
 // another default-ignorable one (U+034F, U+3164, a variation selector), or
-// a combining mark (U+0336 striking a character through, U+0301).
+// a combining mark (U+0336 striking a character through, U+0301), or a
+// byte that is no UTF-8 (printed as \xff, or drawn as U+FFFD).
 func gap(means string) bool {
 	r, size := utf8.DecodeRuneInString(means)
-	return size == len(means) && (unicode.IsControl(r) || unicode.IsSpace(r) ||
+	return size == len(means) && (unicode.IsControl(r) || unicode.IsSpace(r) || r == utf8.RuneError ||
 		unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector, unicode.Mn, unicode.Me))
 }

@@ -241,6 +241,11 @@ func FuzzScrubLeavesNoSpellingOfTheSecret(f *testing.F) {
 // echoed across lines is found past it, and the prefix elsewhere is kept.
 func TestScrubReadsPastGitsRemotePrefix(t *testing.T) {
 	s := NewScrubber(secret.New(tok))
+	interleaved := ""
+	for _, c := range tok {
+		interleaved += string(c) + "\xff" // a byte that is no UTF-8, which Printable shows as \xff
+	}
+	assert.Equal(t, "remote: ***\xff", s.Scrub("remote: "+interleaved))
 	for _, split := range []string{"\nremote: ", "        \rremote: ", "\r\rremote: "} {
 		assert.NotContains(t, s.Scrub("remote: denied for "+tok[:12]+split+tok[12:]), tok[12:], "%q", split)
 	}
