@@ -79,9 +79,10 @@ const (
 	readmePathText = `/:[A-Za-z_][A-Za-z0-9_]*|/(?:ORG|ORGANI[SZ]ATION|OWNER|USER|USERNAME|GROUP|NAMESPACE|PROJECT|REPO|REPOSITORY|ORG_NAME|REPO_NAME)(?:/|\.git)|/(?i:your)[-_][A-Za-z0-9_-]*`
 	// addressOnlyText is what the address (past the user-info) may not hold
 	// besides placeholderText: <…> HTML-escaped or percent-encoded, either
-	// bracket alone, a URI template's {owner}, a [[repo]] and a pipeline
-	// template's __REPO__.
-	addressOnlyText = `(?i:&lt;|&#0*60;|&#x0*3c;|%3c)(?:[^/?#<>&%]*(?i:&gt;|&#0*62;|&#x0*3e;|%3e))?|(?i:&gt;|&#0*62;|&#x0*3e;|%3e)|\{[^{}/]*\}|\[\[[^\[\]/]*\]\]|__[A-Z][A-Z0-9_]*__`
+	// bracket alone, raw or escaped, a URI template's {owner}, a [[repo]], a
+	// pipeline template's __REPO__, ${ or $( left unclosed, and the
+	// interface's own template word, repository_url.
+	addressOnlyText = `(?i:&lt;|&#0*60;|&#x0*3c;|%3c)(?:[^/?#<>&%]*(?i:&gt;|&#0*62;|&#x0*3e;|%3e))?|(?i:&gt;|&#0*62;|&#x0*3e;|%3e)|[<>]|\{[^{}/]*\}|\[\[[^\[\]/]*\]\]|__[A-Z][A-Z0-9_]*__|\$[{(]|(?i:repository_url)`
 	// addressPlaceholderText is every placeholder searched for in the address.
 	addressPlaceholderText = placeholderText + `|` + addressOnlyText + `|` + readmePathText
 )
@@ -105,7 +106,14 @@ var (
 
 // placeholderPartText is what userinfoPlaceholder takes for a placeholder,
 // as one expression a whole user name or password (as git reads it) matches.
-const placeholderPartText = placeholderText + `|` + powerShellText + `|` + shellVariableText + `|` + maskedText + `|` + readmeText + `|(?s:.*)(?:` + htmlEscapedText + `)(?s:.*)`
+const placeholderPartText = placeholderText + `|` + powerShellText + `|` + shellVariableText + `|` + maskedText + `|` + readmeText + `|(?s:.*)(?:` + htmlEscapedText + `)(?s:.*)|` + leftoverText
+
+// leftoverText is a placeholder a shell or a hand left half done: quoted
+// ('$GIT_TOKEN'), followed by colons ($GIT_TOKEN:), or ${ or $( unclosed
+// before a name in capitals (never a token's shape, so it may be shown).
+const leftoverText = `'(?:` + placeholderText + `|` + shellVariableText + `)'|(?:` + placeholderText + `|` + shellVariableText + `):+|\$[{(][A-Z_][A-Z0-9_]*`
+
+var leftover = regexp.MustCompile(`^(?:` + leftoverText + `)$`)
 
 // userinfoPlaceholder says whether part, a user name or password that git
 // reads as read, is a placeholder, and how it is shown: whole when it
@@ -114,7 +122,7 @@ func userinfoPlaceholder(part, read string) (string, bool) {
 	switch {
 	case placeholderWhole.MatchString(read):
 		return fielderr.Quote(part), true
-	case masked.MatchString(read), readme.MatchString(read):
+	case masked.MatchString(read), readme.MatchString(read), leftover.MatchString(read):
 		return fielderr.Quote(part), true
 	case powerShellEnv.MatchString(read):
 		if _, name, _ := strings.Cut(read, ":"); upperName.MatchString(name) {
