@@ -336,9 +336,10 @@ func checkUserinfo(raw string) error {
 	if badPercent {
 		bad = append(bad, `"%" not followed by two hexadecimal digits`)
 	}
-	if user, token, hasToken := strings.Cut(userinfo, ":"); len(bad) == 0 && hasToken && token == "" {
-		return fmt.Errorf("the user-info %s has an empty token after the \":\" (a variable that was empty when the file was written?): "+
-			"git.repo carries no token; leave the user-info out and give the token apart (%s)", fielderr.Quote(user+":"), tokenFlag)
+	// the user name is not shown: it may be a token itself
+	if _, token, hasToken := strings.Cut(userinfo, ":"); len(bad) == 0 && hasToken && token == "" {
+		return fmt.Errorf("the user-info (before the @) has an empty token after its \":\" (a variable that was empty when the file was written?): "+
+			"git.repo carries no token; leave the user-info out and give the token apart (%s)", tokenFlag)
 	}
 	if len(bad) == 0 {
 		return nil

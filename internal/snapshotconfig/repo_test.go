@@ -361,7 +361,7 @@ func TestAReadmesStandInIsRefusedAndARealNameTaken(t *testing.T) {
 		{"https://x-access-token:$GIT_TOKEN:@github.com/org/repo.git", `"$GIT_TOKEN:" (where the token goes) is a placeholder`},
 		{"https://x-access-token:'$GIT_TOKEN'@github.com/org/repo.git", `"'$GIT_TOKEN'" (where the token goes) is a placeholder`},
 		{"https://github.com/org/__REPO__.git", `"__REPO__" is a placeholder left in the address`},
-		{"https://oauth2:@gitlab.com/org/repo.git", `the user-info "oauth2:" has an empty token after the ":" (a variable that was empty when the file was written?): git.repo carries no token; leave the user-info out and give the token apart (push --git-token`},
+		{"https://oauth2:@gitlab.com/org/repo.git", `the user-info (before the @) has an empty token after its ":" (a variable that was empty when the file was written?): git.repo carries no token; leave the user-info out and give the token apart (push --git-token`},
 		{"https://github.com/org/repo.git?token=${GIT_TOKEN}", `must not have a query or fragment (not shown): git.repo carries no token or other setting; remove it and give the token apart (push --git-token`},
 	} {
 		_, err := Parse([]byte(withGitSection(tc.repo, "main", "m")))
