@@ -18,7 +18,7 @@ import (
 const tokenFlag = "push --git-token env://GIT_TOKEN; toolkit-snapshot takes the same flag"
 
 func checkRepo(raw string) error {
-	for _, check := range []func(string) error{checkSpace, checkInvisible, checkPlaceholders, checkUserinfo, checkPort} {
+	for _, check := range []func(string) error{checkSpace, checkInvisible, checkPlaceholders, checkUserinfo, checkPort, checkSchemeTwice} {
 		if err := check(raw); err != nil {
 			return err
 		}
@@ -386,6 +386,17 @@ func percentDecoded(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// checkSchemeTwice refuses an address whose scheme is written twice
+// (https://https://host/…): git would look for a host named https.
+func checkSchemeTwice(raw string) error {
+	_, rest, _ := splitUserinfo(raw)
+	_, after, _ := strings.Cut(rest, "://")
+	if lower := strings.ToLower(after); strings.HasPrefix(lower, "https:") || strings.HasPrefix(lower, "http:") {
+		return errors.New("its scheme is written twice, so git would look for a host named https: write https://host/org/repo.git once")
+	}
+	return nil
 }
 
 // checkPort refuses a port out of 1–65535. One that is not a number is not

@@ -354,6 +354,7 @@ func TestAReadmesStandInIsRefusedAndARealNameTaken(t *testing.T) {
 		{"https://github.com/team/REPO.git", `"/REPO.git" is a placeholder`},
 		{"https://github.com/your-org/your-repo.git", `"/your-org" and "/your-repo" are placeholders left in the address`},
 		{"https://github.com/org/[[repo]].git", `"[[repo]]" is a placeholder left in the address`},
+		{"https://https://github.com/org/repo.git", `its scheme is written twice, so git would look for a host named https: write https://host/org/repo.git once`},
 		{"https://repository_url.git", `"repository_url" is a placeholder left in the address`},
 		{"https://github.com/${ORG/repo.git", `"${" is a placeholder left in the address`},
 		{"https://github.com/<org/repo.git", `"<" is a placeholder left in the address`},
