@@ -343,12 +343,7 @@ func (t *target) wrap(what string, err error) error {
 	}
 	var terr *transport.Error
 	var verify *tls.CertificateVerificationError
-	said := err.Error()
-	if len(said) > errorTextRead {
-		said = t.scrub.ScrubCut(said[:errorTextRead])
-	} else {
-		said = t.scrub.Scrub(said)
-	}
+	said, _ := t.scrub.ScrubAtMost(err.Error(), errorTextRead)
 	said = fielderr.Cut(fielderr.Printable(said), 300)
 	switch {
 	case errors.As(err, &verify):

@@ -215,6 +215,20 @@ func (s Scrubber) Scrub(text string) string { return s.scrub(text, false) }
 // spelling the end of the text cuts off, however early, is hidden too.
 func (s Scrubber) ScrubCut(text string) string { return s.scrub(text, true) }
 
+// ScrubAtMost is Scrub of text's first max bytes (cut before a character
+// that starts there), as ScrubCut when the cut left part of text out;
+// cut says whether it did.
+func (s Scrubber) ScrubAtMost(text string, max int) (_ string, cut bool) {
+	if len(text) <= max {
+		return s.Scrub(text), false
+	}
+	end := max
+	for end > 0 && !utf8.RuneStart(text[end]) {
+		end--
+	}
+	return s.ScrubCut(text[:end]), true
+}
+
 func (s Scrubber) scrub(text string, cut bool) string {
 	spans, ok := s.spans(text, cut)
 	if !ok {

@@ -252,3 +252,25 @@ func TestScrubReadsPastGitsRemotePrefix(t *testing.T) {
 	out := s.Scrub("remote: denied for " + tok[:12] + "\nremote: " + tok[12:] + "\nremote: done")
 	assert.Equal(t, "remote: denied for ***\nremote: done", out)
 }
+
+// ScrubAtMost scrubs a text whole when it fits, and its start as cut when
+// not: cut before a character, and a secret the cut ends hidden too.
+func TestScrubAtMostCutsBeforeACharacterAndHidesWhatTheCutEnds(t *testing.T) {
+	s := NewScrubber(secret.New(tok))
+	for _, tc := range []struct {
+		name, text string
+		max        int
+		want       string
+		cut        bool
+	}{
+		{"fits", "a " + tok + " b", 100, "a *** b", false},
+		{"the secret cut", "a " + tok, 10, "a ***", true},
+		{"a character not split", "aé", 2, "a", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, cut := s.ScrubAtMost(tc.text, tc.max)
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, tc.cut, cut)
+		})
+	}
+}

@@ -398,14 +398,11 @@ func (p *Prepared) excerpt(data []byte) string {
 	if len(data) == 0 {
 		return "(empty)"
 	}
-	if len(data) <= p.cfg.MaxErrorBody {
-		return p.text(string(data))
+	shown, cut := p.scrubber.ScrubAtMost(string(data), p.cfg.MaxErrorBody)
+	if !cut {
+		return fielderr.Printable(shown)
 	}
-	end := p.cfg.MaxErrorBody
-	for end > 0 && !utf8.RuneStart(data[end]) {
-		end--
-	}
-	return fielderr.Printable(p.scrubber.ScrubCut(string(data[:end]))) + fmt.Sprintf("… [truncated after %d bytes]", p.cfg.MaxErrorBody)
+	return fielderr.Printable(shown) + fmt.Sprintf("… [truncated after %d bytes]", p.cfg.MaxErrorBody)
 }
 
 // unread says why a body could not be read whole: the time limit, named,
