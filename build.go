@@ -39,7 +39,7 @@ type Build struct {
 	// +private
 	Source *dagger.Directory // the project as every container sees it (scrubbed)
 	// +private
-	NodeImage string
+	BackendBase string // the backend's base unless --build-arg gives one: --node-image's (nodebuild.Image.Slim)
 	// +private
 	BuildArg []string // --build-arg, checked (images.Args)
 }
@@ -151,7 +151,7 @@ type buildSpec struct {
 	drawPackage string   // --draw-package, else the project's design tool; "" for none
 	codeAsData  []string // buildCodeAsData's command; nil without code as data
 	args        images.Args
-	nodeImage   string
+	image       nodebuild.Image // --node-image
 	npmrc       *dagger.Secret
 }
 
@@ -160,6 +160,7 @@ type buildSpec struct {
 // folders its code as data may be read from.
 type projectFacts struct {
 	manifest *nodebuild.Manifest
+	image    nodebuild.Image // --node-image, parsed before package.json is read
 	// the snapshot configuration's entries (nil without one) and how many
 	// entries each of their outputDirs holds (missing: absent); nil when no
 	// folder is looked for (no code as data, or --snapshot.dir given)
@@ -173,7 +174,7 @@ type projectFacts struct {
 func readProject(ctx context.Context, f buildFlags) (*projectFacts, error) {
 	p := &projectFacts{}
 	var err error
-	if p.manifest, err = readManifest(ctx, f.source, f.nodeImage); err != nil {
+	if p.manifest, p.image, err = readManifest(ctx, f.source, f.nodeImage); err != nil {
 		return nil, err
 	}
 	if f.codeAsData == "" || f.codeAsData == CodeAsDataKindNone || nodebuild.GivesSnapshotDir(f.codeAsDataArg) {
@@ -217,7 +218,7 @@ func readProject(ctx context.Context, f buildFlags) (*projectFacts, error) {
 // own (nodebuild.Manifest.Tool). The Node.js image is readProject's to check.
 func newBuildSpec(f buildFlags, p *projectFacts) (*buildSpec, error) {
 	s := &buildSpec{source: f.source, manifest: p.manifest, drawPackage: p.manifest.Tool(f.drawPackage, nodebuild.DrawPackage),
-		nodeImage: nodebuild.ImageOrDefault(f.nodeImage), npmrc: f.npmrc}
+		image: p.image, npmrc: f.npmrc}
 	var errs [4]error
 	snapshotDir := ""
 	if p.folders != nil {
@@ -240,11 +241,11 @@ func newBuildSpec(f buildFlags, p *projectFacts) (*buildSpec, error) {
 // build's) and makes each output lazily, off the install: whoever first uses
 // one builds it.
 func (s *buildSpec) run(ctx context.Context) (*Build, error) {
-	in, err := install(ctx, s.source, s.manifest, s.nodeImage, s.npmrc, "", nodebuild.DrawScript, nodebuild.NodeScript)
+	in, err := install(ctx, s.source, s.manifest, s.image, s.npmrc, "", nodebuild.DrawScript, nodebuild.NodeScript)
 	if err != nil {
 		return nil, err
 	}
-	b := &Build{Source: in.source, NodeImage: s.nodeImage, BuildArg: s.args, HasCodeAsData: s.codeAsData != nil, CodeAsData: dag.Directory(),
+	b := &Build{Source: in.source, BackendBase: s.image.Slim, BuildArg: s.args, HasCodeAsData: s.codeAsData != nil, CodeAsData: dag.Directory(),
 		Frontend: output(in.forStep(nodebuild.DrawScript), nodebuild.CheckedBuild(nodebuild.RunScript(nodebuild.DrawScript), nodebuild.WebDir), nodebuild.WebDir),
 		Backend:  output(in.forStep(nodebuild.NodeScript), nodebuild.CheckedBuild(nodebuild.RunScript(nodebuild.NodeScript), nodebuild.NodeDir), nodebuild.NodeDir)}
 	doc := results.Build{Outputs: []string{in.inputs.Described(nodebuild.WebDir, "npm run build:draw", nodebuild.DrawScript, in.tookWholeProject()),
@@ -258,7 +259,7 @@ func (s *buildSpec) run(ctx context.Context) (*Build, error) {
 	}
 	// the install's exec keeps its own limit once it runs; the pull of its
 	// image before it has none but this one's (steplimit.Pull)
-	err = steplimit.Wait(ctx, steplimit.Sum(steplimit.Pull, steplimit.Project), "the install (the pull of "+s.nodeImage+", then the project's install)", func(ctx context.Context) error {
+	err = steplimit.Wait(ctx, steplimit.Sum(steplimit.Pull, steplimit.Project), "the install (the pull of "+s.image.Name+", then the project's install)", func(ctx context.Context) error {
 		_, err := in.deps.Sync(ctx)
 		return err
 	})

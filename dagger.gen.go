@@ -85,7 +85,7 @@ func (r Build) MarshalJSON() ([]byte, error) {
 		DrawVersion   string
 		Warnings      []string
 		Source        *dagger.Directory
-		NodeImage     string
+		BackendBase   string
 		BuildArg      []string
 	}
 	concrete.Summary = r.Summary
@@ -98,7 +98,7 @@ func (r Build) MarshalJSON() ([]byte, error) {
 	concrete.DrawVersion = r.DrawVersion
 	concrete.Warnings = r.Warnings
 	concrete.Source = r.Source
-	concrete.NodeImage = r.NodeImage
+	concrete.BackendBase = r.BackendBase
 	concrete.BuildArg = r.BuildArg
 	return json.Marshal(&concrete)
 }
@@ -115,7 +115,7 @@ func (r *Build) UnmarshalJSON(bs []byte) error {
 		DrawVersion   string
 		Warnings      []string
 		Source        *dagger.Directory
-		NodeImage     string
+		BackendBase   string
 		BuildArg      []string
 	}
 	err := json.Unmarshal(bs, &concrete)
@@ -132,7 +132,7 @@ func (r *Build) UnmarshalJSON(bs []byte) error {
 	r.DrawVersion = concrete.DrawVersion
 	r.Warnings = concrete.Warnings
 	r.Source = concrete.Source
-	r.NodeImage = concrete.NodeImage
+	r.BackendBase = concrete.BackendBase
 	r.BuildArg = concrete.BuildArg
 	return nil
 }

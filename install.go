@@ -119,28 +119,30 @@ func checkInputs(ctx context.Context, source *dagger.Directory, inputs nodebuild
 	return problems.Err()
 }
 
-// readManifest reads the package.json of the project that nodeImage will
-// install, once: what the steps need of it (its tools, its scripts, its
-// dependencies) is taken from the one parse. The image is checked first,
-// before any engine call.
-func readManifest(ctx context.Context, source *dagger.Directory, nodeImage string) (*nodebuild.Manifest, error) {
-	if err := nodebuild.CheckImage(nodeImage); err != nil {
-		return nil, err
+// readManifest reads the package.json of the project that nodeImage
+// (--node-image) will install, once: what the steps need of it (its tools,
+// its scripts, its dependencies) is taken from the one parse. The image is
+// parsed first, before any engine call.
+func readManifest(ctx context.Context, source *dagger.Directory, nodeImage string) (*nodebuild.Manifest, nodebuild.Image, error) {
+	image, err := nodebuild.ParseImage(nodeImage)
+	if err != nil {
+		return nil, image, err
 	}
 	data, err := source.File(nodebuild.ManifestFile).Contents(ctx)
 	if err != nil {
-		return nil, errors.New("no package.json at the root of the source directory: pass the project with --source")
+		return nil, image, errors.New("no package.json at the root of the source directory: pass the project with --source")
 	}
-	return nodebuild.ParseManifest([]byte(data))
+	manifest, err := nodebuild.ParseManifest([]byte(data))
+	return manifest, image, err
 }
 
-// install installs the project whose package.json is manifest
-// (readManifest, which checked nodeImage), after checking its scripts when
+// install installs the project whose package.json is manifest in the
+// image readManifest parsed, after checking its scripts when
 // required is not empty.
 //
 // Every snapshot configuration is scrubbed in the project the containers
 // see: the default one and config, when given (snapshot's --config).
-func install(ctx context.Context, source *dagger.Directory, manifest *nodebuild.Manifest, nodeImage string, npmrc *dagger.Secret, config string, required ...string) (*installation, error) {
+func install(ctx context.Context, source *dagger.Directory, manifest *nodebuild.Manifest, image nodebuild.Image, npmrc *dagger.Secret, config string, required ...string) (*installation, error) {
 	source = source.Filter(dagger.DirectoryFilterOpts{Exclude: nodebuild.ProjectExcludes})
 	// two reads that need none of the other's answer: each an engine
 	// round trip on the way to the install, so at once
@@ -172,11 +174,10 @@ func install(ctx context.Context, source *dagger.Directory, manifest *nodebuild.
 	if err != nil {
 		return nil, err
 	}
-	nodeImage = nodebuild.ImageOrDefault(nodeImage)
 	if len(inputs) == 1 && inputs[0].Path == "." { // the whole project (nodebuild.InstallInputs)
 		// the project as the install left it, as in a checkout: no copy
 		// over it undoes what npm did to its files (a command's mode)
-		deps := installed(nodeImage, npmrc, project, root)
+		deps := installed(image.Name, npmrc, project, root)
 		return &installation{deps: deps, project: deps, source: project, manifest: manifest, inputs: stepInputs, locked: nodebuild.Locked(root)}, nil
 	}
 	manifestOnly := dag.Directory()
@@ -187,7 +188,7 @@ func install(ctx context.Context, source *dagger.Directory, manifest *nodebuild.
 			manifestOnly = manifestOnly.WithFile(in.Path, project.File(in.Path))
 		}
 	}
-	deps := installed(nodeImage, npmrc, manifestOnly, root)
+	deps := installed(image.Name, npmrc, manifestOnly, root)
 	return &installation{deps: deps, project: deps.WithDirectory(appDir, project), source: project, manifest: manifest, inputs: stepInputs,
 		locked: nodebuild.Locked(root)}, nil
 }

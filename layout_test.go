@@ -40,7 +40,7 @@ func rootFiles(t *testing.T) (*token.FileSet, map[string]*ast.File) {
 // the flag goes through it. A checker that takes the flag's name is counted
 // per flag.
 var flagCheckers = map[string]bool{
-	"nodebuild.CodeAsDataStep": true, "nodebuild.CheckImage": true, "nodebuild.CheckCLI": true,
+	"nodebuild.CodeAsDataStep": true, "nodebuild.ParseImage": true, "nodebuild.CheckCLI": true,
 	"drawversion.CheckPackageName": true,
 	"images.ParseBuildArgs":        true, "images.ParseCreated": true, "images.ParseLabels": true, ".Targets": true,
 	"webhook.CheckConnectAttempts": true, "webhook.ParseAddress": true, "webhook.Prepare": true, "webhook.CAPool": true, "webhook.CheckPort": true,

@@ -192,11 +192,11 @@ func (m *LowcodePipeline) Install(
 	npmrc *dagger.Secret,
 ) (_ *dagger.Container, err error) {
 	defer userErr(&err)
-	manifest, err := readManifest(ctx, source, nodeImage)
+	manifest, image, err := readManifest(ctx, source, nodeImage)
 	if err != nil {
 		return nil, err
 	}
-	in, err := install(ctx, source, manifest, nodeImage, npmrc, "")
+	in, err := install(ctx, source, manifest, image, npmrc, "")
 	if err != nil {
 		return nil, err
 	}

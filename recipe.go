@@ -37,8 +37,8 @@ type imagePlan struct {
 // planImage reads the kind's Dockerfile in source (the project's, or this
 // module's copy). A Dockerfile that does not read is the image build's to
 // report: the plan then knows no base and no copy.
-func planImage(ctx context.Context, source *dagger.Directory, kind images.Kind, nodeImage string, args images.Args) *imagePlan {
-	p := &imagePlan{kind: kind, args: args.For(kind, nodeImage)}
+func planImage(ctx context.Context, source *dagger.Directory, kind images.Kind, backendBase string, args images.Args) *imagePlan {
+	p := &imagePlan{kind: kind, args: args.For(kind, backendBase)}
 	if ok, err := source.Exists(ctx, kind.Dockerfile()); err == nil && ok {
 		p.own = true
 	}
@@ -85,7 +85,7 @@ func newRecipe(ctx context.Context, b *Build, kind images.Kind, labels [][2]stri
 	if plan == nil || !plan.read {
 		// b.Source is the project as every container sees it (scrubbed): no
 		// snapshot token in a Dockerfile's COPY either
-		plan = planImage(ctx, b.Source, kind, b.NodeImage, images.Args(b.BuildArg))
+		plan = planImage(ctx, b.Source, kind, b.BackendBase, images.Args(b.BuildArg))
 	}
 	if plan.problem != nil {
 		return nil, plan.problem

@@ -406,7 +406,7 @@ func (r *snapshotRun) withToolkitGit(ctx context.Context, gitToken *dagger.Secre
 // snapshotconfig.Collected(snapshotsAt, i), and checks that it wrote every
 // one. It returns that container and each entry's file count.
 func (r *snapshotRun) snapshot(ctx context.Context, entries []snapshotconfig.Entry) (*dagger.Container, []int, error) {
-	manifest, err := readManifest(ctx, r.source, r.nodeImage)
+	manifest, image, err := readManifest(ctx, r.source, r.nodeImage)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -415,7 +415,7 @@ func (r *snapshotRun) snapshot(ctx context.Context, entries []snapshotconfig.Ent
 	if err != nil {
 		return nil, nil, err
 	}
-	in, err := install(ctx, r.source, manifest, r.nodeImage, r.npmrc, r.config)
+	in, err := install(ctx, r.source, manifest, image, r.npmrc, r.config)
 	if err != nil {
 		return nil, nil, err
 	}

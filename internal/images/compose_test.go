@@ -26,10 +26,10 @@ func Labels(m Meta) (labels [][2]string, err error) {
 }
 
 // BuildArgs is ParseBuildArgs, then For.
-func BuildArgs(k Kind, nodeImage string, user []string) ([][2]string, error) {
+func BuildArgs(k Kind, backendBase string, user []string) ([][2]string, error) {
 	a, err := ParseBuildArgs(user)
 	if err != nil {
 		return nil, err
 	}
-	return a.For(k, nodeImage), nil
+	return a.For(k, backendBase), nil
 }

@@ -58,7 +58,7 @@ func TestTheExamplesDockerfilesReadTheirOutputOnly(t *testing.T) {
 		for _, kind := range []Kind{Frontend, Backend, CodeAsData} {
 			data, err := os.ReadFile(path.Join(tc.dir, string(kind)+".Dockerfile"))
 			require.NoError(t, err)
-			args := Args(nil).For(kind, "node:24")
+			args := Args(nil).For(kind, "node:24-slim")
 			if tc.template {
 				copies, err := SourcesCopies(data, args)
 				require.NoError(t, err)

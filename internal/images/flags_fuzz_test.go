@@ -140,11 +140,11 @@ func FuzzParseCreated(f *testing.F) {
 
 func FuzzBuildArgs(f *testing.F) {
 	f.Add("FRONTEND_BASE_IMAGE=vendor.example.com/frontend:stable", "WEB_USER=www-data", "DOCUMENT_ROOT=/var/www/html/", "node:24")
-	f.Add("WEB_USER=nginx:nginx", "SOURCES_PATH=x", "BACKEND_BASE_IMAGE=node", "node:24-alpine")
+	f.Add("WEB_USER=nginx:nginx", "SOURCES_PATH=x", "BACKEND_BASE_IMAGE=node", "node:24-alpine-slim")
 	f.Add("NPM_TOKEN_FILE=x", "A=", "=b", "")
-	f.Fuzz(func(t *testing.T, a1, a2, a3, nodeImage string) {
+	f.Fuzz(func(t *testing.T, a1, a2, a3, backendBase string) {
 		for _, kind := range Kinds {
-			args, err := BuildArgs(kind, nodeImage, []string{a1, a2, a3})
+			args, err := BuildArgs(kind, backendBase, []string{a1, a2, a3})
 			if err != nil {
 				assertSmallError(t, err, "--build-arg[")
 				continue

@@ -26,7 +26,7 @@ func TestEveryImageGetsSourcesPathAsTheInterfaceSays(t *testing.T) {
 	} {
 		t.Run(string(tc.kind), func(t *testing.T) {
 			assert.Equal(t, tc.dockerfile, tc.kind.Dockerfile())
-			args, err := BuildArgs(tc.kind, "node:24", []string{"WEB_USER=www", "FRONTEND_BASE_IMAGE=vendor/frontend:stable"})
+			args, err := BuildArgs(tc.kind, "node:24-slim", []string{"WEB_USER=www", "FRONTEND_BASE_IMAGE=vendor/frontend:stable"})
 			require.NoError(t, err)
 			assert.Equal(t, [][2]string{{"SOURCES_PATH", tc.path}, {"WEB_USER", "www"}, {"FRONTEND_BASE_IMAGE", "vendor/frontend:stable"},
 				{"BACKEND_BASE_IMAGE", "node:24-slim"}}, args)
@@ -320,7 +320,7 @@ func TestFinalBaseIsTheImageTheLastStageGrowsFrom(t *testing.T) {
 	for _, k := range Kinds {
 		data, err := os.ReadFile(filepath.Join("../..", k.Dockerfile()))
 		require.NoError(t, err)
-		args, err := BuildArgs(k, "node:24", nil)
+		args, err := BuildArgs(k, "node:24-slim", nil)
 		require.NoError(t, err)
 		got, err := FinalBase(data, args)
 		require.NoError(t, err)

@@ -12,7 +12,6 @@ import (
 
 	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/imageref"
-	"dagger/lowcode-pipeline/internal/nodebuild"
 )
 
 // The build arguments the module's own Dockerfiles (docker/) read, and the
@@ -76,9 +75,9 @@ func ParseBuildArgs(user []string) (Args, error) {
 }
 
 // For are the build arguments the image of kind k gets: SOURCES_PATH exactly
-// as the interface says, then the user's, then BACKEND_BASE_IMAGE derived
-// from nodeImage when not given.
-func (a Args) For(k Kind, nodeImage string) [][2]string {
+// as the interface says, then the user's, then BACKEND_BASE_IMAGE as
+// backendBase (--node-image's, nodebuild.Image.Slim) when not given.
+func (a Args) For(k Kind, backendBase string) [][2]string {
 	args := [][2]string{{"SOURCES_PATH", k.SourcesPath()}}
 	backend := false
 	for _, kv := range a {
@@ -87,7 +86,7 @@ func (a Args) For(k Kind, nodeImage string) [][2]string {
 		args = append(args, [2]string{name, value})
 	}
 	if !backend {
-		args = append(args, [2]string{ArgBackendBase, BackendBase(nodeImage)})
+		args = append(args, [2]string{ArgBackendBase, backendBase})
 	}
 	return args
 }
@@ -106,26 +105,6 @@ func checkArg(name, value string) error {
 		}
 	}
 	return nil
-}
-
-// BackendBase is the backend's runtime for a project built in nodeImage:
-// the same C library, so that native addons built there run. The official
-// node image's Debian tags get their -slim variant; Alpine and slim tags,
-// digests and other images are used as they are.
-func BackendBase(nodeImage string) string {
-	nodeImage = nodebuild.ImageOrDefault(nodeImage)
-	named, err := imageref.Parse(nodeImage)
-	if err != nil || !named.IsDockerHubOfficial("node") || named.Digest() != "" {
-		return nodeImage
-	}
-	tag := named.Tag()
-	if tag == "" {
-		return nodeImage + ":slim"
-	}
-	if strings.Contains(tag, "alpine") || strings.Contains(tag, "slim") {
-		return nodeImage
-	}
-	return strings.TrimSuffix(nodeImage, ":"+tag) + ":" + tag + "-slim"
 }
 
 // ParseCreated reads --created: an RFC 3339 time (git log -1 --format=%cI)

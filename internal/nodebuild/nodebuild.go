@@ -368,20 +368,37 @@ func CodeAsDataStep(kind, toolkit, snapshotDir string, args []string) ([]string,
 // the one the reference workflow uses.
 const DefaultImage = "node:24"
 
-// ImageOrDefault is image, or DefaultImage when none is given.
-func ImageOrDefault(image string) string {
-	if image == "" {
-		return DefaultImage
-	}
-	return image
+// Image is --node-image, parsed once (ParseImage): the image the steps run
+// in, and the base the backend image gets from it.
+type Image struct {
+	// Name is the image as given, or DefaultImage when none is.
+	Name string
+	// Slim is the backend image's base unless BACKEND_BASE_IMAGE says
+	// otherwise: the official node image's Debian tags get their -slim
+	// variant, the C library the build's native addons were compiled
+	// against; Alpine and slim tags, digests and other images are Name.
+	Slim string
 }
 
-// CheckImage refuses a --node-image that names no image, before anything
-// is uploaded or pulled; a tag is not required (node means node:latest, as
-// for docker pull).
-func CheckImage(image string) error {
-	if _, err := imageref.Parse(ImageOrDefault(image)); err != nil {
-		return fmt.Errorf("--node-image %s: not an image reference: want [registry/]repository[:tag][@sha256:<64 hex>], e.g. node:24 or node:24-alpine", fielderr.Quote(image))
+// ParseImage reads --node-image, refusing one that names no image before
+// anything is uploaded or pulled; a tag is not required (node means
+// node:latest, as for docker pull).
+func ParseImage(flag string) (Image, error) {
+	name := flag
+	if name == "" {
+		name = DefaultImage
 	}
-	return nil
+	ref, err := imageref.Parse(name)
+	if err != nil {
+		return Image{}, fmt.Errorf("--node-image %s: not an image reference: want [registry/]repository[:tag][@sha256:<64 hex>], e.g. node:24 or node:24-alpine", fielderr.Quote(flag))
+	}
+	img := Image{Name: name, Slim: name}
+	switch tag := ref.Tag(); {
+	case !ref.IsDockerHubOfficial("node") || ref.Digest() != "" || strings.Contains(tag, "alpine") || strings.Contains(tag, "slim"):
+	case tag == "":
+		img.Slim = name + ":slim"
+	default:
+		img.Slim = strings.TrimSuffix(name, ":"+tag) + ":" + tag + "-slim"
+	}
+	return img, nil
 }

@@ -187,29 +187,55 @@ func TestAnotherLockFileBesideNpmsIsLeftToNpm(t *testing.T) {
 func TestNodeImageIsCheckedBeforeAnythingRuns(t *testing.T) {
 	for _, ok := range []string{"", "node:24", "node", "node:24-alpine", "docker.io/library/node:24",
 		"registry.example.com:5000/base/node-ci:24@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"} {
-		assert.NoError(t, CheckImage(ok), ok)
+		_, err := ParseImage(ok)
+		assert.NoError(t, err, ok)
 	}
 	for _, bad := range []string{"Node:24", "node:24 ", "node:", "node@sha256:12", "https://registry.example.com/node:24", "node:24\n"} {
-		assert.ErrorContains(t, CheckImage(bad), "--node-image "+fielderr.Quote(bad)+": not an image reference", bad)
+		_, err := ParseImage(bad)
+		assert.ErrorContains(t, err, "--node-image "+fielderr.Quote(bad)+": not an image reference", bad)
 	}
 }
 
-func FuzzCheckImage(f *testing.F) {
+func TestTheBackendsBaseKeepsTheBuildImagesCLibrary(t *testing.T) {
+	for in, want := range map[string]Image{
+		"":                          {"node:24", "node:24-slim"},
+		"node:24":                   {"node:24", "node:24-slim"},
+		"node:24.11.1":              {"node:24.11.1", "node:24.11.1-slim"},
+		"node:24-bookworm":          {"node:24-bookworm", "node:24-bookworm-slim"},
+		"node:24-alpine":            {"node:24-alpine", "node:24-alpine"},
+		"node:24-slim":              {"node:24-slim", "node:24-slim"},
+		"docker.io/library/node:22": {"docker.io/library/node:22", "docker.io/library/node:22-slim"},
+		"node":                      {"node", "node:slim"},
+		"node:24@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef": {
+			"node:24@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+			"node:24@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
+		"registry.example.com/base/node-ci:24": {"registry.example.com/base/node-ci:24", "registry.example.com/base/node-ci:24"},
+	} {
+		got, err := ParseImage(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+}
+
+func FuzzParseImage(f *testing.F) {
 	for _, s := range []string{"node:24", "Node", "a/b/c:d@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "localhost:5000/n"} {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, image string) {
-		err := CheckImage(image)
+	f.Fuzz(func(t *testing.T, flag string) {
+		image, err := ParseImage(flag)
 		if err != nil {
 			assert.Less(t, len(err.Error()), 400, "the value is cut in the error")
 			assert.True(t, strings.HasPrefix(err.Error(), "--node-image "))
 			return
 		}
-		// what the engine is asked to pull, and what the backend's base is derived from
-		ref, err := imageref.Parse(ImageOrDefault(image))
-		require.NoError(t, err)
-		assert.NotContains(t, image, " ")
-		assert.NotEmpty(t, ref.Registry())
+		// what the engine is asked to pull, and the backend's base
+		for _, name := range []string{image.Name, image.Slim} {
+			ref, err := imageref.Parse(name)
+			require.NoError(t, err, name)
+			assert.NotEmpty(t, ref.Registry())
+		}
+		assert.NotContains(t, flag, " ")
+		assert.True(t, image.Slim == image.Name || strings.HasSuffix(image.Slim, "slim"), image.Slim)
 	})
 }
 
