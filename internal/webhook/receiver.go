@@ -41,6 +41,8 @@ type Receiver struct {
 
 	mu         sync.Mutex
 	deliveries []Delivery
+	scrubOnce  sync.Once
+	scrubber   redact.Scrubber // of Token, made on the first request
 }
 
 // Deliveries returns what was accepted so far, oldest first.
@@ -56,7 +58,8 @@ const DeliveriesPath = "/_deliveries"
 func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	status, answer := r.handle(req)
 	if r.Logf != nil {
-		path := redact.NewScrubber(r.Token).Scrub(req.URL.Path)
+		r.scrubOnce.Do(func() { r.scrubber = redact.NewScrubber(r.Token) })
+		path := r.scrubber.Scrub(req.URL.Path)
 		r.Logf("%s %s -> %d", fielderr.Cut(fielderr.Printable(req.Method), 40), fielderr.Cut(fielderr.Printable(path), maxShownURL), status)
 	}
 	w.Header().Set("Content-Type", "application/json")
