@@ -17,13 +17,41 @@ import (
 // tokenFlag is how the module is given the token instead of in git.repo.
 const tokenFlag = "push --git-token env://GIT_TOKEN; toolkit-snapshot takes the same flag"
 
+// address is git.repo read once: as written, cut at its user-info (what
+// git and curl read as the login: up to the last @ before the path), and as
+// Go's parser reads it. Each check takes what it needs of it.
+type address struct {
+	raw      string
+	userinfo string // the user-info, without its @
+	hasUser  bool
+	rest     string // raw without the user-info and its @
+	url      *url.URL
+	urlErr   error
+}
+
+func readAddress(raw string) address {
+	a := address{raw: raw, rest: raw}
+	if scheme, after, found := strings.Cut(raw, "://"); found {
+		end := strings.IndexAny(after, "/?#")
+		if end < 0 {
+			end = len(after)
+		}
+		if at := strings.LastIndex(after[:end], "@"); at >= 0 {
+			a.userinfo, a.hasUser, a.rest = after[:at], true, scheme+"://"+after[at+1:]
+		}
+	}
+	a.url, a.urlErr = url.Parse(raw)
+	return a
+}
+
 func checkRepo(raw string) error {
-	for _, check := range []func(string) error{checkSpace, checkInvisible, checkPlaceholders, checkUserinfo, checkPort, checkSchemeTwice} {
-		if err := check(raw); err != nil {
+	a := readAddress(raw)
+	for _, check := range []func(address) error{checkSpace, checkInvisible, checkPlaceholders, checkUserinfo, checkPort, checkSchemeTwice} {
+		if err := check(a); err != nil {
 			return err
 		}
 	}
-	u, err := url.Parse(raw)
+	u, err := a.url, a.urlErr
 	shown := redact.Quote(raw)
 	switch {
 	case err != nil:
@@ -143,11 +171,11 @@ func userinfoPlaceholder(part, read string) (string, bool) {
 // it, naming it and saying what to write instead. Only what an address
 // shows is searched, and in the user-info only a whole user name or token
 // is taken for one: no part of a real token or query is ever shown.
-func checkPlaceholders(raw string) error {
+func checkPlaceholders(a address) error {
+	raw, userinfo, rest, hasUser := a.raw, a.userinfo, a.rest, a.hasUser
 	if err := checkHashPlaceholder(raw); err != nil {
 		return err
 	}
-	userinfo, rest, hasUser := splitUserinfo(raw)
 	var inToken, inAddress []string
 	if hasUser {
 		user, token, _ := strings.Cut(userinfo, ":")
@@ -242,24 +270,6 @@ func withoutPortLike(address string) string {
 	return scheme + "://" + after[end:]
 }
 
-// splitUserinfo cuts raw into the user-info of its authority (up to the
-// last @ before the path) and what follows it.
-func splitUserinfo(raw string) (userinfo, rest string, ok bool) {
-	scheme, after, found := strings.Cut(raw, "://")
-	if !found {
-		return "", raw, false
-	}
-	end := strings.IndexAny(after, "/?#")
-	if end < 0 {
-		end = len(after)
-	}
-	at := strings.LastIndex(after[:end], "@")
-	if at < 0 {
-		return "", raw, false
-	}
-	return after[:at], scheme + "://" + after[at+1:], true
-}
-
 // withoutUserinfo is an address cut of its user-info, quoted as an address
 // is shown, or the shape of one when it does not parse.
 func withoutUserinfo(rest string) string {
@@ -271,7 +281,8 @@ func withoutUserinfo(rest string) string {
 
 // checkSpace refuses white space around git.repo: git keeps it, and a
 // person reading the file does not see it.
-func checkSpace(raw string) error {
+func checkSpace(a address) error {
+	raw := a.raw
 	const keeps = " white space, which git keeps as part of the address: remove it"
 	first, _ := utf8.DecodeRuneInString(raw)
 	last, _ := utf8.DecodeLastRuneInString(raw)
@@ -290,7 +301,8 @@ func checkSpace(raw string) error {
 // format character such as U+200B or U+FEFF, or another default-ignorable
 // one): like white space around it, git keeps it, and a person reading the
 // file does not see it. It is named by its code point alone.
-func checkInvisible(raw string) error {
+func checkInvisible(a address) error {
+	raw := a.raw
 	i := strings.IndexFunc(raw, invisible)
 	if i < 0 {
 		return nil
@@ -315,9 +327,9 @@ func invisible(r rune) bool {
 // checkUserinfo refuses a user-info with characters an address cannot carry
 // as they are ({token}, [token], %GIT_TOKEN%, ＜token＞, a space), naming the
 // characters alone: the rest may be a token.
-func checkUserinfo(raw string) error {
-	userinfo, _, ok := splitUserinfo(raw)
-	if !ok {
+func checkUserinfo(a address) error {
+	userinfo := a.userinfo
+	if !a.hasUser {
 		return nil
 	}
 	var bad []string
@@ -390,9 +402,8 @@ func percentDecoded(s string) string {
 
 // checkSchemeTwice refuses an address whose scheme is written twice
 // (https://https://host/…): git would look for a host named https.
-func checkSchemeTwice(raw string) error {
-	_, rest, _ := splitUserinfo(raw)
-	_, after, _ := strings.Cut(rest, "://")
+func checkSchemeTwice(a address) error {
+	_, after, _ := strings.Cut(a.rest, "://")
 	if lower := strings.ToLower(after); strings.HasPrefix(lower, "https:") || strings.HasPrefix(lower, "http:") {
 		return errors.New("its scheme is written twice, so git would look for a host named https: write https://host/org/repo.git once")
 	}
@@ -401,10 +412,9 @@ func checkSchemeTwice(raw string) error {
 
 // checkPort refuses a port out of 1–65535. One that is not a number is not
 // shown: it may be a token whose @ was left out (https://user:<token>/…).
-func checkPort(raw string) error {
+func checkPort(a address) error {
 	const allowed = "a port is a number from 1 to 65535, or none for https's 443"
-	_, rest, _ := splitUserinfo(raw)
-	_, after, found := strings.Cut(rest, "://")
+	_, after, found := strings.Cut(a.rest, "://")
 	if !found {
 		return nil
 	}

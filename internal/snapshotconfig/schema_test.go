@@ -204,7 +204,7 @@ func FuzzTheSchemaRefusesEveryPlaceholderTheParserRefuses(f *testing.F) {
 		if userinfo == "" {
 			repo = "https://" + address
 		}
-		if checkPlaceholders(repo) == nil {
+		if checkPlaceholders(readAddress(repo)) == nil {
 			return
 		}
 		assert.False(t, schemaMatches(t, re, repo), "%q: a placeholder the schema lets through", repo)
