@@ -14,9 +14,7 @@ import (
 // is built with, which the module's engine version fixes), not on how they
 // are written. A base's layers, the largest an image has, are not compressed
 // here when their registry gives them (Base.asRegistryHolds), so what this
-// compresses is mostly the build's own output; the standard library keeps
-// klauspost/compress (a 40 MB download) out of every fresh runner's load of
-// the module (internal/devtools/freshload).
+// compresses is mostly the build's own output.
 func newCanonicalWriter(w io.Writer) (*gzip.Writer, error) {
 	return gzip.NewWriterLevel(w, gzip.BestSpeed)
 }

@@ -5,12 +5,10 @@
 //
 // Dagger v0.21.8's Container.publish stamps the build clock into the image
 // config and history and has no epoch option (tests/engine-facts.md), so the
-// module exports the image as an OCI layout, rewrites it here (the
-// layout's JSON read with go-containerregistry's types, its layers with
-// archive/tar and compress/gzip) and pushes it from a container of its own
-// with oras-go: no package of go-containerregistry that compresses or
-// reaches a registry is compiled into the module, which a fresh engine
-// builds before its first call (internal/devtools/freshload).
+// module exports the image as an OCI layout, rewrites it here (the layout's
+// JSON read with go-containerregistry's types, its layers with archive/tar
+// and compress/gzip) and pushes it from a container of its own with
+// go-containerregistry's remote (Push), the module's one OCI library.
 package ocipublish
 
 import (
