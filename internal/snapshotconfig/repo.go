@@ -74,7 +74,7 @@ func checkRepo(raw string) error {
 // a shell to fill in: <token>, <repository_url>, ${GIT_TOKEN},
 // ${{ secrets.GIT_TOKEN }}, $(GIT_TOKEN), $GIT_TOKEN. Nothing fills it in:
 // git would send "$GIT_TOKEN" itself as the token. It, and the texts below,
-// are also the source of the schema's repo pattern (schema.go).
+// are also the source of the schema's repo pattern (schemagen_test.go).
 const placeholderText = `<[^<>]*>|\$\{\{[^{}]*\}\}|\$\{[^{}]*\}|\$\([^()]*\)|\$[A-Z_][A-Z0-9_]*`
 
 // What else a user name or password that is a placeholder may be, whole.
