@@ -370,7 +370,7 @@ func (p *Prepared) readResponse(ctx context.Context, resp *http.Response, rec *R
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		return &Error{Status: resp.StatusCode, Body: body, Sent: true, msg: fmt.Sprintf(
 			"deployment failed: %s redirects to %s, which is not followed (the token and payload go only to the address given); use the final address as the webhook URL. Response body: %s",
-			status, fielderr.Cut(p.text(Redact(resp.Header.Get("Location"))), maxShownURL), body)}
+			status, fielderr.Cut(p.text(Redact(p.resolved(resp.Header.Get("Location")))), maxShownURL), body)}
 	}
 	return &Error{Status: resp.StatusCode, Body: body, Sent: true, msg: fmt.Sprintf("deployment failed: %s %s. Response body: %s", p.shown, status, body)}
 }
@@ -423,6 +423,20 @@ func (p *Prepared) readBody(resp *http.Response) ([]byte, error) {
 // server) as it may be printed or kept in a receipt: the token scrubbed in
 // every spelling, then every character a terminal would act on shown as an
 // escape, so that no server can forge a line of a CI log.
+// resolved is a Location as a client would follow it: a relative one
+// (/acme/production/, //host/…) read against the webhook's address. An
+// empty or unreadable one stays as it is.
+func (p *Prepared) resolved(location string) string {
+	if location == "" {
+		return location
+	}
+	u, err := p.url.Parse(location)
+	if err != nil {
+		return location
+	}
+	return u.String()
+}
+
 func (p *Prepared) text(s string) string {
 	return fielderr.Printable(p.scrubber.Scrub(s))
 }

@@ -696,6 +696,33 @@ func TestARedirectThatEchoesTheTokenShowsNone(t *testing.T) {
 	}
 }
 
+// A relative redirect (a trailing slash added, another host's //name) is
+// shown as the address a client would have followed: the one to use.
+func TestARelativeRedirectShowsTheAddressItNames(t *testing.T) {
+	for _, tc := range []struct{ name, location, shown string }{
+		{"a path", "/acme/production/", "/acme/production/"},
+		{"a sibling of the hook", "next", "/acme/next"},
+		{"another host", "//hooks.example.com/acme", "https://hooks.example.com/acme"},
+		{"the token in a relative path", "/seen/" + token, "/seen/***"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			leaks := &leaktest.Recorder{}
+			srv, _ := counting(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Location", tc.location)
+				w.WriteHeader(http.StatusPermanentRedirect)
+			})
+			_, err := send(t, tlsConfig(srv), leaks)
+			require.Error(t, err)
+			want := tc.shown
+			if strings.HasPrefix(want, "/") {
+				want = srv.URL + want
+			}
+			assert.Contains(t, err.Error(), "redirects to "+want+", which is not followed")
+			leaks.AssertClean(t, token)
+		})
+	}
+}
+
 // What a server says reaches a receipt, an error and the log shown, not
 // obeyed: a line feed, a carriage return, an ESC or C1 sequence, a byte
 // that is not UTF-8 cannot forge a line of a CI log or move the cursor.
