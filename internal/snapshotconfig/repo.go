@@ -58,6 +58,8 @@ func checkRepo(raw string) error {
 		return fmt.Errorf("%s is not a URL: write the repository's https address, https://host/org/repo.git", shown)
 	case u.Scheme != "https":
 		return fmt.Errorf("%s: must be an https address (https://<repository_url>.git)", shown)
+	case !strings.HasPrefix(strings.ToLower(raw), "https://"):
+		return fmt.Errorf("%s: write two forward slashes after https:, https://host/org/repo.git", shown)
 	case !strings.HasPrefix(raw, "https://"):
 		return fmt.Errorf("%s: write the scheme in small letters, https://: git takes any other spelling for another protocol", shown)
 	case u.Host == "":

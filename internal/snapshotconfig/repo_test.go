@@ -283,6 +283,19 @@ func TestARepoWhoseSchemeIsNotInSmallLettersIsRefused(t *testing.T) {
 	}
 }
 
+// A scheme without its two slashes (https:/host, https:host, https:\\host)
+// is refused saying so, not that its letters are wrong (round-12 probe
+// P12-2, #65).
+func TestARepoMissingASlashIsToldToWriteTwo(t *testing.T) {
+	for _, repo := range []string{"https:/github.com/org/repo.git", "https:github.com/org/repo.git", `https:\\github.com\org\repo.git`,
+		"https:/ghp_SECRET9@github.com/org/repo.git"} {
+		t.Run(repo, func(t *testing.T) {
+			refusesRepo(t, repo, "[0].git.repo: ")
+			refusesRepo(t, repo, "write two forward slashes after https:, https://host/org/repo.git")
+		})
+	}
+}
+
 // A token copied masked from a log (*** as GitHub Actions and Dagger print
 // a secret) or a pipeline's token template (__GIT_TOKEN__, #{GIT_TOKEN}#)
 // is refused, named, and the way to give the token said (#65, G1).
