@@ -169,9 +169,12 @@ func str(errs *fielderr.List, obj *jsontree.Object, p, key, what string) string 
 	switch {
 	case !ok:
 		errs.Addf(p, "must be a string (%s), got %s", what, jsontree.TypeName(v))
-	case strings.TrimSpace(s) == "":
+	case s == "":
 		errs.Addf(p, "must not be empty: %s", what)
 		return "" // one problem a field: the field's own rules need not say it again
+	case strings.TrimSpace(s) == "":
+		errs.Addf(p, "%s is white space alone, which no one sees: write %s", fielderr.Quote(s), what)
+		return ""
 	}
 	return s
 }

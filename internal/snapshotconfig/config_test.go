@@ -62,7 +62,7 @@ var invalid = []struct {
 	{"no root tags", `[{"snapshooter":{"name":"M","rootTags":[],"outputDir":"o"}}]`, "[0].snapshooter.rootTags", "at least one"},
 	{"a tag twice", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `","` + tag1 + `"],"outputDir":"o"}}]`, "[0].snapshooter.rootTags[1]", "listed twice"},
 	{"no name", `[{"snapshooter":{"rootTags":["` + tag1 + `"],"outputDir":"o"}}]`, "[0].snapshooter.name", "required"},
-	{"a blank name", `[{"snapshooter":{"name":" ","rootTags":["` + tag1 + `"],"outputDir":"o"}}]`, "[0].snapshooter.name", "must not be empty"},
+	{"a blank name", `[{"snapshooter":{"name":" ","rootTags":["` + tag1 + `"],"outputDir":"o"}}]`, "[0].snapshooter.name", `" " is white space alone, which no one sees: write the label of the snapshot job`},
 	{"no outputDir", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"]}}]`, "[0].snapshooter.outputDir", "required"},
 	{"an absolute outputDir", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"/srv/code"}}]`, "[0].snapshooter.outputDir", "not absolute"},
 	{"an outputDir leaving the repository", `[{"snapshooter":{"name":"M","rootTags":["` + tag1 + `"],"outputDir":"a/../../b"}}]`, "[0].snapshooter.outputDir", "inside the repository"},

@@ -83,12 +83,16 @@ func TestPrintableValuesAreAccepted(t *testing.T) {
 	assert.NoError(t, err)
 }
 
-// A value of blanks alone is one problem, not two: it is empty.
+// A value of blanks alone is one problem, not two, and said as it is: white
+// space, shown escaped (a branch of U+00A0 alone, which git takes, too:
+// round-12 probe P12-1, #65).
 func TestABlankValueIsOneProblem(t *testing.T) {
-	for _, tc := range []struct{ name, in, path string }{
-		{"a name of a line feed", configWith("\n", "o", "main", "m"), "[0].snapshooter.name"},
-		{"an outputDir of a tab", configWith("M", "\t", "main", "m"), "[0].snapshooter.outputDir"},
-		{"a commit message of a carriage return", configWith("M", "o", "main", "\r"), "[0].git.commitMessage"},
+	for _, tc := range []struct{ name, in, path, shown string }{
+		{"a name of a line feed", configWith("\n", "o", "main", "m"), "[0].snapshooter.name", `"\n"`},
+		{"an outputDir of a tab", configWith("M", "\t", "main", "m"), "[0].snapshooter.outputDir", `"\t"`},
+		{"a commit message of a carriage return", configWith("M", "o", "main", "\r"), "[0].git.commitMessage", `"\r"`},
+		{"a branch of a no-break space", configWith("M", "o", "\u00a0", "m"), "[0].git.branch", `"\u00a0"`},
+		{"a branch of a line separator and a next line", configWith("M", "o", "\u2028\u0085", "m"), "[0].git.branch", `"\u2028\u0085"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.in))
@@ -96,7 +100,7 @@ func TestABlankValueIsOneProblem(t *testing.T) {
 			require.ErrorAs(t, err, &list)
 			require.Len(t, list, 1, "%v", err)
 			assert.Equal(t, tc.path, list[0].Path)
-			assert.Contains(t, list[0].Message, "must not be empty")
+			assert.Contains(t, list[0].Message, tc.shown+" is white space alone, which no one sees: write ")
 		})
 	}
 }
