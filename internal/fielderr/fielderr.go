@@ -106,8 +106,9 @@ func Index(parent string, i int) string {
 // that Printable escapes (as Go quotes it: \n, \x1b, \u3164), shortened so
 // a huge input cannot flood the output: at most MaxValue bytes of it, and at
 // most 2×MaxValue once quoted (a byte that is not UTF-8 is quoted as four:
-// \xe9).
-func Quote(s string) string {
+// \xe9). A login in it is not shown (WithoutLogins).
+func Quote(value string) string {
+	s := WithoutLogins(value)
 	end := min(len(s), MaxValue)
 	for end < len(s) && end > 0 && !utf8.RuneStart(s[end]) {
 		end--
@@ -121,7 +122,38 @@ func Quote(s string) string {
 	if end == len(s) {
 		return quote(s)
 	}
-	return fmt.Sprintf("%s… (%d bytes)", quote(s[:end]), len(s))
+	return fmt.Sprintf("%s… (%d bytes)", quote(s[:end]), len(value))
+}
+
+// An address's user-info (https://user:token@host), and a login written
+// before a host without a scheme (user:token@registry.example.com, not
+// node:24@sha256:…): what WithoutLogins hides.
+var (
+	schemeLogin = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s]*@`)
+	bareLogin   = regexp.MustCompile(`(?:^|[\s=,;'"(<])([^\s=,;'"()<>@:/]*:(?:[^\s=,;'"()<>@/][^\s=,;'"()<>@]*)?)@`)
+	digestNext  = regexp.MustCompile(`^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[0-9a-fA-F]{32,}`)
+)
+
+// WithoutLogins is s with every login in it shown as "…": a value may hold
+// a password where it does not belong (a registry's in --repository, a
+// proxy's in --build-arg, a token in a label's URL), and an error is
+// printed. An image pinned by digest keeps its name.
+func WithoutLogins(s string) string {
+	s = schemeLogin.ReplaceAllString(s, "${1}…@")
+	var b strings.Builder
+	last := 0
+	for _, m := range bareLogin.FindAllStringSubmatchIndex(s, -1) {
+		if digestNext.MatchString(s[m[1]:]) {
+			continue
+		}
+		b.WriteString(s[last:m[2]])
+		b.WriteString("…")
+		last = m[3]
+	}
+	if last == 0 {
+		return s
+	}
+	return b.String() + s[last:]
 }
 
 // MarshalJSON lists the problems as [{"path": …, "message": …}].

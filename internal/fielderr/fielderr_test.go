@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -35,8 +36,10 @@ func FuzzQuote(f *testing.F) {
 	for _, s := range []string{"short", strings.Repeat("é", 100), strings.Repeat("\xe9", 90), "a\x00b"} {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, s string) {
-		q := Quote(s)
+	f.Fuzz(func(t *testing.T, value string) {
+		q := Quote(value)
+		s := WithoutLogins(value) // what Quote shows of it
+		assert.Equal(t, s, WithoutLogins(s), "a login hidden once is hidden")
 		assert.LessOrEqual(t, len(q), 2*MaxValue+len("… (9999999999 bytes)"))
 		if strings.HasSuffix(q, `"`) && !strings.ContainsAny(s, `\"`) {
 			assert.Equal(t, `"`+Printable(s)+`"`, q, "Quote shows a character as Printable does")
@@ -52,7 +55,51 @@ func FuzzQuote(f *testing.F) {
 		shown, err := strconv.Unquote(q[:cut+1])
 		require.NoError(t, err, "the shown part is one Go-quoted string: %s", q)
 		assert.True(t, strings.HasPrefix(s, shown) && len(shown) < len(s), "what is shown is the value's start")
-		assert.Equal(t, fmt.Sprintf("… (%d bytes)", len(s)), q[cut+1:])
+		assert.Equal(t, fmt.Sprintf("… (%d bytes)", len(value)), q[cut+1:], "the value's own size")
+	})
+}
+
+// A value an error shows keeps no login: a password typed where it does not
+// belong (a registry's in --repository or --node-image, a proxy's in
+// --build-arg, a token in a label's URL or before --orchestrator's host) is
+// not printed (round-13 probes P13-1 to P13-3, #65). An image pinned by
+// digest, an npm package's version, a user alone, keep their @.
+func TestQuoteShowsNoLogin(t *testing.T) {
+	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	for _, tc := range []struct{ in, want string }{
+		{"https://ci:Pa55wordSecretXY@draw.example.com", `"https://…@draw.example.com"`},
+		{"https://gitlab-ci-token:glpat-S3cr3t@gitlab.example.com/acme/app.git", `"https://…@gitlab.example.com/acme/app.git"`},
+		{"https://u:p@ss@host.example.com/x", `"https://…@host.example.com/x"`},
+		{"HTTPS_PROXY=http://u:Pa55wordSecretXY@proxy:3128", `"HTTPS_PROXY=http://…@proxy:3128"`},
+		{"ci:Pa55wordSecretXY@registry.example.com/team/app-{kind}", `"…@registry.example.com/team/app-{kind}"`},
+		{"src=gitlab-ci-token:glpat-S3cr3t@gitlab.example.com/a", `"src=…@gitlab.example.com/a"`},
+		{"ci:Pa55wordSecretXY @draw.example.com", `"ci:Pa55wordSecretXY @draw.example.com"`},
+		{"node:24@" + digest, `"node:24@` + digest + `"`},
+		{"r:5/n@" + digest, `"r:5/n@` + digest + `"`},
+		{"@olympeio/toolkit@2.9.2", `"@olympeio/toolkit@2.9.2"`},
+		{"ci@draw.example.com:443", `"ci@draw.example.com:443"`},
+		{"a b:c@d e:f@g", `"a …@d …@g"`},
+	} {
+		assert.Equal(t, tc.want, Quote(tc.in), tc.in)
+	}
+}
+
+func FuzzQuoteShowsNoPassword(f *testing.F) {
+	f.Add("ci", "Pa55wordSecretXY", "registry.example.com")
+	f.Add("gitlab-ci-token", "glpat-S3cr3tT0ken", "gitlab.example.com:8443")
+	f.Fuzz(func(t *testing.T, user, password, host string) {
+		const notInLogin = " \t\n\r\v\f=,;'\"()<>@:/?#\u0085\u00a0"
+		if len(password) < 8 || strings.ContainsAny(user+password, notInLogin) || strings.ContainsFunc(user+password, unicode.IsSpace) ||
+			host == "" || strings.Trim(host, "abcdefghijklmnopqrstuvwxyz0123456789.-:") != "" ||
+			strings.Contains("KEY=https://"+host+"/team/app", password) { // what is shown holds no password then
+			return
+		}
+		for _, s := range []string{"https://" + user + ":" + password + "@" + host + "/team/app",
+			user + ":" + password + "@" + host + "/team/app", "KEY=http://" + user + ":" + password + "@" + host,
+			"KEY=" + user + ":" + password + "@" + host} {
+			assert.NotContains(t, Quote(s), password, s)
+			assert.NotContains(t, Quote(s), strconv.Quote(password)[1:len(strconv.Quote(password))-1], s)
+		}
 	})
 }
 

@@ -85,6 +85,8 @@ func ParseLabels(created time.Time, given []string) (LabelSet, error) {
 			errs = append(errs, fmt.Errorf("%s: %s is given twice", flag, key))
 		case len(value) > maxLabelValue:
 			errs = append(errs, fmt.Errorf("%s: a value of at most %d bytes", flag, maxLabelValue))
+		case !strings.Contains(value, "://") && fielderr.WithoutLogins(value) != value:
+			errs = append(errs, fmt.Errorf("%s: the value holds a login (user:password@host), which a label would publish: write the address without it", flag))
 		default:
 			shown, ok := shownValue(value)
 			if !ok {
@@ -226,7 +228,7 @@ func (r PublishRequest) Targets() ([]Target, error) {
 		errs = append(errs, errors.New("--repository: required: where the images go, with {kind} for frontend, backend and codeasdata, e.g. registry.example.com/team/app-{kind}"))
 	case !strings.Contains(r.Repository, KindPlaceholder):
 		errs = append(errs, fmt.Errorf("--repository %s: put {kind} where frontend, backend and codeasdata go, e.g. %s-{kind}: the three images need three names",
-			fielderr.Quote(r.Repository), fielderr.Cut(fielderr.Printable(r.Repository), 80)))
+			fielderr.Quote(r.Repository), fielderr.Cut(fielderr.Printable(fielderr.WithoutLogins(r.Repository)), 80)))
 	default:
 		for _, k := range kinds {
 			full := strings.ReplaceAll(r.Repository, KindPlaceholder, string(k))

@@ -125,3 +125,46 @@ func TestCheckPlatformsComparesBeforeAnythingIsPushed(t *testing.T) {
 		})
 	}
 }
+
+// A password written into a flag's value is not printed by its refusal: a
+// label's URL given twice, a proxy's login in a build argument, a registry's
+// login before --repository's host (round-13 probes P13-1 and P13-3, #65).
+// A label value holding a login without a scheme is refused: labels are
+// public.
+func TestFlagRefusalsShowNoLogin(t *testing.T) {
+	const secret = "glpat-S3cr3tT0kenValue"
+	for _, tc := range []struct {
+		name string
+		err  func() error
+		says string
+	}{
+		{"a label's URL given twice", func() error {
+			_, err := ParseLabels(time.Time{}, []string{"org.opencontainers.image.source=https://gitlab.example.com/acme/app.git",
+				"org.opencontainers.image.source=https://gitlab-ci-token:" + secret + "@gitlab.example.com/acme/app.git"})
+			return err
+		}, `--label[1] "org.opencontainers.image.source=https://…@gitlab.example.com/acme/app.git": org.opencontainers.image.source is given twice`},
+		{"a label's login without a scheme", func() error {
+			_, err := ParseLabels(time.Time{}, []string{"src=gitlab-ci-token:" + secret + "@gitlab.example.com/acme/app.git"})
+			return err
+		}, `--label[0] "src=…@gitlab.example.com/acme/app.git": the value holds a login (user:password@host), which a label would publish`},
+		{"a proxy's login given twice", func() error {
+			_, err := ParseBuildArgs([]string{"HTTPS_PROXY=http://u:" + secret + "@proxy:3128", "HTTPS_PROXY=http://u:" + secret + "@proxy:3128"})
+			return err
+		}, `--build-arg[1] "HTTPS_PROXY=http://…@proxy:3128": HTTPS_PROXY is given twice`},
+		{"a registry's login before the repository", func() error {
+			_, err := PublishRequest{Repository: "ci:" + secret + "@registry.example.com/team/app-{kind}", Tags: []string{"1"}}.Targets()
+			return err
+		}, `--repository "…@registry.example.com/team/app-{kind}"`},
+		{"a registry's login, without {kind}", func() error {
+			_, err := PublishRequest{Repository: "ci:" + secret + "@registry.example.com/team/app", Tags: []string{"1"}}.Targets()
+			return err
+		}, `--repository "…@registry.example.com/team/app"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.err()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.says)
+			assert.NotContains(t, err.Error(), secret[6:14])
+		})
+	}
+}

@@ -194,6 +194,11 @@ func TestNodeImageIsCheckedBeforeAnythingRuns(t *testing.T) {
 		_, err := ParseImage(bad)
 		assert.ErrorContains(t, err, "--node-image "+fielderr.Quote(bad)+": not an image reference", bad)
 	}
+	for _, withLogin := range []string{"ci:Pa55wordSecretXY@registry.example.com/node:24", "https://ci:Pa55wordSecretXY@registry.example.com/node:24"} {
+		_, err := ParseImage(withLogin)
+		require.Error(t, err)
+		assert.NotContains(t, err.Error(), "Pa55word", "a registry's password typed into the flag is not printed (round-13 probe P13-3)")
+	}
 }
 
 func TestTheBackendsBaseKeepsTheBuildImagesCLibrary(t *testing.T) {

@@ -97,7 +97,7 @@ func (r Request) parse(ctx context.Context, password secret.Text) (_ *target, ca
 	for i, ref := range r.Refs {
 		tag, err := name.NewTag(ref, name.StrictValidation)
 		if err != nil {
-			return nil, nil, fmt.Errorf("refs[%d] %s: %s", i, fielderr.Quote(ref), fielderr.Cut(fielderr.Printable(err.Error()), 200))
+			return nil, nil, fmt.Errorf("refs[%d] %s: %s", i, fielderr.Quote(ref), fielderr.Cut(fielderr.Printable(fielderr.WithoutLogins(err.Error())), 200))
 		}
 		if i > 0 && tag.Context() != t.named[0].Context() {
 			return nil, nil, fmt.Errorf("refs[%d] %s: not the repository of refs[0]", i, fielderr.Quote(ref))
@@ -105,7 +105,7 @@ func (r Request) parse(ctx context.Context, password secret.Text) (_ *target, ca
 		reached := tag
 		if r.Connect != "" {
 			if reached, err = name.NewTag(r.Connect+"/"+tag.RepositoryStr()+":"+tag.TagStr(), name.Insecure); err != nil {
-				return nil, nil, fmt.Errorf("connect %s: %s", fielderr.Quote(r.Connect), fielderr.Cut(fielderr.Printable(err.Error()), 200))
+				return nil, nil, fmt.Errorf("connect %s: %s", fielderr.Quote(r.Connect), fielderr.Cut(fielderr.Printable(fielderr.WithoutLogins(err.Error())), 200))
 			}
 		}
 		t.named, t.reached = append(t.named, tag), append(t.reached, reached)
