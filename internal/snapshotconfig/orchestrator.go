@@ -43,6 +43,11 @@ func ParseOrchestrator(flag, s string) (Orchestrator, error) {
 	if s == "" {
 		return Orchestrator{}, nil
 	}
+	if at := strings.LastIndex(s, "@"); at >= 0 && strings.Contains(s[:at], ":") {
+		// user:password@, first: the password is never echoed, so neither
+		// is the value, whatever else is wrong with it
+		return Orchestrator{}, fmt.Errorf("%s: a password in the address: give it with --orchestrator-password (a secret) and --orchestrator user@host[:port]", flag)
+	}
 	if strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
 		return bad("no spaces or control characters: want [user@]host[:port], e.g. ci@draw.example.com:443")
 	}
@@ -55,10 +60,6 @@ func ParseOrchestrator(flag, s string) (Orchestrator, error) {
 		o.User, rest = s[:at], s[at+1:]
 		if o.User == "" {
 			return bad("the user before @ is empty")
-		}
-		if strings.Contains(o.User, ":") {
-			// the password is never echoed, so neither is the value
-			return Orchestrator{}, fmt.Errorf("%s: a password in the address: give it with --orchestrator-password (a secret) and --orchestrator user@host[:port]", flag)
 		}
 	}
 	o.Host = rest

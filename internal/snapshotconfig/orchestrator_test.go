@@ -51,11 +51,18 @@ func TestOrchestratorIsUserHostAndPort(t *testing.T) {
 	}
 }
 
+// A password in --orchestrator is said first and never echoed, whatever
+// else is wrong with the value (a scheme, a path, a space: round-13 probe
+// P13-2, #65).
 func TestAPasswordInTheOrchestratorIsNeverEchoed(t *testing.T) {
-	_, err := ParseOrchestrator("--orchestrator", "ci:hunter2-secret@draw.example.com")
-	require.Error(t, err)
-	assert.NotContains(t, err.Error(), "hunter2-secret")
-	assert.Contains(t, err.Error(), "--orchestrator-password")
+	for _, in := range []string{"ci:hunter2-secret@draw.example.com", "https://ci:hunter2-secret@draw.example.com",
+		"ci:hunter2-secret@draw.example.com/path", "ci:hunter2-secret@draw.example.com:443?x", "ci:hunter2-secret#@draw.example.com",
+		"ci:hunter2-secret @draw.example.com", "ci:hunter2-secret\n@draw.example.com"} {
+		_, err := ParseOrchestrator("--orchestrator", in)
+		require.Error(t, err, in)
+		assert.NotContains(t, err.Error(), "hunter2-secret", in)
+		assert.Contains(t, err.Error(), "--orchestrator: a password in the address: give it with --orchestrator-password", in)
+	}
 }
 
 func FuzzParseOrchestrator(f *testing.F) {
