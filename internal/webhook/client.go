@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -63,7 +64,7 @@ func ParseAddress(raw string) (*Address, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("webhook URL %s is not a URL", redact.Quote(raw))
+		return nil, fmt.Errorf("--webhook-url %s is not a URL: write https://<client_host>/<project>/<instance>, as the vendor gave it", redact.Quote(raw))
 	}
 	return &Address{raw: raw, u: u}, nil
 }
@@ -151,13 +152,17 @@ func Prepare(cfg Config) (*Prepared, error) {
 	shown := fielderr.Cut(redacted, maxShownURL)
 	switch {
 	case u.User != nil:
-		return nil, fmt.Errorf("webhook URL %s carries credentials in its user-info: pass the token as a secret (--webhook-token env:WEBHOOK_TOKEN) and remove it from the URL", shown)
+		return nil, fmt.Errorf("--webhook-url %s carries credentials in its user-info: pass the token as a secret (--webhook-token env:WEBHOOK_TOKEN) and remove it from the URL", shown)
 	case u.Scheme == "http" && !cfg.AllowHTTP:
-		return nil, fmt.Errorf("webhook URL %s uses plain http, which would send the bearer token unencrypted: use https, or allow http explicitly for a local receiver", shown)
+		return nil, fmt.Errorf("--webhook-url %s uses plain http, which would send the bearer token unencrypted: use https, or allow http explicitly for a local receiver (--allow-http)", shown)
 	case u.Scheme != "https" && u.Scheme != "http":
-		return nil, fmt.Errorf("webhook URL %s: scheme must be https (or http when allowed)", shown)
+		return nil, fmt.Errorf("--webhook-url %s: scheme must be https (or http with --allow-http)", shown)
+	case u.Host == "" && !strings.HasPrefix(strings.ToLower(raw), u.Scheme+"://"):
+		return nil, fmt.Errorf("--webhook-url %s: write two forward slashes after %s:, %s://<client_host>/<project>/<instance>", shown, u.Scheme, u.Scheme)
 	case u.Host == "":
-		return nil, fmt.Errorf("webhook URL %s has no host", shown)
+		return nil, fmt.Errorf("--webhook-url %s has no host: write %s://<client_host>/<project>/<instance>", shown, u.Scheme)
+	case !portInRange(u.Host):
+		return nil, fmt.Errorf("--webhook-url %s: the port after the host is out of range: a number from 1 to 65535, or none for %s's default", shown, u.Scheme)
 	case redact.Ambiguous(raw):
 		return nil, errors.New("--webhook-url has an '@' after its host (in the path, query or fragment), which some parsers read as user-info, so the address could be neither printed safely nor trusted to reach the host it seems to: write it as %40; nothing was sent")
 	}
@@ -184,6 +189,18 @@ func Prepare(cfg Config) (*Prepared, error) {
 	}
 	p.cfg, p.redacted, p.shown = cfg, redacted, shown
 	return p, nil
+}
+
+// portInRange says whether host (host[:port], as url.URL keeps it) has no
+// port or one from 1 to 65535: Go's parser takes :0, :99999 and an empty
+// port, which fail only once dialled, saying nothing of the flag.
+func portInRange(host string) bool {
+	i := strings.LastIndex(host, ":")
+	if i < 0 || strings.Contains(host[i:], "]") {
+		return true
+	}
+	n, err := strconv.Atoi(host[i+1:])
+	return err == nil && n >= 1 && n <= 65535
 }
 
 // checkToken refuses a token no Authorization header can carry, first: the

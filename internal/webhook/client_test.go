@@ -457,7 +457,14 @@ func TestPrepareRefusesUnsafeAddresses(t *testing.T) {
 		{"a token in the user-info", Config{URL: address("https://" + token + "@hooks.example.com/a/b"), Token: secret.New(token)}, "carries credentials in its user-info: pass the token as a secret"},
 		{"plain http", Config{URL: address("http://hooks.example.com/a"), Token: secret.New(token)}, "uses plain http"},
 		{"another scheme", Config{URL: address("ftp://hooks.example.com/a"), Token: secret.New(token)}, "scheme must be https"},
-		{"no host", Config{URL: address("https:///a"), Token: secret.New(token)}, "has no host"},
+		{"no host", Config{URL: address("https:///a"), Token: secret.New(token)}, "--webhook-url <address not shown: not a URL> has no host: write https://<client_host>/<project>/<instance>"},
+		// round-13 probe P13-4: told what to write, and a port Go takes but
+		// no dial does, before anything is sent
+		{"one slash", Config{URL: address("https:/hooks.example.com/acme/production"), Token: secret.New(token)}, "write two forward slashes after https:, https://<client_host>/<project>/<instance>"},
+		{"no slash", Config{URL: address("https:hooks.example.com/acme/production"), Token: secret.New(token)}, "write two forward slashes after https:"},
+		{"a port too high", Config{URL: address("https://hooks.example.com:99999/acme"), Token: secret.New(token)}, `--webhook-url https://hooks.example.com:99999/acme: the port after the host is out of range: a number from 1 to 65535`},
+		{"port 0", Config{URL: address("https://hooks.example.com:0/acme"), Token: secret.New(token)}, "the port after the host is out of range"},
+		{"an empty port", Config{URL: address("https://hooks.example.com:/acme"), Token: secret.New(token)}, "the port after the host is out of range"},
 		{"no token", Config{URL: address("https://hooks.example.com/a")}, "webhook token is empty"},
 		{"a token with a newline", Config{URL: address("https://hooks.example.com/a"), Token: secret.New(token + "\n")}, "contains a line break"},
 		{"an '@' after the host", Config{URL: address("https://hooks.example.com/acme?owner=ops@example.com"), Token: secret.New(token)}, "has an '@' after its host"},
@@ -471,6 +478,8 @@ func TestPrepareRefusesUnsafeAddresses(t *testing.T) {
 	}
 	_, err := Prepare(Config{URL: address("http://127.0.0.1:8080/"), Token: secret.New(token), AllowHTTP: true})
 	assert.NoError(t, err, "http is allowed when asked for")
+	_, err = Prepare(Config{URL: address("https://[2001:db8::1]:8443/acme"), Token: secret.New(token)})
+	assert.NoError(t, err, "an IPv6 host with a port")
 }
 
 func TestParseAddressRefusesWhatIsNoWebhookAddress(t *testing.T) {
