@@ -93,7 +93,7 @@ func Join(parent, key string) string {
 }
 
 func plainKey(key string) bool {
-	return key != "" && utf8.ValidString(key) && !strings.ContainsAny(key, `.[]"\`) &&
+	return key != "" && utf8.ValidString(key) && !strings.ContainsAny(key, `.[]"\`) && WithoutLogins(key) == key &&
 		!strings.ContainsFunc(key, func(r rune) bool { return unicode.IsSpace(r) || unprintable(r) })
 }
 
@@ -125,35 +125,39 @@ func Quote(value string) string {
 	return fmt.Sprintf("%s… (%d bytes)", quote(s[:end]), len(value))
 }
 
-// An address's user-info (https://user:token@host), and a login written
-// before a host without a scheme (user:token@registry.example.com, not
-// node:24@sha256:…): what WithoutLogins hides.
+// digestNext is a digest after an @: an image pinned by it (node:24@sha256:…).
+// scopedPackage is an npm package's scoped name (@olympeio/toolkit), which
+// an @ and a version may follow.
 var (
-	schemeLogin = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s]*@`)
-	bareLogin   = regexp.MustCompile(`(?:^|[\s=,;'"(<])([^\s=,;'"()<>@:/]*:(?:[^\s=,;'"()<>@/][^\s=,;'"()<>@]*)?)@`)
-	digestNext  = regexp.MustCompile(`^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[0-9a-fA-F]{32,}`)
+	digestNext    = regexp.MustCompile(`^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[0-9a-fA-F]{32,}`)
+	scopedPackage = regexp.MustCompile(`^@[a-z0-9~-][a-z0-9._~-]*/[a-z0-9~-][a-z0-9._~-]*$`)
 )
 
-// WithoutLogins is s with every login in it shown as "…": a value may hold
-// a password where it does not belong (a registry's in --repository, a
-// proxy's in --build-arg, a token in a label's URL), and an error is
-// printed. An image pinned by digest keeps its name.
+// WithoutLogins is s, or "…" and what follows its login when it may hold
+// one: a value may hold a password where it does not belong (a registry's in
+// --repository, a proxy's in --build-arg, a token in a label's URL), and an
+// error is printed. A login is all that comes before an @ (or %40, as an
+// address escapes it) that no digest follows, when that holds a ':', a '/'
+// or a '%' (user:password, a scheme, an escape), however it is spelt: no
+// part of it is shown. What comes before an @ in any other value is shown:
+// a user alone (ci@draw.example.com), an npm package and its version
+// (@olympeio/toolkit@2.9.2), an image pinned by digest.
 func WithoutLogins(s string) string {
-	s = schemeLogin.ReplaceAllString(s, "${1}…@")
-	var b strings.Builder
-	last := 0
-	for _, m := range bareLogin.FindAllStringSubmatchIndex(s, -1) {
-		if digestNext.MatchString(s[m[1]:]) {
-			continue
+	for end := len(s); end > 0; {
+		at := max(strings.LastIndex(s[:end], "@"), strings.LastIndex(s[:end], "%40"))
+		if at < 0 {
+			break
 		}
-		b.WriteString(s[last:m[2]])
-		b.WriteString("…")
-		last = m[3]
+		next := at + 1
+		if s[at] == '%' {
+			next = at + 3
+		}
+		if before := s[:at]; !digestNext.MatchString(s[next:]) && strings.ContainsAny(before, ":/%") && !scopedPackage.MatchString(before) {
+			return "…" + s[at:]
+		}
+		end = at
 	}
-	if last == 0 {
-		return s
-	}
-	return b.String() + s[last:]
+	return s
 }
 
 // MarshalJSON lists the problems as [{"path": …, "message": …}].

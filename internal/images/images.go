@@ -85,8 +85,8 @@ func ParseLabels(created time.Time, given []string) (LabelSet, error) {
 			errs = append(errs, fmt.Errorf("%s: %s is given twice", flag, key))
 		case len(value) > maxLabelValue:
 			errs = append(errs, fmt.Errorf("%s: a value of at most %d bytes", flag, maxLabelValue))
-		case !strings.Contains(value, "://") && fielderr.WithoutLogins(value) != value:
-			errs = append(errs, fmt.Errorf("%s: the value holds a login (user:password@host), which a label would publish: write the address without it", flag))
+		case !strings.Contains(value, "://") && fielderr.WithoutLogins(value) != value && !strings.HasPrefix(strings.ToLower(value), "mailto:"):
+			errs = append(errs, fmt.Errorf("%s: the value of %s holds a login (user:password@host), which a label would publish: write the address without it", flag, key))
 		default:
 			shown, ok := shownValue(value)
 			if !ok {
@@ -218,6 +218,11 @@ func (r PublishRequest) Targets() ([]Target, error) {
 	if r.HasPassword && r.Username == "" {
 		errs = append(errs, errors.New("--registry-password needs --registry-username: registries authenticate the pair"))
 	}
+	if strings.Contains(r.Username, ":") {
+		// user:password typed into the flag: not shown, and no Basic login
+		// can carry a user name with a colon
+		errs = append(errs, errors.New("--registry-username holds a ':' (not shown: the part after it may be a password): give the user name alone, and the password with --registry-password (a secret)"))
+	}
 	kinds := []Kind{Frontend, Backend}
 	if r.HasCodeAsData {
 		kinds = append(kinds, CodeAsData)
@@ -226,9 +231,12 @@ func (r PublishRequest) Targets() ([]Target, error) {
 	switch {
 	case r.Repository == "":
 		errs = append(errs, errors.New("--repository: required: where the images go, with {kind} for frontend, backend and codeasdata, e.g. registry.example.com/team/app-{kind}"))
+	case fielderr.WithoutLogins(r.Repository) != r.Repository:
+		errs = append(errs, fmt.Errorf("--repository %s holds a login (user:password@): give it with --registry-username and --registry-password (a secret), and the repository alone, e.g. registry.example.com/team/app-{kind}",
+			fielderr.Quote(r.Repository)))
 	case !strings.Contains(r.Repository, KindPlaceholder):
 		errs = append(errs, fmt.Errorf("--repository %s: put {kind} where frontend, backend and codeasdata go, e.g. %s-{kind}: the three images need three names",
-			fielderr.Quote(r.Repository), fielderr.Cut(fielderr.Printable(fielderr.WithoutLogins(r.Repository)), 80)))
+			fielderr.Quote(r.Repository), fielderr.Cut(fielderr.Printable(r.Repository), 80)))
 	default:
 		for _, k := range kinds {
 			full := strings.ReplaceAll(r.Repository, KindPlaceholder, string(k))

@@ -262,6 +262,9 @@ func TestCheckCLIRefusesWhatIsNotOnePackageSpec(t *testing.T) {
 		{"cli\x1b[2J", "want one npm package name"},
 		{"--yes", "not starting with -"},
 		{"cli\xff", "want one npm package name"},
+		{"git+ssh://git@github.com/vendor/cli.git", ""},
+		{"https://ci:Zq9/Kx7Lm3Vt@registry.npmjs.org/cli/-/cli-3.1.0.tgz", `--toolkit "…@registry.npmjs.org/cli/-/cli-3.1.0.tgz" holds a login (user:password@): give a private registry's credentials in --npmrc`},
+		{"git+https://ghp_Zq9Kx7Lm3Vt@github.com/vendor/cli.git", "holds a login"},
 	} {
 		t.Run(tc.cli, func(t *testing.T) {
 			err := CheckCLI(tc.cli)
