@@ -133,24 +133,29 @@ var (
 	scopedPackage = regexp.MustCompile(`^@[a-z0-9~-][a-z0-9._~-]*/[a-z0-9~-][a-z0-9._~-]*$`)
 )
 
+// atSigns are the spellings of the @ that ends a login: as written, as an
+// address escapes it, and the full-width and small forms that IDNA maps to
+// it.
+var atSigns = []string{"@", "%40", "\uff20", "\ufe6b"}
+
 // WithoutLogins is s, or "…" and what follows its login when it may hold
 // one: a value may hold a password where it does not belong (a registry's in
 // --repository, a proxy's in --build-arg, a token in a label's URL), and an
-// error is printed. A login is all that comes before an @ (or %40, as an
-// address escapes it) that no digest follows, when that holds a ':', a '/'
-// or a '%' (user:password, a scheme, an escape), however it is spelt: no
-// part of it is shown. What comes before an @ in any other value is shown:
+// error is printed. A login is all that comes before an @ (atSigns) that no
+// digest follows, when that holds a ':', a '/' or a '%' (user:password, a
+// scheme, an escape), however it is spelt: no part of it is shown. What comes before an @ in any other value is shown:
 // a user alone (ci@draw.example.com), an npm package and its version
 // (@olympeio/toolkit@2.9.2), an image pinned by digest.
 func WithoutLogins(s string) string {
 	for end := len(s); end > 0; {
-		at := max(strings.LastIndex(s[:end], "@"), strings.LastIndex(s[:end], "%40"))
+		at, next := -1, 0
+		for _, sign := range atSigns {
+			if i := strings.LastIndex(s[:end], sign); i > at {
+				at, next = i, i+len(sign)
+			}
+		}
 		if at < 0 {
 			break
-		}
-		next := at + 1
-		if s[at] == '%' {
-			next = at + 3
 		}
 		if before := s[:at]; !digestNext.MatchString(s[next:]) && strings.ContainsAny(before, ":/%") && !scopedPackage.MatchString(before) {
 			return "…" + s[at:]

@@ -81,6 +81,8 @@ func TestQuoteShowsNoLogin(t *testing.T) {
 		{"https://ci:Zq9#Kx7?Lm3 Vt@registry.example.com/a", `"…@registry.example.com/a"`},
 		{"ci%3APa55wordSecretXY@git.example.com", `"…@git.example.com"`},
 		{"https%3A%2F%2Fci%3APa55wordSecretXY%40git.example.com", `"…%40git.example.com"`},
+		{"ci:Zq9/Kx7Lm3Vt\uff20registry.example.com", "\"…\uff20registry.example.com\""},
+		{"ci:Zq9/Kx7Lm3Vt\ufe6bregistry.example.com", "\"…\ufe6bregistry.example.com\""},
 		{"ci:Pa55wordSecretXY@registry.example.com/n@" + digest[:20], `"…@` + digest[:20] + `"`},
 		{"node:24@" + digest, `"node:24@` + digest + `"`},
 		{"r:5/n@" + digest, `"r:5/n@` + digest + `"`},
