@@ -236,6 +236,12 @@ func TestOutputDirsCannotHideFromGitOrTheTerminal(t *testing.T) {
 		{".git./hooks", "must not be inside .git"},
 		{".git /hooks", "must not be inside .git"},
 		{"\ufeff.git", "must not be inside .git"},
+		// NTFS streams, as git's core.protectNTFS reads them (round-15 probe F3)
+		{".git::$INDEX_ALLOCATION", "must not be inside .git"},
+		{"a/.git::$INDEX_ALLOCATION/b", "must not be inside .git"},
+		{"git~1:x", "must not be inside .git"},
+		{".GIT:$DATA", "must not be inside .git"},
+		{".git. :x", "must not be inside .git"},
 		{":(top)codeasdata/main", `must not start with ":"`},
 		{"*", "must not hold * ? [ or ]"},
 		{"codeasdata/[ab]", "must not hold * ? [ or ]"},

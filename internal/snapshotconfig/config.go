@@ -265,7 +265,7 @@ func checkOutputDir(dir string) error {
 	case clean == ".." || strings.HasPrefix(clean, "../"):
 		return fmt.Errorf("must stay inside the repository (no ..)")
 	case slices.ContainsFunc(strings.Split(clean, "/"), readsAsGit):
-		return fmt.Errorf("must not be inside .git, in any spelling a file system may read as .git (letter case, ignorable characters, full-width or dotless letters, trailing dots or spaces, GIT~1)")
+		return fmt.Errorf("must not be inside .git, in any spelling a file system may read as .git (letter case, ignorable characters, full-width or dotless letters, trailing dots or spaces, GIT~1, an NTFS stream after :)")
 	}
 	return nil
 }
@@ -290,6 +290,9 @@ func checkControls(s string, lines bool) error {
 // readsAsGit: a folder name that git, or a case- or Unicode-folding file
 // system, may take for .git (fsName; Windows also answers to 8.3 names).
 func readsAsGit(name string) bool {
+	// NTFS reads name:stream (.git::$INDEX_ALLOCATION) as name, and so does
+	// git's own check of such a name (core.protectNTFS)
+	name, _, _ = strings.Cut(name, ":")
 	n := fsName(name)
 	return n == ".git" || strings.HasPrefix(n, "git~") && len(n) > 4 && strings.Trim(n[4:], "0123456789") == ""
 }
