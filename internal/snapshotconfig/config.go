@@ -479,14 +479,14 @@ type File struct {
 // path; an outputDir is each entry's own across the files.
 func ParseFolder(folder string, files []File) ([]Entry, error) {
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: a folder with no .json file: no snapshot entries", folder)
+		return nil, fmt.Errorf("%s: a folder with no .json file: no snapshot entries", fielderr.Cut(fielderr.Printable(folder), fielderr.MaxPath))
 	}
 	var all []Entry
 	var errs []error
 	for _, f := range files {
 		entries, err := Parse(f.Data)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", f.Path, err))
+			errs = append(errs, fmt.Errorf("%s: %w", fielderr.Cut(fielderr.Printable(f.Path), fielderr.MaxPath), err))
 			continue
 		}
 		for _, e := range entries {
@@ -500,7 +500,7 @@ func ParseFolder(folder string, files []File) ([]Entry, error) {
 	var overlaps fielderr.List
 	checkOutputDirs(&overlaps, all)
 	if err := overlaps.Err(); err != nil {
-		return nil, fmt.Errorf("%s (its files' entries numbered on in path order): %w", folder, err)
+		return nil, fmt.Errorf("%s (its files' entries numbered on in path order): %w", fielderr.Cut(fielderr.Printable(folder), fielderr.MaxPath), err)
 	}
 	return all, nil
 }

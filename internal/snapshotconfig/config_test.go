@@ -392,12 +392,18 @@ func TestAConfigurationFolderIsEveryFilesEntriesInPathOrder(t *testing.T) {
 			[]string{"res/snapshots/bad.json: ", "[0].snapshooter.rootTags"}},
 		{"one folder in two files", []File{files[0], {Path: "res/snapshots/c.json", Data: []byte("[" + entry("again", "snapshot/web/x") + "]")}},
 			[]string{"res/snapshots (its files' entries numbered on in path order): ", `[2].snapshooter.outputDir: "snapshot/web/x" overlaps entry [0]'s "snapshot/web"`}},
+		// a file's name is the repository's: shown printable (round-15 probe F4)
+		{"a file named with an escape sequence", []File{{Path: "res/snapshots/\x1b]0;pwned\a\u202e.json", Data: []byte("[]")}},
+			[]string{`res/snapshots/\x1b]0;pwned\a\u202e.json: `}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseFolder("res/snapshots", tc.files)
 			require.Error(t, err)
 			for _, w := range tc.want {
 				assert.ErrorContains(t, err, w)
+			}
+			for _, line := range strings.Split(err.Error(), "\n") {
+				assert.Equal(t, fielderr.Printable(line), line, "printable")
 			}
 		})
 	}
