@@ -165,6 +165,19 @@ func WithoutLogins(s string) string {
 	return s
 }
 
+// HoldsLogin says whether a word of s (a run without white space) holds a
+// login as WithoutLogins finds one: what a value a result or a label shows
+// must not hold. A sentence's colon before an @ further on (a commit
+// message's "chore: … @ …") is no login.
+func HoldsLogin(s string) bool {
+	for _, w := range strings.Fields(s) {
+		if WithoutLogins(w) != w {
+			return true
+		}
+	}
+	return false
+}
+
 // MarshalJSON lists the problems as [{"path": …, "message": …}].
 func (l List) MarshalJSON() ([]byte, error) {
 	return json.Marshal([]Error(l))

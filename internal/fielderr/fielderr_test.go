@@ -95,6 +95,22 @@ func TestQuoteShowsNoLogin(t *testing.T) {
 	assert.Equal(t, `a["…@localhost"]`, Join("a", "ci:Pa55wordSecretXY@localhost"), "a key too (round-14 probe F3)")
 }
 
+// A value kept and shown (a label, a snapshot's name, a backend) holds no
+// login in any word; a sentence's colon before a later @ is none.
+func TestHoldsLoginReadsWordByWord(t *testing.T) {
+	for in, want := range map[string]bool{
+		"https://ci:Pa55wordSecretXY@git.example.com/team/app.git":                        true,
+		"sync of ci:Pa55wordSecretXY@git.example.com":                                     true,
+		"https:/ci:Pa55wordSecretXY@git.example.com":                                      true,
+		"chore(snapshot): update @ {date}":                                                false,
+		"snapshot: {date} by ci@example.com":                                              false,
+		"@olympeio/toolkit@2.9.2":                                                         false,
+		"node:24@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef": false,
+	} {
+		assert.Equal(t, want, HoldsLogin(in), in)
+	}
+}
+
 func FuzzQuoteShowsNoPassword(f *testing.F) {
 	f.Add("ci", "Pa55wordSecretXY", "registry.example.com")
 	f.Add("gitlab-ci-token", "glpat-S3cr3tT0ken", "gitlab.example.com:8443")

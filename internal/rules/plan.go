@@ -123,6 +123,10 @@ func checkBackends(names []string) error {
 		switch {
 		case n == "":
 			errs.Addf(fielderr.Index("backends", i), "empty backend name")
+		case strings.TrimSpace(n) == "":
+			errs.Addf(fielderr.Index("backends", i), "backend %s is white space alone: write the backend's name", fielderr.Quote(n))
+		case fielderr.HoldsLogin(n):
+			errs.Addf(fielderr.Index("backends", i), "backend %s holds a login (user:password@host), which the plan shows: write the backend's name", fielderr.Quote(n))
 		case seen[n]:
 			errs.Addf(fielderr.Index("backends", i), "backend %s is listed twice", fielderr.Quote(n))
 		}

@@ -142,6 +142,10 @@ func TestBuildRefusesBadInput(t *testing.T) {
 		{"no backend names", Input{Rules: []Rule{{".*", ".*"}}}, "no backend names given"},
 		{"an empty backend name", Input{Backends: []string{"a", ""}}, "backends[1]: empty backend name"},
 		{"a backend listed twice", Input{Backends: []string{"a", "a"}}, `backends[1]: backend "a" is listed twice`},
+		// round-15 probe F2: the plan shows each name
+		{"a backend of white space", Input{Backends: []string{"a", "\t"}}, `backends[1]: backend "\t" is white space alone: write the backend's name`},
+		{"a backend holding a login", Input{Backends: []string{"https://ci:Pa55wordSecretXY@deploy.example.com", "b"}},
+			`backends[0]: backend "…@deploy.example.com" holds a login (user:password@host), which the plan shows: write the backend's name`},
 		{"a pattern that is not JavaScript", Input{Backends: []string{"a"}, Rules: []Rule{{".*", "(?i)A"}}}, "backends.deployRules[0].target: invalid regular expression"},
 		{"a source that could backtrack without end", Input{Backends: []string{"a"}, Rules: []Rule{{".*", ".*"}, {"^(a+)+$", ".*"}}},
 			`backends.deployRules[1].source: invalid regular expression "^(a+)+$": at offset 1: the repeated part "(a+)+"`},

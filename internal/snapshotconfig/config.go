@@ -175,6 +175,10 @@ func str(errs *fielderr.List, obj *jsontree.Object, p, key, what string) string 
 	case strings.TrimSpace(s) == "":
 		errs.Addf(p, "%s is white space alone, which no one sees: write %s", fielderr.Quote(s), what)
 		return ""
+	case key != "repo" && fielderr.HoldsLogin(s):
+		// git.repo's own check says where its token goes (checkRepo)
+		errs.Addf(p, "%s holds a login (user:password@host), which the snapshot's report and log would show: write %s without it (a git token goes only in --git-token)", fielderr.Quote(s), what)
+		return ""
 	}
 	return s
 }

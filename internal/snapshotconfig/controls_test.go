@@ -104,3 +104,25 @@ func TestABlankValueIsOneProblem(t *testing.T) {
 		})
 	}
 }
+
+// A login in a value the snapshot's report shows (its name, its folder, its
+// branch, its commit message) is refused, not shown (round-15 probe F1).
+func TestALoginInAShownValueIsRefused(t *testing.T) {
+	const login = "https://ci:Pa55wordSecretXY@git.example.com/team/app.git"
+	for _, tc := range []struct{ name, in, path string }{
+		{"a name", configWith(login, "o", "main", "m"), "[0].snapshooter.name"},
+		{"a commit message", configWith("M", "o", "main", "sync "+login), "[0].git.commitMessage"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.in))
+			var list fielderr.List
+			require.ErrorAs(t, err, &list)
+			require.Len(t, list, 1, "%v", err)
+			assert.Equal(t, tc.path, list[0].Path)
+			assert.Contains(t, list[0].Message, "holds a login (user:password@host), which the snapshot's report and log would show")
+			assert.NotContains(t, err.Error(), "Pa55word")
+		})
+	}
+	_, err := Parse([]byte(configWith("M", "o", "main", "chore(snapshot): {folder} @ {date} by ci@example.com")))
+	assert.NoError(t, err, "a colon before a later @ is no login")
+}
