@@ -125,11 +125,13 @@ func Quote(value string) string {
 	return fmt.Sprintf("%s… (%d bytes)", quote(s[:end]), len(value))
 }
 
-// digestNext is a digest after an @: an image pinned by it (node:24@sha256:…).
+// digestNext is a digest after an @ that ends the value, and no "://" is
+// before it: an image pinned by it (node:24@sha256:…), not an address whose
+// host looks like one.
 // scopedPackage is an npm package's scoped name (@olympeio/toolkit), which
 // an @ and a version may follow.
 var (
-	digestNext    = regexp.MustCompile(`^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[0-9a-fA-F]{32,}`)
+	digestNext    = regexp.MustCompile(`^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[0-9a-fA-F]{32,}$`)
 	scopedPackage = regexp.MustCompile(`^@[a-z0-9~-][a-z0-9._~-]*/[a-z0-9~-][a-z0-9._~-]*$`)
 )
 
@@ -157,7 +159,8 @@ func WithoutLogins(s string) string {
 		if at < 0 {
 			break
 		}
-		if before := s[:at]; !digestNext.MatchString(s[next:]) && strings.ContainsAny(before, ":/%") && !scopedPackage.MatchString(before) {
+		pinned := digestNext.MatchString(s[next:]) && !strings.Contains(s[:at], "://")
+		if before := s[:at]; !pinned && strings.ContainsAny(before, ":/%") && !scopedPackage.MatchString(before) {
 			return "…" + s[at:]
 		}
 		end = at

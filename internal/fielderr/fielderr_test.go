@@ -85,6 +85,9 @@ func TestQuoteShowsNoLogin(t *testing.T) {
 		{"ci:Zq9/Kx7Lm3Vt\ufe6bregistry.example.com", "\"…\ufe6bregistry.example.com\""},
 		{"ci:Pa55wordSecretXY@registry.example.com/n@" + digest[:20], `"…@` + digest[:20] + `"`},
 		{"node:24@" + digest, `"node:24@` + digest + `"`},
+		// round-15 probe F6: a host shaped like a digest pins nothing
+		{"https://ci:Pa55wordSecretXY@" + digest[:40] + "/x", `"…@` + digest[:40] + `/x"`},
+		{"https://ci:Pa55wordSecretXY@" + digest[:40], `"…@` + digest[:40] + `"`},
 		{"r:5/n@" + digest, `"r:5/n@` + digest + `"`},
 		{"@olympeio/toolkit@2.9.2", `"@olympeio/toolkit@2.9.2"`},
 		{"ci@draw.example.com:443", `"ci@draw.example.com:443"`},

@@ -60,8 +60,12 @@ func Quote(raw string) string {
 
 var addressIn = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s'"<>]+`)
 
+var wordIn = regexp.MustCompile(`\S+`)
+
 // URLsIn shows every address in a text (a tool's output, an error) as URL
-// shows it: what git prints of a remote keeps its query (private_token=…).
+// shows it: what git prints of a remote keeps its query (private_token=…);
+// and any other word that holds a login (https:/user:token@host, an escaped
+// @) as fielderr.WithoutLogins does.
 func URLsIn(text string) string {
-	return addressIn.ReplaceAllStringFunc(text, String)
+	return wordIn.ReplaceAllStringFunc(addressIn.ReplaceAllStringFunc(text, String), fielderr.WithoutLogins)
 }

@@ -88,6 +88,19 @@ func TestURLsInATextAreShownWithoutSecrets(t *testing.T) {
 	assert.Contains(t, got, "see https://git.example.com/x and plain text")
 }
 
+// A login spelt so that no address is found in it (one slash, none, an
+// escaped @) is hidden all the same (round-15 probe F7).
+func TestURLsInHidesALoginNoAddressHolds(t *testing.T) {
+	for _, line := range []string{"snapshot-push: https:/ci:Pa55wordSecretXY@git.example.com/a.git",
+		"snapshot-push: //ci:Pa55wordSecretXY@git.example.com/a.git", "snapshot-push: ci:Pa55wordSecretXY%40git.example.com",
+		"host ci:Pa55wordSecretXY@host"} {
+		got := URLsIn(line)
+		assert.NotContains(t, got, "Pa55word", line)
+		assert.Contains(t, got, "…", line)
+	}
+	assert.Equal(t, "To ci@git.example.com:team/app.git, as git@github.com", URLsIn("To ci@git.example.com:team/app.git, as git@github.com"), "a user alone")
+}
+
 func TestQuoteCutsALongAddressAsAnyValueInAnErrorIsCut(t *testing.T) {
 	long := "https://ghp_token@git.example.com/" + strings.Repeat("team/", 600) + "app.git"
 	for _, tc := range []struct {
