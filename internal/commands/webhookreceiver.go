@@ -79,10 +79,11 @@ func WebhookReceiver(ctx context.Context, args []string, getenv func(string) str
 	}
 }
 
-// readToken is the token of -token-file when given (its trailing newline
-// dropped), else the environment's.
+// readToken is the token of -token-file when given, else the environment's,
+// without the white space around it (a file's trailing newline, or one a
+// variable was set with): no client can send a token holding it.
 func readToken(fromEnv, file string) (string, error) {
-	token := fromEnv
+	token := strings.TrimSpace(fromEnv)
 	if file != "" {
 		data, err := os.ReadFile(file)
 		if err != nil {

@@ -29,7 +29,13 @@ func TestReadToken(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "from-file", tok, "a file's trailing newline is not part of the token, and the file wins")
 
+	tok, err = readToken("from-env\n", "")
+	require.NoError(t, err)
+	assert.Equal(t, "from-env", tok, "nor a variable's (round-15 note N1): no client sends a token holding one")
+
 	_, err = readToken("", "")
+	assert.EqualError(t, err, "no token: set WEBHOOK_TOKEN or -token-file")
+	_, err = readToken(" \n", "")
 	assert.EqualError(t, err, "no token: set WEBHOOK_TOKEN or -token-file")
 }
 

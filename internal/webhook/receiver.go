@@ -113,9 +113,13 @@ func (r *Receiver) handle(req *http.Request) (int, any) {
 // authorize answers 401 without a bearer token and 403 with a wrong one.
 func (r *Receiver) authorize(req *http.Request) (int, string) {
 	auth := req.Header.Get("Authorization")
-	token, ok := strings.CutPrefix(auth, "Bearer ")
-	if !ok || token == "" {
+	// the scheme's name is case-insensitive (RFC 9110, 11.1)
+	scheme, token, _ := strings.Cut(auth, " ")
+	switch {
+	case auth == "":
 		return http.StatusUnauthorized, "missing Authorization: Bearer <token>"
+	case !strings.EqualFold(scheme, "Bearer") || token == "":
+		return http.StatusUnauthorized, "Authorization is not Bearer <token>"
 	}
 	if subtle.ConstantTimeCompare([]byte(token), []byte(r.Token.Reveal())) != 1 {
 		return http.StatusForbidden, "invalid token"

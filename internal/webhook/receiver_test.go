@@ -38,7 +38,9 @@ func TestReceiverChecksWhatThePlatformChecks(t *testing.T) {
 		{"a GET is refused", "GET", "application/json", "Bearer " + token, "{}", 405, `"error":"method \"GET\" not allowed`},
 		{"a form post is refused", "POST", "application/x-www-form-urlencoded", "Bearer " + token, "{}", 415, "Content-Type must be application/json"},
 		{"no token", "POST", "application/json", "", "{}", 401, "missing Authorization: Bearer"},
-		{"basic auth is not a bearer token", "POST", "application/json", "Basic " + token, "{}", 401, "missing Authorization"},
+		{"basic auth is not a bearer token", "POST", "application/json", "Basic " + token, "{}", 401, "Authorization is not Bearer "},
+		{"the scheme in small letters is the same scheme (round-15 note N2)", "POST", "application/json", "bearer " + token,
+			`{"frontend":{"image":"reg.example.com/front:1"}}`, 200, `{"message":"success"}`},
 		{"a wrong token", "POST", "application/json", "Bearer nope", "{}", 403, "invalid token"},
 		{"an invalid payload lists its problems", "POST", "application/json; charset=utf-8", "Bearer " + token,
 			`{"frontend":{},"extraArgs":["-x"]}`, 422, `"problems":[{"path":"frontend.image","message":"required when frontend is present`},
@@ -62,7 +64,7 @@ func TestReceiverChecksWhatThePlatformChecks(t *testing.T) {
 			assert.Contains(t, string(answer), tc.answer)
 		})
 	}
-	require.Len(t, r.Deliveries(), 1, "only the valid payload is recorded")
+	require.Len(t, r.Deliveries(), 2, "only the valid payloads are recorded")
 	assert.Equal(t, "/acme/prod", r.Deliveries()[0].Path)
 	assert.JSONEq(t, `{"frontend":{"image":"reg.example.com/front:1"}}`, string(r.Deliveries()[0].Payload))
 	leaks.AssertClean(t, token, "t0ken-value")
