@@ -77,7 +77,11 @@ func InstalledVersion(pkg string, npmLsJSON []byte) (string, error) {
 	for _, v := range versions {
 		users := found[v]
 		slices.Sort(users)
-		each = append(each, fmt.Sprintf("%s by %s", fielderr.Quote(v), strings.Join(slices.Compact(users), ", ")))
+		users = slices.Compact(users)
+		for i, u := range users {
+			users[i] = fielderr.Printable(fielderr.WithoutLogins(u)) // npm's names of the project's packages
+		}
+		each = append(each, fmt.Sprintf("%s by %s", fielderr.Quote(v), strings.Join(users, ", ")))
 	}
 	if len(each) > 5 {
 		each = append(each[:5], fmt.Sprintf("%d more", len(each)-5))

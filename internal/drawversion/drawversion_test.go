@@ -23,6 +23,10 @@ func TestInstalledVersion(t *testing.T) {
 		{name: "two versions: which built the project is unknown",
 			out: `{"dependencies":{"@vendor/draw":{"version":"2.14.0"},"admin":{"dependencies":{"@vendor/draw":{"version":"2.13.1"}}}}}`,
 			err: `design-tool package "@vendor/draw" is installed in 2 versions ("2.13.1" by admin; "2.14.0" by the project)`},
+		{name: "a workspace's name shown printable, without a login (round-16 probes F2, F2b)",
+			out: `{"dependencies":{"@vendor/draw":{"version":"2.14.0"},"ws\u001b]0;pwned\u0007\u202e":{"dependencies":{"@vendor/draw":{"version":"2.13.1"}}},` +
+				`"https://ci:s3cretPassw0rd@git.example.com/x":{"dependencies":{"@vendor/draw":{"version":"2.13.0"}}}}}`,
+			err: `("2.13.0" by …@git.example.com/x; "2.13.1" by ws\x1b]0;pwned\a\u202e; "2.14.0" by the project)`},
 		{name: "a workspace missing it, another has it",
 			out: `{"dependencies":{"web":{"dependencies":{"@vendor/draw":{"missing":true}}},"admin":{"dependencies":{"@vendor/draw":{"version":"2.14.0"}}}}}`, want: "2.14.0"},
 	} {

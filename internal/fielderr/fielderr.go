@@ -171,9 +171,12 @@ func WithoutLogins(s string) string {
 // HoldsLogin says whether a word of s (a run without white space) holds a
 // login as WithoutLogins finds one: what a value a result or a label shows
 // must not hold. A sentence's colon before an @ further on (a commit
-// message's "chore: … @ …") is no login.
+// message's "chore: … @ …") is no login, nor mailto:'s.
 func HoldsLogin(s string) bool {
 	for _, w := range strings.Fields(s) {
+		if len(w) > len("mailto:") && strings.EqualFold(w[:len("mailto:")], "mailto:") {
+			w = w[len("mailto:"):] // an email's scheme, no password's colon
+		}
 		if WithoutLogins(w) != w {
 			return true
 		}
@@ -228,6 +231,7 @@ func Plain(err error) error {
 	}
 	msg := encodedID.ReplaceAllString(err.Error(), "$1@…")
 	msg = loadChain.ReplaceAllString(msg, "… ")
+	msg = printableLines(msg)
 	if len(msg) > MaxError {
 		head, tail := MaxError/3, MaxError*2/3
 		for head > 0 && !utf8.RuneStart(msg[head]) {
@@ -240,6 +244,23 @@ func Plain(err error) error {
 		msg = fmt.Sprintf("%s … (%d bytes cut) … %s", msg[:head], start-head, msg[start:])
 	}
 	return plainError(msg)
+}
+
+// printableLines is s with each line, and each tab-separated piece of it,
+// Printable: an error names what a file or a server said (a file's name, a
+// package's, a Dockerfile's word), and whatever check forgot to escape it,
+// no error reaches a terminal raw. Printable text is kept as it is, so what
+// was escaped already is not escaped again.
+func printableLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, line := range lines {
+		pieces := strings.Split(line, "\t")
+		for j, p := range pieces {
+			pieces[j] = Printable(p)
+		}
+		lines[i] = strings.Join(pieces, "\t")
+	}
+	return strings.Join(lines, "\n")
 }
 
 type plainError string

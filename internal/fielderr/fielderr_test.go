@@ -108,6 +108,9 @@ func TestHoldsLoginReadsWordByWord(t *testing.T) {
 		"chore(snapshot): update @ {date}":                                                false,
 		"snapshot: {date} by ci@example.com":                                              false,
 		"@olympeio/toolkit@2.9.2":                                                         false,
+		"mailto:ops@example.com":                                                          false,
+		"mailto:ops@example.com ci:S3cretPassw0rd@registry.example.com":                   true,
+		"mailto:ci:S3cretPassw0rd@registry.example.com":                                   true,
 		"node:24@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef": false,
 	} {
 		assert.Equal(t, want, HoldsLogin(in), in)
@@ -179,6 +182,9 @@ func TestPlainKeepsWhatTheModuleAddedAndDropsEncodedIDs(t *testing.T) {
 		{"an encoded ID is named by its type only",
 			fmt.Errorf("failed to load container from converted ID: load Container@%s: load xxh3:559d231aa1c78541: inputs: load xxh3:25b43bc14c979239: inputs: failed to content hash dockerfile copy: lstat /docker/nginx.conf: no such file or directory", id),
 			[]string{"load Container@…", "lstat /docker/nginx.conf: no such file or directory"}, []string{"Cv57", "xxh3:"}, 400},
+		{"whatever a check forgot to escape is escaped, line by line (round-16 probes F1–F4)",
+			fmt.Errorf("the whole project (its dist/, \x1b[2J\x1b[Hevil, a\u202etxt)\n\tby ws\x1b]0;pwned\a"),
+			[]string{`the whole project (its dist/, \x1b[2J\x1b[Hevil, a\u202etxt)` + "\n\t" + `by ws\x1b]0;pwned\a`}, []string{"\x1b", "\u202e", "\a"}, 0},
 		{"a long message keeps its start and its end",
 			fmt.Errorf("publish: %s: the real cause", strings.Repeat("word ", 10000)),
 			[]string{"publish: word", "bytes cut", "the real cause"}, nil, MaxError + 100},
@@ -211,8 +217,11 @@ func FuzzPlain(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		got := Plain(errors.New(s)).Error()
 		assert.LessOrEqual(t, len(got), MaxError+64)
-		if utf8.ValidString(s) {
-			assert.True(t, utf8.ValidString(got))
+		assert.True(t, utf8.ValidString(got))
+		for _, line := range strings.Split(got, "\n") {
+			for _, piece := range strings.Split(line, "\t") {
+				assert.Equal(t, Printable(piece), piece, "no error reaches a terminal raw")
+			}
 		}
 	})
 }

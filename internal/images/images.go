@@ -85,7 +85,7 @@ func ParseLabels(created time.Time, given []string) (LabelSet, error) {
 			errs = append(errs, fmt.Errorf("%s: %s is given twice", flag, key))
 		case len(value) > maxLabelValue:
 			errs = append(errs, fmt.Errorf("%s: a value of at most %d bytes", flag, maxLabelValue))
-		case !strings.Contains(value, "://") && fielderr.HoldsLogin(value) && !strings.HasPrefix(strings.ToLower(value), "mailto:"):
+		case !strings.Contains(value, "://") && fielderr.HoldsLogin(value):
 			errs = append(errs, fmt.Errorf("%s: the value of %s holds a login (user:password@host), which a label would publish: write the address without it", flag, key))
 		default:
 			shown, ok := shownValue(value)

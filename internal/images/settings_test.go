@@ -161,6 +161,10 @@ func TestFlagRefusalsShowNoLogin(t *testing.T) {
 			_, err := ParseLabels(time.Time{}, []string{"src=ci%3A" + secret + "@git.example.com"})
 			return err
 		}, `the value of src holds a login`},
+		{"a login after a mailto: (round-16 probe F6)", func() error {
+			_, err := ParseLabels(time.Time{}, []string{"maintainer=mailto:ops@example.com ci:" + secret + "@registry.example.com"})
+			return err
+		}, `the value of maintainer holds a login`},
 		{"a label's address percent-encoded whole", func() error {
 			_, err := ParseLabels(time.Time{}, []string{"src=https%3A%2F%2Fci%3A" + secret + "%40git.example.com"})
 			return err

@@ -334,9 +334,13 @@ func CheckCLI(cli string) error {
 		strings.HasPrefix(cli, "-") {
 		return fmt.Errorf("--toolkit %s: want one npm package name, optionally with @version (no spaces or control characters, not starting with -)", fielderr.Quote(cli))
 	}
-	if user, _, ok := strings.Cut(cli, "@"); ok && fielderr.WithoutLogins(cli) != cli && user != "git+ssh://git" && user != "ssh://git" {
-		// it would stand in the command line every log shows; git over ssh
-		// logs in as git, with a key
+	// a login would stand in the command line every log shows; git over
+	// ssh logs in as git, with a key (git+ssh://git@…)
+	rest := cli
+	for _, sshUser := range []string{"git+ssh://git@", "ssh://git@"} {
+		rest = strings.TrimPrefix(rest, sshUser)
+	}
+	if fielderr.WithoutLogins(rest) != rest {
 		return fmt.Errorf("--toolkit %s holds a login (user:password@): give a private registry's credentials in --npmrc (a secret), and the package by its name", fielderr.Quote(cli))
 	}
 	return nil

@@ -265,6 +265,8 @@ func TestCheckCLIRefusesWhatIsNotOnePackageSpec(t *testing.T) {
 		{"git+ssh://git@github.com/vendor/cli.git", ""},
 		{"https://ci:Zq9/Kx7Lm3Vt@registry.npmjs.org/cli/-/cli-3.1.0.tgz", `--toolkit "…@registry.npmjs.org/cli/-/cli-3.1.0.tgz" holds a login (user:password@): give a private registry's credentials in --npmrc`},
 		{"git+https://ghp_Zq9Kx7Lm3Vt@github.com/vendor/cli.git", "holds a login"},
+		{"git+ssh://git@github.com/acme/toolkit.git#https://ci:S3cretPassw0rd@npm.example.com", "holds a login"}, // round-16 probe F7
+		{"git+ssh://git@github.com/acme/toolkit.git#ci:S3cretPassw0rd%40npm.example.com", "holds a login"},
 	} {
 		t.Run(tc.cli, func(t *testing.T) {
 			err := CheckCLI(tc.cli)

@@ -167,7 +167,7 @@ type Build struct {
 
 // Text names the outputs and the design-tool version, the warnings last.
 func (b Build) Text() string {
-	s := "outputs: " + strings.Join(b.Outputs, ", ") + "\n"
+	s := "outputs: " + fielderr.Printable(strings.Join(b.Outputs, ", ")) + "\n" // the project's declared inputs among them
 	if b.DrawVersion != "" {
 		s += "draw_version " + fielderr.Printable(b.DrawVersion) + "\n"
 	}
