@@ -166,7 +166,7 @@ func CheckNativeAddons(addons []string, engine string, platforms []string) error
 		shown = append(slices.Clone(shown[:5]), fmt.Sprintf("and %d more", len(addons)-5))
 	}
 	return fmt.Errorf("dist/node holds native addons built for %s (%s); they would not run in the backend image for %s: publish for %s only (--platform %s), or bundle the backend without native addons",
-		engine, strings.Join(shown, ", "), strings.Join(foreign, ", "), engine, canonicalPlatform(engine))
+		engine, fielderr.Printable(strings.Join(shown, ", ")), strings.Join(foreign, ", "), engine, canonicalPlatform(engine)) // the project's file names
 }
 
 // CheckPlatforms compares the platforms an image has with those asked for,

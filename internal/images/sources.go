@@ -130,7 +130,8 @@ func CheckSourcesCopy(file, sourcesPath string, c SourcesCopy, got, want []strin
 	if !c.Declared {
 		fix = fmt.Sprintf("this stage never declares ARG SOURCES_PATH, so the build argument does not reach it and $SOURCES_PATH is empty: add a line \"ARG SOURCES_PATH\" after the FROM line (line %d)", c.FromLine)
 	}
-	return fmt.Errorf("%s:%d: the image holds at %s %s; %s; nothing was pushed", file, c.Line, c.Dest, what, fix)
+	// the project's file names and the Dockerfile's words, as a terminal may show them
+	return fmt.Errorf("%s:%d: the image holds at %s %s; %s; nothing was pushed", fielderr.Printable(file), c.Line, fielderr.Printable(c.Dest), fielderr.Printable(what), fix)
 }
 
 // others are got's entries that are not want's, at most a few.
