@@ -294,3 +294,21 @@ func TestEveryLogLineShowsTheBranchPrintable(t *testing.T) {
 		}
 	}
 }
+
+// A branch whose name holds an @ (git takes snap@2024) is found on the remote
+// as it is: git's output is read with its addresses alone hidden, never a
+// word with an @ in it (round-17 probe F1).
+func TestABranchWithAnAtIsFoundOnTheRemote(t *testing.T) {
+	r, l := gittest.NewRemote(t), &leaktest.Recorder{}
+	o := opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}"}), l)
+	o.Branch, o.CreateBranch = "snap@2024", true
+	_, err := Sync(context.Background(), o)
+	require.NoError(t, err)
+	o = opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": `{"b":1}`}), l)
+	o.Branch = "snap@2024"
+	res, err := Sync(context.Background(), o)
+	require.NoError(t, err, "the branch exists")
+	assert.True(t, res.Changed)
+	assert.Equal(t, 1, res.Attempts)
+	assert.Equal(t, "snapshot codeasdata/main\nsnapshot codeasdata/main\nseed", gittest.Git(t, r.CheckoutBranch(t, "snap@2024"), "log", "--format=%s"))
+}

@@ -60,12 +60,19 @@ func Quote(raw string) string {
 
 var addressIn = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s'"<>]+`)
 
+// URLsIn shows every address in a text (a tool's output, an error) as URL
+// shows it: what git prints of a remote keeps its query (private_token=…).
+// Git's own output is read through it (ls-remote's refs), so it changes
+// nothing but addresses.
+func URLsIn(text string) string {
+	return addressIn.ReplaceAllStringFunc(text, String)
+}
+
 var wordIn = regexp.MustCompile(`\S+`)
 
-// URLsIn shows every address in a text (a tool's output, an error) as URL
-// shows it: what git prints of a remote keeps its query (private_token=…);
+// Shown is a tool's output as a person reads it, never parsed again: URLsIn,
 // and any other word that holds a login (https:/user:token@host, an escaped
-// @) as fielderr.WithoutLogins does.
-func URLsIn(text string) string {
-	return wordIn.ReplaceAllStringFunc(addressIn.ReplaceAllStringFunc(text, String), fielderr.WithoutLogins)
+// @) as fielderr.WithoutLogins shows it.
+func Shown(text string) string {
+	return wordIn.ReplaceAllStringFunc(URLsIn(text), fielderr.WithoutLogins)
 }

@@ -141,7 +141,7 @@ func NoReport(code int, stderr string) error {
 	if len(said) == 0 {
 		return fmt.Errorf("the git step exited %d without a report; its output is in the engine's log", code)
 	}
-	return fmt.Errorf("the git step exited %d without a report:\n%s", code, redact.URLsIn(strings.Join(said, "\n")))
+	return fmt.Errorf("the git step exited %d without a report:\n%s", code, redact.Shown(strings.Join(said, "\n")))
 }
 
 // Auth is how one entry authenticates to its remote.
