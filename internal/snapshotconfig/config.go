@@ -175,8 +175,10 @@ func str(errs *fielderr.List, obj *jsontree.Object, p, key, what string) string 
 	case strings.TrimSpace(s) == "":
 		errs.Addf(p, "%s is white space alone, which no one sees: write %s", fielderr.Quote(s), what)
 		return ""
-	case key != "repo" && fielderr.HoldsLogin(s):
-		// git.repo's own check says where its token goes (checkRepo)
+	case key != "repo" && key != "branch" && fielderr.HoldsLogin(s):
+		// git.repo's own check says where its token goes (checkRepo); a
+		// branch holds no ':' (git's ref rules), so no user:password, and
+		// release/v1@2 is a name
 		errs.Addf(p, "%s holds a login (user:password@host), which the snapshot's report and log would show: write %s without it (a git token goes only in --git-token)", fielderr.Quote(s), what)
 		return ""
 	}
@@ -278,12 +280,18 @@ func checkOutputDir(dir string) error {
 // a summary, a log or git log prints: a terminal acts on it (ESC and CSI,
 // U+009B, start escape sequences; BS, CR and DEL rewrite what was printed;
 // BEL rings). A commit message's lines keep their line feeds.
+// Nor a character fielderr.Printable escapes (a bidirectional override,
+// one a terminal draws as nothing): the snapshot's fields hold the value as
+// it is, and `dagger call … entries name` prints a field raw.
 func checkControls(s string, lines bool) error {
-	i := strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) && !(lines && r == '\n') })
+	i := strings.IndexFunc(s, func(r rune) bool { return !(lines && r == '\n') && fielderr.Printable(string(r)) != string(r) })
 	if i < 0 {
 		return nil
 	}
 	r, _ := utf8.DecodeRuneInString(s[i:])
+	if !unicode.IsControl(r) {
+		return fmt.Errorf("holds U+%04X, a character that reorders text or that a terminal draws as nothing, which the snapshot's fields would show as it is: remove it", r)
+	}
 	allowed := "no control character (C0, DEL or C1): a terminal printing it would act on it"
 	if lines {
 		allowed = "line feeds alone are allowed, no other control character (C0, DEL or C1): a terminal printing it would act on it"

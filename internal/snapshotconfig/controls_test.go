@@ -125,4 +125,26 @@ func TestALoginInAShownValueIsRefused(t *testing.T) {
 	}
 	_, err := Parse([]byte(configWith("M", "o", "main", "chore(snapshot): {folder} @ {date} by ci@example.com")))
 	assert.NoError(t, err, "a colon before a later @ is no login")
+	_, err = Parse([]byte(configWith("M", "o", "release/v1@2", "m")))
+	assert.NoError(t, err, "a branch's @ after a / is a name (round-17 note)")
+}
+
+// A configuration's words reach the snapshot's fields as they are, and a
+// field is printed raw: a bidirectional override or a character drawn as
+// nothing is refused in each value a field holds (round-17 probe F3).
+func TestAValueAFieldHoldsIsPrintable(t *testing.T) {
+	for _, tc := range []struct{ name, in, path string }{
+		{"a name with a bidirectional override", configWith("prod\u202egnp.exe", "o", "main", "m"), "[0].snapshooter.name"},
+		{"an outputDir with a Hangul filler", configWith("M", "snap\u3164shot", "main", "m"), "[0].snapshooter.outputDir"},
+		{"a branch with a bidirectional isolate", configWith("M", "o", "main\u2066x", "m"), "[0].git.branch"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.in))
+			var list fielderr.List
+			require.ErrorAs(t, err, &list)
+			require.Len(t, list, 1, "%v", err)
+			assert.Equal(t, tc.path, list[0].Path)
+			assert.Contains(t, list[0].Message, "a character that reorders text or that a terminal draws as nothing")
+		})
+	}
 }
