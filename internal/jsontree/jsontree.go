@@ -78,7 +78,7 @@ func (p *parser) token() (json.Token, error) {
 	start := p.dec.InputOffset()
 	tok, err := p.dec.Token()
 	if err != nil {
-		return nil, syntaxError(p.dec, err)
+		return nil, p.syntaxError(err)
 	}
 	if _, ok := tok.(string); ok {
 		// the span holds the string's quotes, with any space, comma or colon before
@@ -132,7 +132,7 @@ func (p *parser) object() (any, error) {
 		obj.Fields[key] = v
 	}
 	if _, err := p.dec.Token(); err != nil {
-		return nil, syntaxError(p.dec, err)
+		return nil, p.syntaxError(err)
 	}
 	return obj, nil
 }
@@ -149,7 +149,7 @@ func (p *parser) array() (any, error) {
 		arr = append(arr, v)
 	}
 	if _, err := p.dec.Token(); err != nil {
-		return nil, syntaxError(p.dec, err)
+		return nil, p.syntaxError(err)
 	}
 	return arr, nil
 }
@@ -210,11 +210,26 @@ func loneSurrogate(raw []byte) string {
 	return ""
 }
 
-func syntaxError(dec *json.Decoder, err error) error {
+// syntaxError says where the JSON breaks. A character outside ASCII where
+// JSON takes its syntax (a no-break space or a curly quote pasted from a web
+// page, a UTF-16 file's bytes) is named by its code point: encoding/json
+// names the first byte of it as a Latin-1 letter the file does not hold.
+func (p *parser) syntaxError(err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return errors.New("invalid JSON: unexpected end of input")
 	}
-	return fmt.Errorf("invalid JSON near byte %d: %w", dec.InputOffset(), err)
+	var serr *json.SyntaxError
+	// the decoder stands at the character it refused (its Offset is where
+	// the token before ended)
+	if at := p.dec.InputOffset(); errors.As(err, &serr) && at < int64(len(p.data)) && p.data[at] >= utf8.RuneSelf {
+		r, size := utf8.DecodeRune(p.data[at:])
+		if r == utf8.RuneError && size <= 1 {
+			return fmt.Errorf("invalid JSON at byte %d: the byte 0x%02x is not UTF-8: save the file as UTF-8", at, p.data[at])
+		}
+		return fmt.Errorf("invalid JSON at byte %d: U+%04X %s stands where JSON takes its own syntax, in which only ASCII spaces, tabs and line breaks separate values: replace it (pasted from a web page or a word processor?)",
+			at, r, strconv.QuoteRune(r))
+	}
+	return fmt.Errorf("invalid JSON near byte %d: %w", p.dec.InputOffset(), err)
 }
 
 // TypeName names a tree value's JSON type for error messages.

@@ -32,10 +32,16 @@ func TestParseRefusesWhatIsNotOneJSONValue(t *testing.T) {
 		`{} []`:   "unexpected data after the top-level value",
 		`{"a" 1}`: "invalid JSON",
 		`nul`:     "invalid JSON",
+		// named by what the file holds, not a Latin-1 reading of its first
+		// byte (round-17 probe F4)
+		"{\"frontend\":\u00a0{}}": `invalid JSON at byte 12: U+00A0 '\u00a0' stands where JSON takes its own syntax, in which only ASCII spaces, tabs and line breaks separate values`,
+		"{\"a\": \u201cx\u201d}":  `invalid JSON at byte 6: U+201C '“' stands where JSON takes its own syntax`,
+		"\xff\xfe{\x00}\x00":      "invalid JSON at byte 0: the byte 0xff is not UTF-8: save the file as UTF-8",
 	} {
 		_, err := Parse([]byte(in))
 		require.Error(t, err, in)
 		assert.Contains(t, err.Error(), want, in)
+		assert.NotContains(t, err.Error(), "Â", in)
 	}
 }
 
