@@ -11,6 +11,7 @@ import (
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/durationflag"
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/payload"
 	"dagger/lowcode-pipeline/internal/results"
 	"dagger/lowcode-pipeline/internal/secret"
@@ -43,11 +44,17 @@ type Receipt struct {
 	Warnings []string
 }
 
-// newReceipt is the Receipt of doc.
+// newReceipt is the Receipt of doc. Its fields hold what the server said
+// made printable, as its summary and json do: `dagger call … message`
+// prints a field as it is.
 func newReceipt(doc results.Receipt) *Receipt {
+	warnings := make([]string, len(doc.Warnings))
+	for i, w := range doc.Warnings {
+		warnings[i] = fielderr.Printable(w)
+	}
 	return &Receipt{Summary: doc.Text(), Json: results.JSON(doc),
-		Status: doc.Status, Message: doc.Message, Url: doc.Url, PayloadSha256: doc.PayloadSha256, Images: doc.Images, SentAt: doc.SentAt,
-		DurationMs: doc.DurationMs, ConnectAttempts: doc.ConnectAttempts, Warnings: doc.Warnings}
+		Status: doc.Status, Message: fielderr.Printable(doc.Message), Url: fielderr.Printable(doc.Url), PayloadSha256: doc.PayloadSha256,
+		Images: doc.Images, SentAt: doc.SentAt, DurationMs: doc.DurationMs, ConnectAttempts: doc.ConnectAttempts, Warnings: warnings}
 }
 
 // defaultConnectAttempts is deploy's --connect-attempts default.

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/secret"
 	"dagger/lowcode-pipeline/internal/webhook"
 )
@@ -52,6 +53,21 @@ func TestDeploySendsThePayloadOnceAndReturnsTheReceipt(t *testing.T) {
 	data, err := json.Marshal(rec)
 	require.NoError(t, err)
 	assert.NotContains(t, string(data), testToken)
+}
+
+// A receipt's fields hold what the server said printable, as its summary
+// does: dagger call prints a field as it is (round-17 probe F3's path).
+func TestAReceiptsFieldsArePrintable(t *testing.T) {
+	srv, _ := webhookServer(t, 200, `{"message":"queued\r\n::error::forged\u001b[2K\u202e"}`)
+	rec, err := deployPayload(context.Background(), []byte(`{"frontend":{"image":"reg.example.com/front:1"}}`), deployRequest{
+		url: srv.URL + "/acme/prod", token: secret.New(testToken), allowHTTP: true, connectAttempts: 1, connectTimeout: "5s", timeout: "30s",
+	})
+	require.NoError(t, err)
+	assert.Equal(t, `queued\r\n::error::forged\x1b[2K\u202e`, rec.Message)
+	for _, w := range append([]string{rec.Url}, rec.Warnings...) {
+		assert.Equal(t, fielderr.Printable(w), w)
+	}
+	assert.NotEmpty(t, rec.Warnings, "a message other than success")
 }
 
 func TestDeployNeverSendsAnInvalidPayload(t *testing.T) {
