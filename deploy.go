@@ -48,13 +48,9 @@ type Receipt struct {
 // made printable, as its summary and json do: `dagger call … message`
 // prints a field as it is.
 func newReceipt(doc results.Receipt) *Receipt {
-	warnings := make([]string, len(doc.Warnings))
-	for i, w := range doc.Warnings {
-		warnings[i] = fielderr.Printable(w)
-	}
 	return &Receipt{Summary: doc.Text(), Json: results.JSON(doc),
 		Status: doc.Status, Message: fielderr.Printable(doc.Message), Url: fielderr.Printable(doc.Url), PayloadSha256: doc.PayloadSha256,
-		Images: doc.Images, SentAt: doc.SentAt, DurationMs: doc.DurationMs, ConnectAttempts: doc.ConnectAttempts, Warnings: warnings}
+		Images: doc.Images, SentAt: doc.SentAt, DurationMs: doc.DurationMs, ConnectAttempts: doc.ConnectAttempts, Warnings: printable(doc.Warnings)}
 }
 
 // defaultConnectAttempts is deploy's --connect-attempts default.

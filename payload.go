@@ -5,6 +5,7 @@ import (
 
 	"dagger/lowcode-pipeline/internal/dagger"
 	"dagger/lowcode-pipeline/internal/durationflag"
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/images"
 	"dagger/lowcode-pipeline/internal/payload"
 	"dagger/lowcode-pipeline/internal/results"
@@ -232,14 +233,25 @@ func (p *Payload) Plan(
 	return newPlan(doc, plan.Table()), nil
 }
 
-// newPlan is the Plan of doc, with its table for a person.
+// newPlan is the Plan of doc, with its table for a person. Its fields hold
+// the names and warnings printable, as its table and json do: dagger call
+// prints a field as it is (a warning quotes a rule of the payload file).
 func newPlan(doc results.Plan, table string) *Plan {
-	out := &Plan{Summary: table, Json: results.JSON(doc), Warnings: doc.Warnings}
+	out := &Plan{Summary: table, Json: results.JSON(doc), Warnings: printable(doc.Warnings)}
 	for _, im := range doc.Images {
-		out.Images = append(out.Images, &PlanImage{Image: im.Image, Rules: im.Rules, Backends: im.Backends})
+		out.Images = append(out.Images, &PlanImage{Image: fielderr.Printable(im.Image), Rules: im.Rules, Backends: printable(im.Backends)})
 	}
 	for _, b := range doc.Backends {
-		out.Backends = append(out.Backends, &PlanBackend{Name: b.Name, Images: b.Images, Rules: b.Rules})
+		out.Backends = append(out.Backends, &PlanBackend{Name: fielderr.Printable(b.Name), Images: printable(b.Images), Rules: b.Rules})
+	}
+	return out
+}
+
+// printable is each of ss made printable (fielderr.Printable).
+func printable(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fielderr.Printable(s)
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"dagger/lowcode-pipeline/internal/payload"
+	"dagger/lowcode-pipeline/internal/results"
 	"dagger/lowcode-pipeline/internal/rules"
 )
 
@@ -166,4 +167,16 @@ func TestPlanFailsOnAnUndeployablePlan(t *testing.T) {
 	_, err = p.Plan([]string{"api"}, "5s")
 	require.ErrorIs(t, err, rules.ErrPlan)
 	assert.Contains(t, err.Error(), `image "reg/jobs:1" reaches no backend`)
+}
+
+// A plan's fields hold names and warnings printable, as its table does: a
+// warning quotes a rule of the payload file, and dagger call prints a field
+// as it is.
+func TestAPlansFieldsArePrintable(t *testing.T) {
+	p := newPlan(results.Plan{Warnings: []string{"rule 0 (source \"x\u202e\") matches no image"},
+		Images:   []results.PlanImage{{Image: "reg.example.com/b:1", Backends: []string{"api\x1b[2J"}}},
+		Backends: []results.PlanBackend{{Name: "api\x1b[2J", Images: []string{"reg.example.com/b:1"}}}}, "")
+	assert.Equal(t, []string{`rule 0 (source "x\u202e") matches no image`}, p.Warnings)
+	assert.Equal(t, `api\x1b[2J`, p.Backends[0].Name)
+	assert.Equal(t, []string{`api\x1b[2J`}, p.Images[0].Backends)
 }
