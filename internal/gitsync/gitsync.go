@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -149,6 +150,12 @@ func Sync(ctx context.Context, o Options) (*Result, error) {
 			res.Commit = g.head(ctx, dir)
 			o.Logf("%s: pushed %s (%s)", o.Branch, shortSHA(res.Commit), o.OutputDir)
 			return res, nil
+		}
+		if clash := branchClash.FindStringSubmatch(out + err.Error()); clash != nil {
+			// no race: another branch's name holds this one's as a folder,
+			// or this one's holds it, and git keeps branches as files
+			return nil, fmt.Errorf("push to %q: the remote has the branch %q, and git cannot keep %q beside it (a branch cannot be another's folder): choose another git.branch",
+				o.Branch, clash[1], o.Branch)
 		}
 		if !rejected(out + err.Error()) {
 			return nil, fmt.Errorf("push to %q: %w%s", o.Branch, err, authHint(err))
@@ -294,6 +301,11 @@ func listFiles(dir string) (map[string]bool, error) {
 	})
 	return files, err
 }
+
+// branchClash is a remote's refusal of a branch whose name clashes with an
+// existing one's (main beside main/sub): git's "cannot lock ref
+// 'refs/heads/main/sub': 'refs/heads/main' exists; cannot create …".
+var branchClash = regexp.MustCompile(`'refs/heads/([^']+)' exists; cannot create`)
 
 func rejected(out string) bool {
 	return strings.Contains(out, "[rejected]") || strings.Contains(out, "non-fast-forward") ||

@@ -312,3 +312,16 @@ func TestABranchWithAnAtIsFoundOnTheRemote(t *testing.T) {
 	assert.Equal(t, 1, res.Attempts)
 	assert.Equal(t, "snapshot codeasdata/main\nsnapshot codeasdata/main\nseed", gittest.Git(t, r.CheckoutBranch(t, "snap@2024"), "log", "--format=%s"))
 }
+
+// A branch whose name clashes with one the remote has (main/sub beside main,
+// snap beside snap/a) is no race: the error names the other branch and says
+// to choose another name, and nothing is tried again (round-18 probe F3).
+func TestABranchClashingWithAnotherIsNamedNotRetried(t *testing.T) {
+	r, l := gittest.NewRemote(t), &leaktest.Recorder{}
+	o := opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}"}), l)
+	o.Branch, o.CreateBranch = "main/sub", true
+	_, err := Sync(context.Background(), o)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `push to "main/sub": the remote has the branch "main", and git cannot keep "main/sub" beside it (a branch cannot be another's folder): choose another git.branch`)
+	assert.Zero(t, l.Count("moved while the snapshot was committed"), "no race said")
+}

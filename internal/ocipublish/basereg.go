@@ -145,7 +145,7 @@ func readRegistry(ctx context.Context, at *baseRegistry, h v1.Hash) ([]registryI
 	}
 	rctx, cancel := context.WithTimeoutCause(ctx, baseReadLimit, fmt.Errorf("its registry did not answer within %s", baseReadLimit))
 	defer cancel()
-	read, err := readRegistryBases(at.repo.Digest(h.String()), remote.WithContext(rctx))
+	read, err := readRegistryBases(at.repo.Digest(h.String()), remote.WithContext(rctx), remote.WithTransport(boundedAnswers{RoundTripper: remote.DefaultTransport}))
 	if err != nil {
 		err = limitErr(rctx, err)
 		at.v.keepRegistryFailure(h, repo, err)
@@ -340,7 +340,7 @@ func (b *baseRegistry) fetch(ctx context.Context, dir string, d v1.Descriptor) e
 			return nil
 		}
 	}
-	l, err := remote.Layer(b.repo.Digest(d.Digest.String()), remote.WithContext(ctx))
+	l, err := remote.Layer(b.repo.Digest(d.Digest.String()), remote.WithContext(ctx), remote.WithTransport(boundedAnswers{RoundTripper: remote.DefaultTransport, blobs: true}))
 	if err != nil {
 		return err
 	}

@@ -130,7 +130,7 @@ func (r Request) parse(ctx context.Context, password secret.Text) (_ *target, ca
 		jobs = 1
 	}
 	t.opts = []remote.Option{remote.WithContext(t.ctx), remote.WithAuth(auth), remote.WithJobs(jobs),
-		remote.WithTransport(boundedAnswers{remote.DefaultTransport})}
+		remote.WithTransport(boundedAnswers{RoundTripper: remote.DefaultTransport})}
 	return t, cancel, nil
 }
 
@@ -292,8 +292,13 @@ const (
 	answerLimit    = 8 << 20
 )
 
-// boundedAnswers bounds every answer's body: errorBodyLimit, answerLimit.
-type boundedAnswers struct{ http.RoundTripper }
+// boundedAnswers bounds every answer's body: errorBodyLimit, answerLimit;
+// with blobs, an answer that is no error is a layer's download, which its
+// reader bounds by the layer's size.
+type boundedAnswers struct {
+	http.RoundTripper
+	blobs bool
+}
 
 func (b boundedAnswers) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := b.RoundTripper.RoundTrip(r)
@@ -304,6 +309,7 @@ func (b boundedAnswers) RoundTrip(r *http.Request) (*http.Response, error) {
 			io.Reader
 			io.Closer
 		}{io.LimitReader(resp.Body, errorBodyLimit), resp.Body}
+	case b.blobs:
 	default:
 		resp.Body = &overLimit{rc: resp.Body, left: answerLimit}
 	}

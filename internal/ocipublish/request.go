@@ -13,6 +13,8 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"dagger/lowcode-pipeline/internal/fielderr"
 )
 
 // Prepare is the first, cached step of a publish: normalize one image and
@@ -64,12 +66,12 @@ func Normalized(ctx context.Context, p Prepare, work, out string, warn io.Writer
 	if p.BaseRef != "" {
 		if o.Bases, err = RegistryBases(ctx, p.BaseRef, o.Verdicts); err != nil {
 			unread = true
-			fmt.Fprintf(warn, "oci-publish: the %s image's base: %v; its export from the engine is read instead, and kept by its digest for a publish after a restart (tests/engine-facts.md, fact 48 and fact 52)\n", p.Kind, err)
+			fmt.Fprintf(warn, "oci-publish: the %s image's base: %v; its export from the engine is read instead, and kept by its digest for a publish after a restart (tests/engine-facts.md, fact 48 and fact 52)\n", p.Kind, shown(err))
 		}
 	}
 	if o.Bases == nil && p.BaseTarball != "" {
 		if o.Bases, err = ReadBases(p.BaseTarball, filepath.Join(work, "base")); err != nil {
-			fmt.Fprintf(warn, "oci-publish: the %s image's base could not be read, so none of its layers is known to be the base's: %v\n", p.Kind, err)
+			fmt.Fprintf(warn, "oci-publish: the %s image's base could not be read, so none of its layers is known to be the base's: %v\n", p.Kind, shown(err))
 		}
 	}
 	var exported []registryImage
@@ -77,7 +79,7 @@ func Normalized(ctx context.Context, p Prepare, work, out string, warn io.Writer
 		exported = exportedIn(loaded, o.Bases)
 	}
 	if err := fetchRebaseLayers(ctx, loaded, o.Bases); err != nil {
-		fmt.Fprintf(warn, "oci-publish: the %s image: %v; its base layers are pushed as the engine made them, so its digest may differ from a fresh engine's (tests/engine-facts.md, fact 48)\n", p.Kind, err)
+		fmt.Fprintf(warn, "oci-publish: the %s image: %v; its base layers are pushed as the engine made them, so its digest may differ from a fresh engine's (tests/engine-facts.md, fact 48)\n", p.Kind, shown(err))
 	}
 	n, err := Normalize(p.Kind, loaded, o)
 	if err != nil {
@@ -100,6 +102,12 @@ func Normalized(ctx context.Context, p Prepare, work, out string, warn io.Writer
 		return err
 	}
 	return keepOnly(out, n)
+}
+
+// shown is an error as a publish's log says it: a registry's words in it,
+// printable and cut (the body of its answer was read up to errorBodyLimit).
+func shown(err error) string {
+	return fielderr.Cut(fielderr.Printable(err.Error()), 500)
 }
 
 // fetchRebaseLayers fetches, for each image of a, the layers of its base

@@ -299,6 +299,22 @@ func checkControls(s string, lines bool) error {
 	return fmt.Errorf("holds the control character U+%04X; %s", r, allowed)
 }
 
+// maxBranchPart is the longest part of a branch name (between its "/") a
+// clone can hold: git keeps a branch as a file of that name, and takes its
+// lock as the name plus ".lock", within a file system's 255 bytes.
+const maxBranchPart = 255 - len(".lock")
+
+// checkBranchParts refuses a branch whose part is longer than a file name
+// can be, which git's name rules take but no checkout can create.
+func checkBranchParts(branch string) error {
+	for _, part := range strings.Split(branch, "/") {
+		if len(part) > maxBranchPart {
+			return fmt.Errorf("a part of it is %d bytes; git keeps a branch as a file, and a file name holds at most %d with git's .lock: shorten it", len(part), maxBranchPart)
+		}
+	}
+	return nil
+}
+
 // readsAsGit: a folder name that git, or a case- or Unicode-folding file
 // system, may take for .git (fsName; Windows also answers to 8.3 names).
 func readsAsGit(name string) bool {
@@ -396,6 +412,9 @@ func gitSection(errs *fielderr.List, p string, v any) *Git {
 		err := gitref.CheckBranch(g.Branch)
 		if err == nil { // git takes C1 controls: it reads bytes
 			err = checkControls(g.Branch, false)
+		}
+		if err == nil {
+			err = checkBranchParts(g.Branch)
 		}
 		if err != nil {
 			errs.Addf(p+".branch", "%s: %v", fielderr.Quote(g.Branch), err)

@@ -148,3 +148,15 @@ func TestAValueAFieldHoldsIsPrintable(t *testing.T) {
 		})
 	}
 }
+
+// A branch git's name rules take but no checkout can hold (a part longer
+// than a file name) is refused up front, saying to shorten it (round-18
+// probe F4).
+func TestABranchPartLongerThanAFileNameIsRefused(t *testing.T) {
+	_, err := Parse([]byte(configWith("M", "o", "snapshots/"+strings.Repeat("q", 251), "m")))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "[0].git.branch: ")
+	assert.Contains(t, err.Error(), "a part of it is 251 bytes; git keeps a branch as a file, and a file name holds at most 250 with git's .lock: shorten it")
+	_, err = Parse([]byte(configWith("M", "o", "snapshots/"+strings.Repeat("q", 250), "m")))
+	assert.NoError(t, err)
+}
