@@ -53,7 +53,7 @@ func OCIPublish(ctx context.Context, args []string, getenv func(string) string, 
 			fmt.Fprintln(stderr, "oci-publish: -request:", err)
 			return 2
 		}
-		return withWork(stderr, "oci-publish: the "+p.Kind+" image", func(work string) error {
+		return withWork(stderr, "oci-publish: the "+fielderr.Printable(p.Kind)+" image", func(work string) error {
 			return ocipublish.Normalized(ctx, p, work, *dir, stderr)
 		})
 	}
@@ -64,7 +64,7 @@ func OCIPublish(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	result, err := ocipublish.Push(ctx, req, secret.New(getenv("REGISTRY_PASSWORD")), *layoutDir, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "oci-publish: the %s image: %v\n", fielderr.Printable(req.Kind), err)
+		fmt.Fprintf(stderr, "oci-publish: the %s image: %s\n", fielderr.Printable(req.Kind), fielderr.Printable(err.Error()))
 		return 1
 	}
 	if err := json.NewEncoder(stdout).Encode(result); err != nil {
@@ -84,7 +84,8 @@ func withWork(stderr io.Writer, what string, f func(work string) error) int {
 	}
 	defer os.RemoveAll(work)
 	if err := f(work); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", what, err)
+		// the layout's words (a media type, a digest) are the tarball's
+		fmt.Fprintf(stderr, "%s: %s\n", what, fielderr.Printable(err.Error()))
 		return 1
 	}
 	return 0

@@ -26,6 +26,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"dagger/lowcode-pipeline/internal/fielderr"
 	"dagger/lowcode-pipeline/internal/ocipublish"
 	"dagger/lowcode-pipeline/internal/testsupport/tartest"
 )
@@ -113,6 +114,25 @@ func TestRunRefusesATarballThatWritesOutsideItsFolder(t *testing.T) {
 	assert.Contains(t, stderr.String(), `the backend image: the image tarball has an entry outside it: "../escape"`)
 	assert.NoFileExists(t, filepath.Join(os.TempDir(), "escape"))
 	assert.Empty(t, stdout.String())
+}
+
+// What a tarball's layout says (a media type) reaches the log printable
+// (round-19 note).
+func TestRunSaysALayoutsWordsPrintable(t *testing.T) {
+	dir := t.TempDir()
+	layoutDir := filepath.Join(dir, "layout")
+	require.NoError(t, os.MkdirAll(layoutDir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(layoutDir, "oci-layout"), []byte(`{"imageLayoutVersion":"1.0.0"}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(layoutDir, "index.json"), []byte(`{"schemaVersion":2,"manifests":[{"mediaType":"evil\u001b]0;owned\u0007\u202e","digest":"sha256:`+strings.Repeat("0", 64)+`","size":1}]}`), 0o644))
+	tarball := filepath.Join(dir, "image.tar")
+	tartest.Pack(t, layoutDir, tarball)
+	data, _ := json.Marshal(ocipublish.Prepare{Kind: "backend", Tarball: tarball})
+	reqFile := filepath.Join(dir, "request.json")
+	require.NoError(t, os.WriteFile(reqFile, data, 0o600))
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, 1, OCIPublish(context.Background(), []string{"normalize", "-request", reqFile, "-out", filepath.Join(dir, "out")}, os.Getenv, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), `evil\x1b]0;owned\a\u202e`)
+	assert.Equal(t, fielderr.Printable(strings.TrimSuffix(stderr.String(), "\n")), strings.TrimSuffix(stderr.String(), "\n"))
 }
 
 func TestRunNeedsARequest(t *testing.T) {

@@ -18,11 +18,14 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"golang.org/x/sync/errgroup"
+
+	"dagger/lowcode-pipeline/internal/fielderr"
 )
 
 // Clamp is the reproducible-builds rule for one time: a time after epoch
@@ -165,6 +168,9 @@ func hasTimeAfter(dir string, l v1.Descriptor, epoch time.Time) (bool, error) {
 		if err != nil {
 			return false, fmt.Errorf("read the layer: %w", err)
 		}
+		if err := errSparse(h); err != nil {
+			return false, fmt.Errorf("read the layer: %w", err)
+		}
 		if h.ModTime.After(epoch) || h.AccessTime.After(epoch) || h.ChangeTime.After(epoch) {
 			return true, nil
 		}
@@ -221,6 +227,9 @@ func clampTar(tr *tar.Reader, tw *tar.Writer, epoch time.Time, zw io.WriteCloser
 		if err != nil {
 			return fmt.Errorf("read the layer: %w", err)
 		}
+		if err := errSparse(h); err != nil {
+			return fmt.Errorf("read the layer: %w", err)
+		}
 		out := &tar.Header{
 			Typeflag: h.Typeflag, Name: h.Name, Linkname: h.Linkname, Size: h.Size, Mode: h.Mode,
 			Uid: h.Uid, Gid: h.Gid, Uname: h.Uname, Gname: h.Gname, Devmajor: h.Devmajor, Devminor: h.Devminor,
@@ -269,6 +278,20 @@ func uncompressed(blob io.Reader, mt types.MediaType) (io.ReadCloser, error) {
 		return nil, fmt.Errorf("read the layer: %w", err)
 	}
 	return zr, nil
+}
+
+// errSparse is a tar entry archive/tar would expand to the size it declares
+// (a GNU or PAX sparse file: holes of up to 2^63 bytes), which no engine
+// export holds: it is refused, not read.
+func errSparse(h *tar.Header) error {
+	sparse := h.Typeflag == tar.TypeGNUSparse
+	for k := range h.PAXRecords {
+		sparse = sparse || strings.HasPrefix(k, "GNU.sparse.")
+	}
+	if !sparse {
+		return nil
+	}
+	return fmt.Errorf("%s is a sparse file, which no image the engine exports holds: nothing was pushed", fielderr.Quote(h.Name))
 }
 
 // withoutTimes keeps a header's extended records (xattrs, capabilities)

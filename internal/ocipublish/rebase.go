@@ -192,6 +192,9 @@ func entriesOf(p string, d v1.Descriptor) (map[string]entry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read the layer: %w", err)
 		}
+		if err := errSparse(h); err != nil {
+			return nil, fmt.Errorf("read the layer: %w", err)
+		}
 		name := layerPath(h.Name)
 		if name == "" {
 			continue

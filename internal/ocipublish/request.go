@@ -193,6 +193,9 @@ func unpack(tarball, dir string, maxSize int64) error {
 		if err != nil {
 			return fmt.Errorf("read the image tarball: %w", err)
 		}
+		if err := errSparse(h); err != nil {
+			return fmt.Errorf("read the image tarball: %w", err)
+		}
 		target := filepath.Join(dir, filepath.FromSlash(h.Name))
 		if rel, err := filepath.Rel(dir, target); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return fmt.Errorf("the image tarball has an entry outside it: %q", h.Name)
