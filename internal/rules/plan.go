@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Rule maps images whose reference matches Source to backends whose name
@@ -73,6 +75,9 @@ func CompileRules(path string, rs []Rule) ([]CompiledRule, fielderr.List) {
 			dst           **matcher
 		}{{"source", r.Source, &out[i].source}, {"target", r.Target, &out[i].target}} {
 			re, err := Compile(f.pattern)
+			if err == nil {
+				err = checkShown(f.pattern)
+			}
 			if err != nil {
 				errs.Addf(fielderr.Join(fielderr.Index(path, i), f.name), "invalid regular expression %s: %v", fielderr.Quote(f.pattern), err)
 				continue
@@ -81,6 +86,23 @@ func CompileRules(path string, rs []Rule) ([]CompiledRule, fielderr.List) {
 		}
 	}
 	return out, errs
+}
+
+// checkShown refuses a pattern holding a character fielderr.Printable
+// escapes (a control, a bidirectional override, one drawn as nothing): the
+// payload's json, which deploy sends byte for byte, would carry it as it
+// is to every terminal that prints it. The escape stands for it.
+func checkShown(pattern string) error {
+	i := strings.IndexFunc(pattern, func(r rune) bool { return fielderr.Printable(string(r)) != string(r) })
+	if i < 0 {
+		return nil
+	}
+	r, _ := utf8.DecodeRuneInString(pattern[i:])
+	escape := fmt.Sprintf(`\u%04X`, r)
+	if hi, lo := utf16.EncodeRune(r); r > 0xffff {
+		escape = fmt.Sprintf(`\u%04X\u%04X`, hi, lo) // its UTF-16 halves, as a pattern without the u flag reads it
+	}
+	return fmt.Errorf("it holds U+%04X, which a terminal acts on or draws as nothing: write the escape %s in its place", r, escape)
 }
 
 // Build applies the rules: each image goes to the union of the targets of all
