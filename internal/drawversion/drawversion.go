@@ -117,13 +117,17 @@ func checkVersion(pkg, version string) (string, error) {
 	switch {
 	case version == "":
 		return "", fmt.Errorf("design-tool package %q is installed without a version", pkg)
-	case !semverish.MatchString(version):
+	case len(version) > maxVersion || !semverish.MatchString(version):
 		return "", fmt.Errorf("design-tool package %q has version %s, which is not a version npm writes", pkg, fielderr.Quote(version))
 	}
 	return version, nil
 }
 
 var semverish = regexp.MustCompile(`^\d+\.\d+\.\d+[0-9A-Za-z.+-]*$`)
+
+// maxVersion is the longest version npm writes (semver's MAX_LENGTH): the
+// version is a label of every image, a line of the build's summary.
+const maxVersion = 256
 
 // ErrNoDrawPackage says the images cannot be labelled.
 var ErrNoDrawPackage = errors.New("no design-tool package set: pass --draw-package <package> so the images carry draw_version")

@@ -15,6 +15,8 @@ func TestInstalledVersion(t *testing.T) {
 		{name: "not installed", out: `{"name":"app"}`, err: `design-tool package "@vendor/draw" is not installed`},
 		{name: "missing", out: `{"dependencies":{"@vendor/draw":{"missing":true,"required":"^2"}}}`, err: "is not installed"},
 		{name: "an odd version", out: `{"dependencies":{"@vendor/draw":{"version":"latest"}}}`, err: `has version "latest"`},
+		{name: "a version longer than npm writes (round-21 probe F2)", out: `{"dependencies":{"@vendor/draw":{"version":"1.0.0-` + strings.Repeat("a", 300) + `"}}}`,
+			err: `which is not a version npm writes`},
 		{name: "not JSON", out: `npm ERR!`, err: "reading `npm ls @vendor/draw --json`"},
 		{name: "a workspace's dependency, as npm lists it under the workspace",
 			out: `{"dependencies":{"web":{"version":"1.0.0","resolved":"file:../packages/web","dependencies":{"@vendor/draw":{"version":"2.14.0"}}}}}`, want: "2.14.0"},

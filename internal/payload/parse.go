@@ -1,6 +1,7 @@
 package payload
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -32,6 +33,9 @@ func parse(data []byte, template bool) (*Payload, error) {
 	if err := checkSize(data); err != nil {
 		return nil, err
 	}
+	if err := checkLoneCR(data); err != nil {
+		return nil, err
+	}
 	tree, err := jsontree.Parse(data)
 	if err != nil {
 		return nil, err
@@ -43,6 +47,24 @@ func parse(data []byte, template bool) (*Payload, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// checkLoneCR refuses a carriage return that no line feed follows, which
+// JSON takes as white space between values: the payload is sent and shown
+// byte for byte (its json field), and a terminal printing it would write
+// what follows over the line shown. CRLF line endings are kept.
+func checkLoneCR(data []byte) error {
+	for i := bytes.IndexByte(data, '\r'); i >= 0; {
+		if i+1 == len(data) || data[i+1] != '\n' {
+			return fmt.Errorf("invalid JSON at byte %d: a carriage return without a line feed, which a terminal showing the payload would act on: save the file with LF or CRLF line endings", i)
+		}
+		next := bytes.IndexByte(data[i+1:], '\r')
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
+	return nil
 }
 
 // checkSize refuses a payload over MaxSize.

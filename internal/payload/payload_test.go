@@ -225,6 +225,10 @@ func TestParseRefusesMalformedJSON(t *testing.T) {
 		{"a key that is not UTF-8 is refused by its object", "{\"frontend\":{\"imag\xe9\":\"x\"}}", `frontend: not valid UTF-8: byte 0xe9 in "imag\xe9"`},
 		{"an escaped lone surrogate is refused", `{"backends":{"images":[],"deployRules":[{"source":".*","target":"\udc00"}]}}`,
 			`backends.deployRules[0].target: \udc00 in "\\udc00" is half of a UTF-16 surrogate pair, alone`},
+		// round-21 probe F1: the json field shows the payload byte for byte
+		{"a carriage return alone between values", "{\"frontend\":\r{\"image\":\"reg.example.com/front:2\"}}",
+			"invalid JSON at byte 12: a carriage return without a line feed, which a terminal showing the payload would act on: save the file with LF or CRLF line endings"},
+		{"a carriage return alone at the end", "{}\r", "invalid JSON at byte 2: a carriage return without a line feed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.in))
@@ -232,6 +236,11 @@ func TestParseRefusesMalformedJSON(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+func TestCRLFLineEndingsAreKept(t *testing.T) {
+	_, err := Parse([]byte("{\r\n  \"frontend\": {\"image\": \"reg.example.com/front:2\"}\r\n}\r\n"))
+	assert.NoError(t, err, "a file saved on Windows")
 }
 
 func TestErrorListReadsAsOneMessage(t *testing.T) {
