@@ -83,6 +83,19 @@ func TestPrintableValuesAreAccepted(t *testing.T) {
 	assert.NoError(t, err)
 }
 
+// refusedOnce parses in and checks that it is refused with one problem, at
+// path, whose message says says; it returns the error.
+func refusedOnce(t *testing.T, in, path, says string) error {
+	t.Helper()
+	_, err := Parse([]byte(in))
+	var list fielderr.List
+	require.ErrorAs(t, err, &list)
+	require.Len(t, list, 1, "%v", err)
+	assert.Equal(t, path, list[0].Path)
+	assert.Contains(t, list[0].Message, says)
+	return err
+}
+
 // A value of blanks alone is one problem, not two, and said as it is: white
 // space, shown escaped (a branch of U+00A0 alone, which git takes, too:
 // round-12 probe P12-1, #65).
@@ -95,12 +108,7 @@ func TestABlankValueIsOneProblem(t *testing.T) {
 		{"a branch of a line separator and a next line", configWith("M", "o", "\u2028\u0085", "m"), "[0].git.branch", `"\u2028\u0085"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse([]byte(tc.in))
-			var list fielderr.List
-			require.ErrorAs(t, err, &list)
-			require.Len(t, list, 1, "%v", err)
-			assert.Equal(t, tc.path, list[0].Path)
-			assert.Contains(t, list[0].Message, tc.shown+" is white space alone, which no one sees: write ")
+			refusedOnce(t, tc.in, tc.path, tc.shown+" is white space alone, which no one sees: write ")
 		})
 	}
 }
@@ -114,12 +122,7 @@ func TestALoginInAShownValueIsRefused(t *testing.T) {
 		{"a commit message", configWith("M", "o", "main", "sync "+login), "[0].git.commitMessage"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse([]byte(tc.in))
-			var list fielderr.List
-			require.ErrorAs(t, err, &list)
-			require.Len(t, list, 1, "%v", err)
-			assert.Equal(t, tc.path, list[0].Path)
-			assert.Contains(t, list[0].Message, "holds a login (user:password@host), which the snapshot's report and log would show")
+			err := refusedOnce(t, tc.in, tc.path, "holds a login (user:password@host), which the snapshot's report and log would show")
 			assert.NotContains(t, err.Error(), "Pa55word")
 		})
 	}
@@ -139,12 +142,7 @@ func TestAValueAFieldHoldsIsPrintable(t *testing.T) {
 		{"a branch with a bidirectional isolate", configWith("M", "o", "main\u2066x", "m"), "[0].git.branch"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse([]byte(tc.in))
-			var list fielderr.List
-			require.ErrorAs(t, err, &list)
-			require.Len(t, list, 1, "%v", err)
-			assert.Equal(t, tc.path, list[0].Path)
-			assert.Contains(t, list[0].Message, "a character that reorders text or that a terminal draws as nothing")
+			refusedOnce(t, tc.in, tc.path, "a character that reorders text or that a terminal draws as nothing")
 		})
 	}
 }
