@@ -87,6 +87,9 @@ func (t *translator) class() error {
 		add(items...)
 	}
 	if t.ignoreCase() {
+		for _, r := range ranges {
+			t.noteOneByteFold(r.lo, r.hi)
+		}
 		// a unit matches when its canonical value is that of a unit the
 		// class holds: the class holds their case variants too
 		extra := folds().extra(ranges)

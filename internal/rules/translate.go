@@ -31,6 +31,9 @@ func translate(pattern string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if t.oneByteFold != nil {
+		return "", t.oneByteFold
+	}
 	if err := t.checkV8Flags(); err != nil {
 		return "", err
 	}
@@ -69,23 +72,24 @@ const (
 )
 
 type translator struct {
-	src        []rune
-	i          int
-	out        strings.Builder
-	captures   int               // capture groups in the pattern, for \N
-	opened     int               // capture groups opened so far
-	groups     []string          // each capture group's JavaScript name ("" when unnamed), left to right
-	nameCount  map[string]int    // how many groups carry each name
-	hasNames   bool              // whether any named group exists: then \k must name one
-	names      map[string]string // JavaScript group name → regexp2 name
-	declared   map[string]bool   // names of the groups the pattern has
-	refs       []string          // names \k refers to
-	frames     []*frame
-	atom       bool // the last thing written can take a quantifier
-	assertion  bool // the last thing written is an assertion JavaScript may not quantify
-	quantified bool // the last thing written is a quantifier (a lazy ? may follow)
-	tok        int  // where the token being read starts
-	root       *shape
+	src         []rune
+	i           int
+	out         strings.Builder
+	captures    int               // capture groups in the pattern, for \N
+	opened      int               // capture groups opened so far
+	groups      []string          // each capture group's JavaScript name ("" when unnamed), left to right
+	nameCount   map[string]int    // how many groups carry each name
+	hasNames    bool              // whether any named group exists: then \k must name one
+	names       map[string]string // JavaScript group name → regexp2 name
+	declared    map[string]bool   // names of the groups the pattern has
+	refs        []string          // names \k refers to
+	frames      []*frame
+	atom        bool  // the last thing written can take a quantifier
+	assertion   bool  // the last thing written is an assertion JavaScript may not quantify
+	quantified  bool  // the last thing written is a quantifier (a lazy ? may follow)
+	oneByteFold error // the first case-insensitive unit V8 folds otherwise in a one-byte text (v8OneByteFold)
+	tok         int   // where the token being read starts
+	root        *shape
 }
 
 // frame is one open group: the named groups visible to its current
@@ -282,6 +286,7 @@ func (t *translator) writeUnits(units ...rune) {
 	for _, u := range units {
 		set := unitsSet(u)
 		if t.ignoreCase() {
+			t.noteOneByteFold(u, u)
 			b.WriteString(folds().unitText(u))
 			if class := folds().class[u]; class != nil {
 				set = unitsSet(class...)
