@@ -88,7 +88,7 @@ func (t *translator) class() error {
 	}
 	if t.ignoreCase() {
 		for _, r := range ranges {
-			t.noteOneByteFold(r.lo, r.hi)
+			t.noteOneByteFold(r.lo, r.hi, negate)
 		}
 		// a unit matches when its canonical value is that of a unit the
 		// class holds: the class holds their case variants too

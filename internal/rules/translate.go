@@ -286,7 +286,7 @@ func (t *translator) writeUnits(units ...rune) {
 	for _, u := range units {
 		set := unitsSet(u)
 		if t.ignoreCase() {
-			t.noteOneByteFold(u, u)
+			t.noteOneByteFold(u, u, false)
 			b.WriteString(folds().unitText(u))
 			if class := folds().class[u]; class != nil {
 				set = unitsSet(class...)

@@ -308,14 +308,27 @@ func (n *shape) hasCapture() bool {
 var v8OneByteFolds = []rune{0x178, 0x39C, 0x3BC}
 
 // noteOneByteFold notes, once, a case-insensitive unit or class range lo to
-// hi that holds one of v8OneByteFolds.
-func (t *translator) noteOneByteFold(lo, hi rune) {
+// hi that holds one of v8OneByteFolds; negated says the range is of a class
+// that excludes what it holds ([^…]).
+func (t *translator) noteOneByteFold(lo, hi rune, negated bool) {
 	for _, u := range v8OneByteFolds {
-		if t.oneByteFold == nil && lo <= u && u <= hi {
-			t.oneByteFold = t.fail("a (?i:…) part matches U+%04X %s, whose case variant in Latin-1 is %s: Node's V8 does not match them in a text "+
-				"of Latin-1 characters alone (\"µ-api\"), unlike the ECMAScript standard, so where the rule sends an image would depend on the text; "+
-				"spell the cases out in a class outside (?i:…), e.g. [%s]", u, string(u), fielderr.Quote(string(folds().class[u][0])), classOf(folds().class[u]))
+		if t.oneByteFold != nil || u < lo || u > hi {
+			continue
 		}
+		latin1 := folds().class[u][0]
+		what, rewrite := "matches", fmt.Sprintf("spell the cases out in a class outside (?i:…), e.g. [%s]", classOf(folds().class[u]))
+		if negated {
+			var outside []rune // its case variants the range does not hold
+			for _, v := range folds().class[u] {
+				if v < lo || v > hi {
+					outside = append(outside, v)
+				}
+			}
+			what, rewrite = "excludes", fmt.Sprintf("put the class outside (?i:…), spelling out the cases it excludes, e.g. [^…%s]", classOf(outside))
+		}
+		t.oneByteFold = t.fail("a (?i:…) part %s U+%04X %s, whose case variant in Latin-1 is %s: Node's V8 does not match them in a text "+
+			"of Latin-1 characters alone (\"µ-api\"), unlike the ECMAScript standard, so where the rule sends an image would depend on the text; %s",
+			what, u, string(u), fielderr.Quote(string(latin1)), rewrite)
 	}
 }
 
