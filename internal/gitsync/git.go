@@ -116,7 +116,7 @@ func (g *git) run(ctx context.Context, dir string, args ...string) (string, erro
 		return text, nil
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return text, fmt.Errorf("git %s: stopped by the time limit (--timeout %s)", args[0], g.timeout)
-	case strings.Contains(text, "Operation too slow"):
+	case strings.Contains(gitsOwn(text), "Operation too slow"):
 		return text, fmt.Errorf("git %s: the remote sent less than %s (git's http.lowSpeedLimit/lowSpeedTime): %s", args[0], g.lowSpeed, text)
 	}
 	return text, fmt.Errorf("git %s: %s", args[0], orExit(text, err))

@@ -151,13 +151,14 @@ func Sync(ctx context.Context, o Options) (*Result, error) {
 			o.Logf("%s: pushed %s (%s)", o.Branch, shortSHA(res.Commit), o.OutputDir)
 			return res, nil
 		}
-		if clash := branchClash.FindStringSubmatch(out + err.Error()); clash != nil {
+		said := gitsOwn(out + "\n" + err.Error())
+		if clash := branchClash.FindStringSubmatch(said); clash != nil {
 			// no race: another branch's name holds this one's as a folder,
 			// or this one's holds it, and git keeps branches as files
 			return nil, fmt.Errorf("push to %q: the remote has the branch %q, and git cannot keep %q beside it (a branch cannot be another's folder): choose another git.branch",
 				o.Branch, clash[1], o.Branch)
 		}
-		if !rejected(out + err.Error()) {
+		if !rejected(said) {
 			return nil, fmt.Errorf("push to %q: %w%s", o.Branch, err, authHint(err))
 		}
 		if attempt >= o.MaxAttempts {
@@ -307,6 +308,23 @@ func listFiles(dir string) (map[string]bool, error) {
 // 'refs/heads/main/sub': 'refs/heads/main' exists; cannot create …".
 var branchClash = regexp.MustCompile(`'refs/heads/([^']+)' exists; cannot create`)
 
+// gitsOwn is git's output without the lines a remote wrote (its hooks', its
+// server's: git starts each with "remote:"), so that what git itself says
+// is read, never a remote's words that happen to hold the same ones (a hook
+// declining a push with "non-fast-forward" in its message, "403" in a
+// ticket number).
+func gitsOwn(out string) string {
+	lines := strings.FieldsFunc(out, func(r rune) bool { return r == '\n' || r == '\r' }) // git starts a remote's line at either
+	own := lines[:0]
+	for _, l := range lines {
+		// a remote's line, or git's first line an error prefixed (git push: remote: …)
+		if !strings.HasPrefix(strings.TrimLeft(l, " \t"), "remote:") && !strings.Contains(l, ": remote:") {
+			own = append(own, l)
+		}
+	}
+	return strings.Join(own, "\n")
+}
+
 func rejected(out string) bool {
 	return strings.Contains(out, "[rejected]") || strings.Contains(out, "non-fast-forward") ||
 		strings.Contains(out, "fetch first") || strings.Contains(out, "[remote rejected]") && strings.Contains(out, "cannot lock ref")
@@ -314,9 +332,9 @@ func rejected(out string) bool {
 
 // authHint explains git's words for a refused or missing token.
 func authHint(err error) string {
-	msg := err.Error()
+	msg := gitsOwn(err.Error())
 	if strings.Contains(msg, "could not read Username") || strings.Contains(msg, "Authentication failed") ||
-		strings.Contains(msg, "403") {
+		strings.Contains(msg, "returned error: 403") {
 		return " (the server refused the credentials: check the git token and that it may read and push this repository)"
 	}
 	return ""

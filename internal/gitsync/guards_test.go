@@ -325,3 +325,36 @@ func TestABranchClashingWithAnotherIsNamedNotRetried(t *testing.T) {
 	assert.Contains(t, err.Error(), `push to "main/sub": the remote has the branch "main", and git cannot keep "main/sub" beside it (a branch cannot be another's folder): choose another git.branch`)
 	assert.Zero(t, l.Count("moved while the snapshot was committed"), "no race said")
 }
+
+// declineWith makes r's pre-receive hook print said and refuse every push.
+func declineWith(t *testing.T, r *gittest.Remote, said string) {
+	t.Helper()
+	hook := filepath.Join(r.Bare, "hooks", "pre-receive")
+	require.NoError(t, os.MkdirAll(filepath.Dir(hook), 0o755))
+	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\necho \""+said+"\" >&2\nexit 1\n"), 0o755))
+}
+
+// A remote's words are read as its words, never as git's status: a hook
+// declining a push with words git also says (non-fast-forward, 403, a
+// ref that exists, "Operation too slow") fails once, showing the hook's
+// message, and is not taken for a race, a refused login, a clash or a slow
+// remote (round-24 probe F1).
+func TestAHooksWordsAreNotReadAsGitsStatus(t *testing.T) {
+	for _, tc := range []struct{ said, notSaid string }{
+		{"policy: direct pushes are refused (no non-fast-forward either)", "moved"},
+		{"commit message must name a ticket, e.g. OPS-4031", "refused the credentials"},
+		{"pushes frozen: 'refs/heads/release' exists; cannot create tag", "cannot keep"},
+		{"CI gate: Operation too slow to verify signatures", "bytes/s"},
+	} {
+		t.Run(tc.said, func(t *testing.T) {
+			r, l := gittest.NewRemote(t), &leaktest.Recorder{}
+			declineWith(t, r, tc.said)
+			_, err := Sync(context.Background(), opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}"}), l))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.said, "the hook's own words")
+			assert.Contains(t, err.Error(), "pre-receive hook declined")
+			assert.NotContains(t, err.Error(), tc.notSaid)
+			assert.Zero(t, l.Count("moved while the snapshot was committed"), "no race said")
+		})
+	}
+}

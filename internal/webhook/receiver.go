@@ -56,11 +56,11 @@ func (r *Receiver) Deliveries() []Delivery {
 const DeliveriesPath = "/_deliveries"
 
 func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	r.scrubOnce.Do(func() { r.scrubber = redact.NewScrubber(r.Token) })
 	status, answer := r.handle(req)
 	if r.Logf != nil {
-		r.scrubOnce.Do(func() { r.scrubber = redact.NewScrubber(r.Token) })
-		path := r.scrubber.Scrub(req.URL.Path)
-		r.Logf("%s %s -> %d", fielderr.Cut(fielderr.Printable(req.Method), 40), fielderr.Cut(fielderr.Printable(path), maxShownURL), status)
+		method, path := r.scrubber.Scrub(req.Method), r.scrubber.Scrub(req.URL.Path) // a client's words, which may echo the token
+		r.Logf("%s %s -> %d", fielderr.Cut(fielderr.Printable(method), 40), fielderr.Cut(fielderr.Printable(path), maxShownURL), status)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -80,7 +80,7 @@ func (r *Receiver) handle(req *http.Request) (int, any) {
 		return http.StatusOK, r.Deliveries()
 	}
 	if req.Method != http.MethodPost {
-		return http.StatusMethodNotAllowed, errorAnswer{Error: "method " + fielderr.Quote(req.Method) + " not allowed: the webhook takes POST"}
+		return http.StatusMethodNotAllowed, errorAnswer{Error: "method " + fielderr.Quote(r.scrubber.Scrub(req.Method)) + " not allowed: the webhook takes POST"}
 	}
 	if mt, _, err := mime.ParseMediaType(req.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		return http.StatusUnsupportedMediaType, errorAnswer{Error: "Content-Type must be application/json"}

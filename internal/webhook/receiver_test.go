@@ -79,6 +79,8 @@ func TestTheReceiverSaysAClientsWordsPrintableShortAndWithoutTheToken(t *testing
 		{"bidi, C1 and a forged line", "PUT", "/ok%E2%80%AEtxt%C2%9B31m%0D%0Afake"},
 		{"the token in the path", "POST", "/hook/" + token},
 		{"a huge method", strings.Repeat("M", 500_000), "/"},
+		{"the token as the method (round-24 probe F3)", token, "/acme/prod"},
+		{"the token in small letters as the method", strings.ToLower(token), "/acme/prod"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var lines []string
@@ -94,6 +96,7 @@ func TestTheReceiverSaysAClientsWordsPrintableShortAndWithoutTheToken(t *testing
 			assert.Equal(t, fielderr.PrintableJSON([]byte(answer)), answer)
 			for _, said := range []string{lines[0], answer} {
 				assert.NotContains(t, said, token)
+				assert.NotContains(t, strings.ToLower(said), strings.ToLower(token))
 				assert.Less(t, len(said), 1024)
 			}
 		})
