@@ -152,7 +152,9 @@ func Sync(ctx context.Context, o Options) (*Result, error) {
 			return res, nil
 		}
 		said := gitsOwn(out + "\n" + err.Error())
-		if clash := branchClash.FindStringSubmatch(said); clash != nil {
+		// the ref that exists is in receive-pack's own remote: line; git's
+		// status says the ref could not be updated (a hook declining says so)
+		if clash := branchClash.FindStringSubmatch(out); clash != nil && strings.Contains(said, "(failed to update ref)") {
 			// no race: another branch's name holds this one's as a folder,
 			// or this one's holds it, and git keeps branches as files
 			return nil, fmt.Errorf("push to %q: the remote has the branch %q, and git cannot keep %q beside it (a branch cannot be another's folder): choose another git.branch",
