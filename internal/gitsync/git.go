@@ -98,8 +98,35 @@ func (g *git) environ() []string {
 	return append(slices.Clip(g.env), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", g.authAt, g.auth.Reveal()))
 }
 
+// maxGitOutput bounds what one git command may write (refs, files, a
+// remote's messages): a remote that writes without end stops the command
+// there, not this process's memory, and what is scrubbed stays bounded.
+const maxGitOutput = 8 << 20
+
+// cappedOutput is git's output, up to maxGitOutput: past it, writing fails
+// and stop ends git at once. The buffer is a field, not embedded: io.Copy
+// would take an embedded bytes.Buffer's ReadFrom, past Write.
+type cappedOutput struct {
+	buf  bytes.Buffer
+	stop func()
+	over bool
+}
+
+func (c *cappedOutput) Write(p []byte) (int, error) {
+	if c.buf.Len()+len(p) > maxGitOutput {
+		c.over = true
+		c.stop()
+		return 0, errors.New("git's output is over its limit")
+	}
+	return c.buf.Write(p)
+}
+
+func (c *cappedOutput) String() string { return c.buf.String() }
+
 func (g *git) run(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	cmd := exec.CommandContext(runCtx, "git", args...)
 	cmd.Dir = dir
 	cmd.Env = g.environ()
 	// At the time limit, end git and the helpers it started (git-remote-https
@@ -107,9 +134,13 @@ func (g *git) run(ctx context.Context, dir string, args ...string) (string, erro
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &cappedOutput{stop: stop}
+	cmd.Stdout, cmd.Stderr = out, out
 	err := cmd.Run()
+	if out.over {
+		first, _ := g.scrubber.ScrubAtMost(out.String(), 300)
+		return "", fmt.Errorf("git %s: wrote more than %d MiB (a remote that does not stop?): stopped; the first of it: %s", args[0], maxGitOutput>>20, redact.URLsIn(first))
+	}
 	text := g.scrub(strings.TrimSpace(out.String()))
 	switch {
 	case err == nil:

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -357,4 +358,25 @@ func TestAHooksWordsAreNotReadAsGitsStatus(t *testing.T) {
 			assert.Zero(t, l.Count("moved while the snapshot was committed"), "no race said")
 		})
 	}
+}
+
+// A remote writing without end (a hook's 9 MB of messages) stops git at 8
+// MiB, soon, in bounded memory, saying so (round-24 probe F2); before, all
+// of it was held and scrubbed, 1.75 s a MiB, past --timeout.
+func TestARemoteWritingWithoutEndIsStoppedAtTheOutputLimit(t *testing.T) {
+	r, l := gittest.NewRemote(t), &leaktest.Recorder{}
+	hook := filepath.Join(r.Bare, "hooks", "pre-receive")
+	require.NoError(t, os.MkdirAll(filepath.Dir(hook), 0o755))
+	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\n# ends even when no one reads it any more, so the test server's processes end\ntimeout 5 sh -c \"yes 'remote chatter line, again and again' | head -c 9000000 >&2\"\nexit 1\n"), 0o755))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	_, err := Sync(context.Background(), opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}"}), l))
+	took := time.Since(start)
+	runtime.ReadMemStats(&after)
+	require.Error(t, err)
+	assert.Less(t, len(err.Error()), 1024)
+	assert.Contains(t, err.Error(), "git push: wrote more than 8 MiB (a remote that does not stop?): stopped; the first of it: remote: remote chatter line")
+	assert.Less(t, took, 30*time.Second)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(128<<20), "bytes allocated")
 }
