@@ -141,10 +141,14 @@ func (g *git) run(ctx context.Context, dir string, args ...string) (string, erro
 		first, _ := g.scrubber.ScrubAtMost(out.String(), 300)
 		return "", fmt.Errorf("git %s: wrote more than %d MiB (a remote that does not stop?): stopped; the first of it: %s", args[0], maxGitOutput>>20, redact.URLsIn(first))
 	}
-	text := g.scrub(strings.TrimSpace(out.String()))
+	raw := strings.TrimSpace(out.String())
+	if err == nil {
+		// read by the caller (refs, files, a commit), never shown as it is:
+		// what is shown of it is scrubbed where it is shown
+		return raw, nil
+	}
+	text := g.shown(raw)
 	switch {
-	case err == nil:
-		return text, nil
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return text, fmt.Errorf("git %s: stopped by the time limit (--timeout %s)", args[0], g.timeout)
 	case strings.Contains(gitsOwn(text), "Operation too slow"):
@@ -175,6 +179,32 @@ func (g *git) scrub(s string) string {
 	return redact.URLsIn(g.scrubber.Scrub(s))
 }
 
+// shownEnds is how much of the start and of the end of a failed command's
+// output an error shows: what git said first and last (its fatal line, a
+// push's status). Scrubbing costs about 2 s a MiB, so a remote's megabytes
+// of messages are not scrubbed whole to be cut after; shownMargin more of
+// the end is scrubbed and dropped, so that no spelling of the token the
+// cut splits (a sequence of at most 512 characters, gaps of 1 KiB) shows.
+const (
+	shownEnds   = 4 << 10
+	shownMargin = 60 << 10
+)
+
+// shown is raw, a failed command's output, as its error shows it: scrubbed,
+// and when long its start and its end with what lies between left out.
+func (g *git) shown(raw string) string {
+	if len(raw) <= 2*shownEnds+shownMargin {
+		return g.scrub(raw)
+	}
+	head, _ := g.scrubber.ScrubAtMost(raw, shownEnds)
+	tail := g.scrubber.Scrub(raw[len(raw)-shownEnds-shownMargin:])
+	tail = tail[max(0, len(tail)-shownEnds):]
+	if i := strings.IndexByte(tail, '\n'); i >= 0 {
+		tail = tail[i+1:] // from a line's start
+	}
+	return redact.URLsIn(head) + fmt.Sprintf("\n… (%d bytes of git's output left out) …\n", len(raw)-len(head)-len(tail)) + redact.URLsIn(tail)
+}
+
 // checkout prepares dir on the tip of o.Branch, creating the branch when it
 // is missing and o.CreateBranch allows it.
 func (g *git) checkout(ctx context.Context, dir string, o Options) error {
@@ -197,7 +227,7 @@ func (g *git) checkout(ctx context.Context, dir string, o Options) error {
 			ErrNoBranch, o.Branch, redact.String(o.RemoteURL))
 	case defaultBranch != "":
 		from = defaultBranch
-		o.Logf("%s: creating branch %q from %q", redact.String(o.RemoteURL), o.Branch, from)
+		o.Logf("%s: creating branch %q from %q", redact.String(o.RemoteURL), o.Branch, g.scrubber.Scrub(from)) // the remote's word
 	default:
 		o.Logf("%s is empty: branch %q starts with this snapshot", redact.String(o.RemoteURL), o.Branch)
 		_, err := g.run(ctx, dir, "symbolic-ref", "HEAD", "refs/heads/"+o.Branch)
