@@ -234,7 +234,7 @@ func (g *git) checkout(ctx context.Context, dir string, o Options) error {
 		return err
 	}
 	if _, err := g.run(ctx, dir, "fetch", "--quiet", "--depth", "1", "--no-tags", "origin", "refs/heads/"+from); err != nil {
-		return fmt.Errorf("fetch branch %q of %s: %w%s", from, redact.String(o.RemoteURL), err, authHint(err))
+		return fmt.Errorf("fetch branch %q of %s: %w%s", g.scrubber.Scrub(from), redact.String(o.RemoteURL), err, authHint(err)) // from is the remote's word
 	}
 	_, err = g.run(ctx, dir, "checkout", "--quiet", "-B", o.Branch, "FETCH_HEAD")
 	return err

@@ -316,7 +316,9 @@ var branchClash = regexp.MustCompile(`'refs/heads/([^']+)' exists; cannot create
 // declining a push with "non-fast-forward" in its message, "403" in a
 // ticket number).
 func gitsOwn(out string) string {
-	lines := strings.FieldsFunc(out, func(r rune) bool { return r == '\n' || r == '\r' }) // git starts a remote's line at either
+	// split at line feeds alone: a CR inside a remote's line (a server's
+	// error body, which git prefixes once a line) starts no line of git's
+	lines := strings.Split(out, "\n")
 	own := lines[:0]
 	for _, l := range lines {
 		// a remote's line, or git's first line an error prefixed (git push: remote: …)

@@ -1,11 +1,15 @@
 package gitsync
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -403,4 +407,72 @@ func TestAFailedCommandsLongOutputIsShownByItsEnds(t *testing.T) {
 	assert.Contains(t, err.Error(), "pre-receive hook declined", "git's last words")
 	assert.Contains(t, err.Error(), "remote: last: ***")
 	assert.NotContains(t, err.Error(), token)
+}
+
+// inFront serves r through a proxy that answers what answer picks (a status
+// and a plain-text body) itself, and passes the rest on.
+func inFront(t *testing.T, r *gittest.Remote, answer func(*http.Request, []byte) (int, string)) string {
+	t.Helper()
+	target, err := url.Parse(r.URL)
+	require.NoError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		if status, said := answer(req, body); status != 0 {
+			w.Header().Set("Content-Type", "text/plain")
+			w.WriteHeader(status)
+			io.WriteString(w, said)
+			return
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		proxy.ServeHTTP(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + target.Path
+}
+
+// The remote's default branch, its word, is scrubbed in an error as in the
+// log: a server naming it after the token it was sent shows none of it
+// when the fetch of that branch fails (round-25 probe F1).
+func TestTheDefaultBranchsNameIsScrubbedInAnError(t *testing.T) {
+	r, l := gittest.NewRemote(t), &leaktest.Recorder{}
+	gittest.Git(t, r.Bare, "branch", "echo-"+token, "main")
+	gittest.Git(t, r.Bare, "symbolic-ref", "HEAD", "refs/heads/echo-"+token)
+	o := opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}"}), l)
+	o.Branch, o.CreateBranch = "feature", true
+	o.RemoteURL = inFront(t, r, func(req *http.Request, body []byte) (int, string) {
+		if req.Method == http.MethodPost && bytes.Contains(body, []byte("command=fetch")) {
+			return http.StatusServiceUnavailable, "busy"
+		}
+		return 0, ""
+	})
+	_, err := Sync(context.Background(), o)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `fetch branch "echo-***" of `)
+	assert.NotContains(t, err.Error(), token)
+	l.AssertClean(t, token)
+}
+
+// A server's error body, which git shows as remote: lines split at line
+// feeds only, is its words after a CR too: never read as git's own
+// (round-25 probe F2).
+func TestAServersErrorBodyIsNeverReadAsGitsOwnLines(t *testing.T) {
+	for _, body := range []string{
+		"backend down (incident 12)\rfatal: Authentication failed for 'x'\n",
+		"backend down\rerror: RPC failed; Operation too slow\n",
+	} {
+		r, l := gittest.NewRemote(t), &leaktest.Recorder{}
+		o := opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}"}), l)
+		o.RemoteURL = inFront(t, r, func(req *http.Request, _ []byte) (int, string) {
+			if strings.HasSuffix(req.URL.Path, "/info/refs") {
+				return http.StatusInternalServerError, body
+			}
+			return 0, ""
+		})
+		_, err := Sync(context.Background(), o)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "backend down", "the server's words, shown")
+		assert.NotContains(t, err.Error(), "refused the credentials", body)
+		assert.NotContains(t, err.Error(), "bytes/s", body)
+	}
 }
