@@ -341,6 +341,10 @@ func authHint(err error) string {
 		strings.Contains(msg, "returned error: 403") {
 		return " (the server refused the credentials: check the git token and that it may read and push this repository)"
 	}
+	if strings.Contains(msg, "fatal: repository") && strings.Contains(msg, "not found") {
+		// GitHub, GitLab answer so for a private repository the token may not read
+		return " (check git.repo, and that the git token may read this repository: a host hides a private repository from a token without access)"
+	}
 	return ""
 }
 

@@ -476,3 +476,21 @@ func TestAServersErrorBodyIsNeverReadAsGitsOwnLines(t *testing.T) {
 		assert.NotContains(t, err.Error(), "bytes/s", body)
 	}
 }
+
+// A repository the server says is not found may be one the token may not
+// read (GitHub hides a private one so): the error says to check both
+// (round-26 probe F1).
+func TestARepositoryNotFoundSaysToCheckTheAddressAndTheToken(t *testing.T) {
+	r, l := gittest.NewRemote(t), &leaktest.Recorder{}
+	o := opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}"}), l)
+	o.RemoteURL = inFront(t, r, func(req *http.Request, _ []byte) (int, string) {
+		if strings.HasSuffix(req.URL.Path, "/info/refs") {
+			return http.StatusNotFound, "Repository not found.\n"
+		}
+		return 0, ""
+	})
+	_, err := Sync(context.Background(), o)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not found")
+	assert.Contains(t, err.Error(), "(check git.repo, and that the git token may read this repository: a host hides a private repository from a token without access)")
+}
