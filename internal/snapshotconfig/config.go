@@ -290,7 +290,7 @@ func checkControls(s string, lines bool) error {
 	}
 	r, _ := utf8.DecodeRuneInString(s[i:])
 	if !unicode.IsControl(r) {
-		return fmt.Errorf("holds U+%04X, a character that reorders text or that a terminal draws as nothing, which the snapshot's fields would show as it is: remove it", r)
+		return fmt.Errorf("holds U+%04X, a character that reorders text or that a terminal draws as nothing or as a plain space, which the snapshot's fields would show as it is: remove it", r)
 	}
 	allowed := "no control character (C0, DEL or C1): a terminal printing it would act on it"
 	if lines {
