@@ -331,12 +331,26 @@ func TestABranchClashingWithAnotherIsNamedNotRetried(t *testing.T) {
 	assert.Zero(t, l.Count("moved while the snapshot was committed"), "no race said")
 }
 
-// declineWith makes r's pre-receive hook print said and refuse every push.
-func declineWith(t *testing.T, r *gittest.Remote, said string) {
+// declineWith makes r's pre-receive hook run script, then refuse every
+// push. A script that floods must end even when no one reads it any more
+// (timeout 5 …), so that the test server's processes end with the test.
+func declineWith(t *testing.T, r *gittest.Remote, script string) {
 	t.Helper()
 	hook := filepath.Join(r.Bare, "hooks", "pre-receive")
 	require.NoError(t, os.MkdirAll(filepath.Dir(hook), 0o755))
-	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\necho \""+said+"\" >&2\nexit 1\n"), 0o755))
+	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\n"+script+"\nexit 1\n"), 0o755))
+}
+
+// syncCost is how long Sync on r took, what it allocated, and its error.
+func syncCost(t *testing.T, r *gittest.Remote) (time.Duration, uint64, error) {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	_, err := Sync(context.Background(), opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}"}), &leaktest.Recorder{}))
+	took := time.Since(start)
+	runtime.ReadMemStats(&after)
+	return took, after.TotalAlloc - before.TotalAlloc, err
 }
 
 // A remote's words are read as its words, never as git's status: a hook
@@ -353,7 +367,7 @@ func TestAHooksWordsAreNotReadAsGitsStatus(t *testing.T) {
 	} {
 		t.Run(tc.said, func(t *testing.T) {
 			r, l := gittest.NewRemote(t), &leaktest.Recorder{}
-			declineWith(t, r, tc.said)
+			declineWith(t, r, "echo \""+tc.said+"\" >&2")
 			_, err := Sync(context.Background(), opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}"}), l))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.said, "the hook's own words")
@@ -368,40 +382,26 @@ func TestAHooksWordsAreNotReadAsGitsStatus(t *testing.T) {
 // MiB, soon, in bounded memory, saying so (round-24 probe F2); before, all
 // of it was held and scrubbed, 1.75 s a MiB, past --timeout.
 func TestARemoteWritingWithoutEndIsStoppedAtTheOutputLimit(t *testing.T) {
-	r, l := gittest.NewRemote(t), &leaktest.Recorder{}
-	hook := filepath.Join(r.Bare, "hooks", "pre-receive")
-	require.NoError(t, os.MkdirAll(filepath.Dir(hook), 0o755))
-	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\n# ends even when no one reads it any more, so the test server's processes end\ntimeout 5 sh -c \"yes 'remote chatter line, again and again' | head -c 9000000 >&2\"\nexit 1\n"), 0o755))
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	start := time.Now()
-	_, err := Sync(context.Background(), opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}"}), l))
-	took := time.Since(start)
-	runtime.ReadMemStats(&after)
+	r := gittest.NewRemote(t)
+	declineWith(t, r, `timeout 5 sh -c "yes 'remote chatter line, again and again' | head -c 9000000 >&2"`)
+	took, allocated, err := syncCost(t, r)
 	require.Error(t, err)
 	assert.Less(t, len(err.Error()), 1024)
 	assert.Contains(t, err.Error(), "git push: wrote more than 8 MiB (a remote that does not stop?): stopped; the first of it: remote: remote chatter line")
 	assert.Less(t, took, 30*time.Second)
-	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(128<<20), "bytes allocated")
+	assert.Less(t, allocated, uint64(128<<20), "bytes allocated")
 }
 
 // A failed command's megabytes of a remote's messages cost little to show:
 // its error shows git's first and last words, scrubbed, the rest left out,
 // the token nowhere (round-24 probe F2: 4 MB took 8.5 s and 80 MiB).
 func TestAFailedCommandsLongOutputIsShownByItsEnds(t *testing.T) {
-	r, l := gittest.NewRemote(t), &leaktest.Recorder{}
-	hook := filepath.Join(r.Bare, "hooks", "pre-receive")
-	require.NoError(t, os.MkdirAll(filepath.Dir(hook), 0o755))
-	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\ntimeout 5 sh -c \"yes 'remote chatter line' | head -c 4000000 >&2\"\necho 'last: "+token+"' >&2\nexit 1\n"), 0o755))
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	start := time.Now()
-	_, err := Sync(context.Background(), opts(r, t, snapshotDir(t, map[string]string{"a.patch.json": "{}"}), l))
-	took := time.Since(start)
-	runtime.ReadMemStats(&after)
+	r := gittest.NewRemote(t)
+	declineWith(t, r, `timeout 5 sh -c "yes 'remote chatter line' | head -c 4000000 >&2"`+"\necho 'last: "+token+"' >&2")
+	took, allocated, err := syncCost(t, r)
 	require.Error(t, err)
 	assert.Less(t, took, 10*time.Second)
-	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "bytes allocated")
+	assert.Less(t, allocated, uint64(64<<20), "bytes allocated")
 	assert.Less(t, len(err.Error()), 12<<10)
 	assert.Contains(t, err.Error(), "bytes of git's output left out")
 	assert.Contains(t, err.Error(), "pre-receive hook declined", "git's last words")
