@@ -115,6 +115,9 @@ func FuzzScrubCutLeavesNoPieceOfTheSecret(f *testing.F) {
 		spellings := []string{tok, url.QueryEscape(tok), strings.Trim(string(escaped), `"`), html.EscapeString(tok), zeroPadded(tok, 12), b64("Bearer " + tok),
 			strings.Trim(string(twice), `"`), wrap(tok, 1+int(kind)%7, gaps[int(kind)%len(gaps)])}
 		spelling := spellings[int(kind)%len(spellings)]
+		if int(kind)%len(spellings) == len(spellings)-1 && extendsReference(tok, 1+int(kind)%7, gaps[int(kind)%len(gaps)]) {
+			t.Skip() // no spelling: HTML reads the gap and the secret's next character as one reference
+		}
 		left := spelling[:min(int(cut), len(spelling))]
 		if len(left) < 12 || strings.Contains(before, left) {
 			t.Skip()
@@ -125,6 +128,30 @@ func FuzzScrubCutLeavesNoPieceOfTheSecret(f *testing.F) {
 		}
 		assert.NotContains(t, out, left)
 	})
+}
+
+// extendsReference says whether wrapping s every n bytes with gap, an HTML
+// reference written without its ';' (&nbsp, &#10), puts after a gap a
+// character HTML reads as part of it: a ';', or a digit of a numeric
+// reference. "0&nbsp;" reads as 0 and a space in HTML, so such a wrapping
+// is no spelling of the secret.
+func extendsReference(s string, n int, gap string) bool {
+	if !strings.HasPrefix(gap, "&") || strings.HasSuffix(gap, ";") || n <= 0 {
+		return false
+	}
+	extends := ";"
+	switch {
+	case strings.HasPrefix(gap, "&#x"), strings.HasPrefix(gap, "&#X"):
+		extends += "0123456789abcdefABCDEF"
+	case strings.HasPrefix(gap, "&#"):
+		extends += "0123456789"
+	}
+	for i := n; i < len(s); i += n {
+		if strings.ContainsRune(extends, rune(s[i])) {
+			return true
+		}
+	}
+	return false
 }
 
 // An invisible character (a format character, a combining grapheme joiner)

@@ -226,6 +226,9 @@ func FuzzScrubLeavesNoSpellingOfTheSecret(f *testing.F) {
 			spelling = tok // a secret of fewer characters is matched in its own case only
 		}
 		if col > 0 && int(kind)%len(spellings) < len(wrappable) {
+			if extendsReference(spelling, int(col), gaps[int(col)%len(gaps)]) {
+				t.Skip() // no spelling: HTML reads the gap and the next character as one reference
+			}
 			spelling = wrap(spelling, int(col), gaps[int(col)%len(gaps)])
 		}
 		out := NewScrubber(secret.New(tok)).Scrub(before + spelling + after)
