@@ -38,7 +38,7 @@ func (r *Binding) AsLowcodePipelineDelivery() *LowcodePipelineDelivery { // lowc
 }
 
 // Retrieve the binding value, as type LowcodePipelinePayload
-func (r *Binding) AsLowcodePipelinePayload() *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:16:6)
+func (r *Binding) AsLowcodePipelinePayload() *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:17:6)
 	q := r.query.Select("asLowcodePipelinePayload")
 
 	return &LowcodePipelinePayload{
@@ -47,7 +47,7 @@ func (r *Binding) AsLowcodePipelinePayload() *LowcodePipelinePayload { // lowcod
 }
 
 // Retrieve the binding value, as type LowcodePipelinePlan
-func (r *Binding) AsLowcodePipelinePlan() *LowcodePipelinePlan { // lowcode-pipeline (../../../payload.go:24:6)
+func (r *Binding) AsLowcodePipelinePlan() *LowcodePipelinePlan { // lowcode-pipeline (../../../payload.go:25:6)
 	q := r.query.Select("asLowcodePipelinePlan")
 
 	return &LowcodePipelinePlan{
@@ -56,7 +56,7 @@ func (r *Binding) AsLowcodePipelinePlan() *LowcodePipelinePlan { // lowcode-pipe
 }
 
 // Retrieve the binding value, as type LowcodePipelinePlanBackend
-func (r *Binding) AsLowcodePipelinePlanBackend() *LowcodePipelinePlanBackend { // lowcode-pipeline (../../../payload.go:48:6)
+func (r *Binding) AsLowcodePipelinePlanBackend() *LowcodePipelinePlanBackend { // lowcode-pipeline (../../../payload.go:49:6)
 	q := r.query.Select("asLowcodePipelinePlanBackend")
 
 	return &LowcodePipelinePlanBackend{
@@ -65,7 +65,7 @@ func (r *Binding) AsLowcodePipelinePlanBackend() *LowcodePipelinePlanBackend { /
 }
 
 // Retrieve the binding value, as type LowcodePipelinePlanImage
-func (r *Binding) AsLowcodePipelinePlanImage() *LowcodePipelinePlanImage { // lowcode-pipeline (../../../payload.go:38:6)
+func (r *Binding) AsLowcodePipelinePlanImage() *LowcodePipelinePlanImage { // lowcode-pipeline (../../../payload.go:39:6)
 	q := r.query.Select("asLowcodePipelinePlanImage")
 
 	return &LowcodePipelinePlanImage{
@@ -83,7 +83,7 @@ func (r *Binding) AsLowcodePipelinePushedImage() *LowcodePipelinePushedImage { /
 }
 
 // Retrieve the binding value, as type LowcodePipelineReceipt
-func (r *Binding) AsLowcodePipelineReceipt() *LowcodePipelineReceipt { // lowcode-pipeline (../../../deploy.go:21:6)
+func (r *Binding) AsLowcodePipelineReceipt() *LowcodePipelineReceipt { // lowcode-pipeline (../../../deploy.go:22:6)
 	q := r.query.Select("asLowcodePipelineReceipt")
 
 	return &LowcodePipelineReceipt{
@@ -218,7 +218,7 @@ func (r *Env) WithLowcodePipelineOutput(name string, description string) *Env { 
 }
 
 // Create or update a binding of type LowcodePipelinePayload in the environment
-func (r *Env) WithLowcodePipelinePayloadInput(name string, value *LowcodePipelinePayload, description string) *Env { // lowcode-pipeline (../../../payload.go:16:6)
+func (r *Env) WithLowcodePipelinePayloadInput(name string, value *LowcodePipelinePayload, description string) *Env { // lowcode-pipeline (../../../payload.go:17:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelinePayloadInput")
 	q = q.Arg("name", name)
@@ -231,7 +231,7 @@ func (r *Env) WithLowcodePipelinePayloadInput(name string, value *LowcodePipelin
 }
 
 // Declare a desired LowcodePipelinePayload output to be assigned in the environment
-func (r *Env) WithLowcodePipelinePayloadOutput(name string, description string) *Env { // lowcode-pipeline (../../../payload.go:16:6)
+func (r *Env) WithLowcodePipelinePayloadOutput(name string, description string) *Env { // lowcode-pipeline (../../../payload.go:17:6)
 	q := r.query.Select("withLowcodePipelinePayloadOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -242,7 +242,7 @@ func (r *Env) WithLowcodePipelinePayloadOutput(name string, description string) 
 }
 
 // Create or update a binding of type LowcodePipelinePlanBackend in the environment
-func (r *Env) WithLowcodePipelinePlanBackendInput(name string, value *LowcodePipelinePlanBackend, description string) *Env { // lowcode-pipeline (../../../payload.go:48:6)
+func (r *Env) WithLowcodePipelinePlanBackendInput(name string, value *LowcodePipelinePlanBackend, description string) *Env { // lowcode-pipeline (../../../payload.go:49:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelinePlanBackendInput")
 	q = q.Arg("name", name)
@@ -255,7 +255,7 @@ func (r *Env) WithLowcodePipelinePlanBackendInput(name string, value *LowcodePip
 }
 
 // Declare a desired LowcodePipelinePlanBackend output to be assigned in the environment
-func (r *Env) WithLowcodePipelinePlanBackendOutput(name string, description string) *Env { // lowcode-pipeline (../../../payload.go:48:6)
+func (r *Env) WithLowcodePipelinePlanBackendOutput(name string, description string) *Env { // lowcode-pipeline (../../../payload.go:49:6)
 	q := r.query.Select("withLowcodePipelinePlanBackendOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -266,7 +266,7 @@ func (r *Env) WithLowcodePipelinePlanBackendOutput(name string, description stri
 }
 
 // Create or update a binding of type LowcodePipelinePlanImage in the environment
-func (r *Env) WithLowcodePipelinePlanImageInput(name string, value *LowcodePipelinePlanImage, description string) *Env { // lowcode-pipeline (../../../payload.go:38:6)
+func (r *Env) WithLowcodePipelinePlanImageInput(name string, value *LowcodePipelinePlanImage, description string) *Env { // lowcode-pipeline (../../../payload.go:39:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelinePlanImageInput")
 	q = q.Arg("name", name)
@@ -279,7 +279,7 @@ func (r *Env) WithLowcodePipelinePlanImageInput(name string, value *LowcodePipel
 }
 
 // Declare a desired LowcodePipelinePlanImage output to be assigned in the environment
-func (r *Env) WithLowcodePipelinePlanImageOutput(name string, description string) *Env { // lowcode-pipeline (../../../payload.go:38:6)
+func (r *Env) WithLowcodePipelinePlanImageOutput(name string, description string) *Env { // lowcode-pipeline (../../../payload.go:39:6)
 	q := r.query.Select("withLowcodePipelinePlanImageOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -290,7 +290,7 @@ func (r *Env) WithLowcodePipelinePlanImageOutput(name string, description string
 }
 
 // Create or update a binding of type LowcodePipelinePlan in the environment
-func (r *Env) WithLowcodePipelinePlanInput(name string, value *LowcodePipelinePlan, description string) *Env { // lowcode-pipeline (../../../payload.go:24:6)
+func (r *Env) WithLowcodePipelinePlanInput(name string, value *LowcodePipelinePlan, description string) *Env { // lowcode-pipeline (../../../payload.go:25:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelinePlanInput")
 	q = q.Arg("name", name)
@@ -303,7 +303,7 @@ func (r *Env) WithLowcodePipelinePlanInput(name string, value *LowcodePipelinePl
 }
 
 // Declare a desired LowcodePipelinePlan output to be assigned in the environment
-func (r *Env) WithLowcodePipelinePlanOutput(name string, description string) *Env { // lowcode-pipeline (../../../payload.go:24:6)
+func (r *Env) WithLowcodePipelinePlanOutput(name string, description string) *Env { // lowcode-pipeline (../../../payload.go:25:6)
 	q := r.query.Select("withLowcodePipelinePlanOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -338,7 +338,7 @@ func (r *Env) WithLowcodePipelinePushedImageOutput(name string, description stri
 }
 
 // Create or update a binding of type LowcodePipelineReceipt in the environment
-func (r *Env) WithLowcodePipelineReceiptInput(name string, value *LowcodePipelineReceipt, description string) *Env { // lowcode-pipeline (../../../deploy.go:21:6)
+func (r *Env) WithLowcodePipelineReceiptInput(name string, value *LowcodePipelineReceipt, description string) *Env { // lowcode-pipeline (../../../deploy.go:22:6)
 	assertNotNil("value", value)
 	q := r.query.Select("withLowcodePipelineReceiptInput")
 	q = q.Arg("name", name)
@@ -351,7 +351,7 @@ func (r *Env) WithLowcodePipelineReceiptInput(name string, value *LowcodePipelin
 }
 
 // Declare a desired LowcodePipelineReceipt output to be assigned in the environment
-func (r *Env) WithLowcodePipelineReceiptOutput(name string, description string) *Env { // lowcode-pipeline (../../../deploy.go:21:6)
+func (r *Env) WithLowcodePipelineReceiptOutput(name string, description string) *Env { // lowcode-pipeline (../../../deploy.go:22:6)
 	q := r.query.Select("withLowcodePipelineReceiptOutput")
 	q = q.Arg("name", name)
 	q = q.Arg("description", description)
@@ -1633,7 +1633,7 @@ func (r *LowcodePipelineDelivery) AsNode() Node {
 }
 
 // Payload is a deployment payload, checked against every rule of the interface
-type LowcodePipelinePayload struct { // lowcode-pipeline (../../../payload.go:16:6)
+type LowcodePipelinePayload struct { // lowcode-pipeline (../../../payload.go:17:6)
 	query *querybuilder.Selection
 
 	id      *ID
@@ -1661,36 +1661,36 @@ type LowcodePipelinePayloadDeployOpts struct {
 	//
 	// Allow an http:// address (a local receiver); the token would travel unencrypted
 	//
-	AllowHTTP bool // lowcode-pipeline (../../../payload.go:130:2)
+	AllowHTTP bool // lowcode-pipeline (../../../payload.go:131:2)
 	//
 	// Time limit for connecting (TCP and TLS)
 	//
 	//
 	// Default: "10s"
-	ConnectTimeout string // lowcode-pipeline (../../../payload.go:134:2)
+	ConnectTimeout string // lowcode-pipeline (../../../payload.go:135:2)
 	//
 	// Time limit for the whole call, response included
 	//
 	//
 	// Default: "60s"
-	Timeout string // lowcode-pipeline (../../../payload.go:138:2)
+	Timeout string // lowcode-pipeline (../../../payload.go:139:2)
 	//
 	// How many times connecting is tried, the first included (never again once the request may have been received)
 	//
 	//
 	// Default: 4
-	ConnectAttempts int // lowcode-pipeline (../../../payload.go:142:2)
+	ConnectAttempts int // lowcode-pipeline (../../../payload.go:143:2)
 	//
 	// CA certificate (PEM) that signs a self-hosted webhook's certificate; trusted by this call only, instead of the system's
 	//
-	WebhookCaCert *File // lowcode-pipeline (../../../payload.go:145:2)
+	WebhookCaCert *File // lowcode-pipeline (../../../payload.go:146:2)
 }
 
 // Send the payload to the platform's webhook: one POST with Authorization: Bearer, never sent twice
 //
 // Only a failure to connect at all is retried. Any status but 200 fails
 // with the response body written out.
-func (r *LowcodePipelinePayload) Deploy(webhookUrl string, webhookToken *Secret, opts ...LowcodePipelinePayloadDeployOpts) *LowcodePipelineReceipt { // lowcode-pipeline (../../../payload.go:122:1)
+func (r *LowcodePipelinePayload) Deploy(webhookUrl string, webhookToken *Secret, opts ...LowcodePipelinePayloadDeployOpts) *LowcodePipelineReceipt { // lowcode-pipeline (../../../payload.go:123:1)
 	assertNotNil("webhookToken", webhookToken)
 	q := r.query.Select("deploy")
 	for i := len(opts) - 1; i >= 0; i-- {
@@ -1724,7 +1724,7 @@ func (r *LowcodePipelinePayload) Deploy(webhookUrl string, webhookToken *Secret,
 }
 
 // The payload as a file, payload.json
-func (r *LowcodePipelinePayload) File() *File { // lowcode-pipeline (../../../payload.go:193:1)
+func (r *LowcodePipelinePayload) File() *File { // lowcode-pipeline (../../../payload.go:194:1)
 	q := r.query.Select("file")
 
 	return &File{
@@ -1782,7 +1782,7 @@ func (r *LowcodePipelinePayload) UnmarshalJSON(bs []byte) error {
 }
 
 // The payload as JSON: what deploy sends, byte for byte
-func (r *LowcodePipelinePayload) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../payload.go:20:2)
+func (r *LowcodePipelinePayload) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../payload.go:21:2)
 	if r.json != nil {
 		return *r.json, nil
 	}
@@ -1801,11 +1801,11 @@ type LowcodePipelinePayloadPlanOpts struct {
 	//
 	//
 	// Default: "60s"
-	PlanTimeout string // lowcode-pipeline (../../../payload.go:204:2)
+	PlanTimeout string // lowcode-pipeline (../../../payload.go:205:2)
 }
 
 // Where each backend image goes on an instance with these backends; fails on a backend that would receive two images and on an image that reaches no backend
-func (r *LowcodePipelinePayload) Plan(backend []string, opts ...LowcodePipelinePayloadPlanOpts) *LowcodePipelinePlan { // lowcode-pipeline (../../../payload.go:198:1)
+func (r *LowcodePipelinePayload) Plan(backend []string, opts ...LowcodePipelinePayloadPlanOpts) *LowcodePipelinePlan { // lowcode-pipeline (../../../payload.go:199:1)
 	q := r.query.Select("plan")
 	for i := len(opts) - 1; i >= 0; i-- {
 		// `planTimeout` optional argument
@@ -1825,11 +1825,11 @@ type LowcodePipelinePayloadRequestOpts struct {
 	//
 	// Allow an http:// address (a local receiver)
 	//
-	AllowHTTP bool // lowcode-pipeline (../../../payload.go:176:2)
+	AllowHTTP bool // lowcode-pipeline (../../../payload.go:177:2)
 }
 
 // The request deploy would send, the token masked: checks the payload and the address, sends nothing
-func (r *LowcodePipelinePayload) Request(ctx context.Context, webhookUrl string, opts ...LowcodePipelinePayloadRequestOpts) (string, error) { // lowcode-pipeline (../../../payload.go:171:1)
+func (r *LowcodePipelinePayload) Request(ctx context.Context, webhookUrl string, opts ...LowcodePipelinePayloadRequestOpts) (string, error) { // lowcode-pipeline (../../../payload.go:172:1)
 	if r.request != nil {
 		return *r.request, nil
 	}
@@ -1849,7 +1849,7 @@ func (r *LowcodePipelinePayload) Request(ctx context.Context, webhookUrl string,
 }
 
 // One line saying what the payload deploys, for a person
-func (r *LowcodePipelinePayload) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../payload.go:18:2)
+func (r *LowcodePipelinePayload) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../payload.go:19:2)
 	if r.summary != nil {
 		return *r.summary, nil
 	}
@@ -1862,7 +1862,7 @@ func (r *LowcodePipelinePayload) Summary(ctx context.Context) (string, error) { 
 }
 
 // Replace the deploy rules: each "SOURCE -> TARGET", JavaScript regular expressions matching image references and backend names
-func (r *LowcodePipelinePayload) WithDeployRules(deployRule []string) *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:67:1)
+func (r *LowcodePipelinePayload) WithDeployRules(deployRule []string) *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:68:1)
 	q := r.query.Select("withDeployRules")
 	q = q.Arg("deployRule", deployRule)
 
@@ -1872,7 +1872,7 @@ func (r *LowcodePipelinePayload) WithDeployRules(deployRule []string) *LowcodePi
 }
 
 // Add --force-sync to extraArgs: force the code as data to be synchronised to the orchestrator
-func (r *LowcodePipelinePayload) WithForceSync() *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:112:1)
+func (r *LowcodePipelinePayload) WithForceSync() *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:113:1)
 	q := r.query.Select("withForceSync")
 
 	return &LowcodePipelinePayload{
@@ -1881,7 +1881,7 @@ func (r *LowcodePipelinePayload) WithForceSync() *LowcodePipelinePayload { // lo
 }
 
 // Set noDowntime.promotionMode: manual promotes after an approval step (instances with no-downtime mode)
-func (r *LowcodePipelinePayload) WithPromotionMode(mode LowcodePipelineApprovalMode) *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:87:1)
+func (r *LowcodePipelinePayload) WithPromotionMode(mode LowcodePipelineApprovalMode) *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:88:1)
 	q := r.query.Select("withPromotionMode")
 	q = q.Arg("mode", mode)
 
@@ -1891,7 +1891,7 @@ func (r *LowcodePipelinePayload) WithPromotionMode(mode LowcodePipelineApprovalM
 }
 
 // Set skipUpdateVersions to true: skip the orchestrator and toolkit update (only for dedicated snapshot versions of them)
-func (r *LowcodePipelinePayload) WithSkipUpdateVersions() *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:106:1)
+func (r *LowcodePipelinePayload) WithSkipUpdateVersions() *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:107:1)
 	q := r.query.Select("withSkipUpdateVersions")
 
 	return &LowcodePipelinePayload{
@@ -1900,7 +1900,7 @@ func (r *LowcodePipelinePayload) WithSkipUpdateVersions() *LowcodePipelinePayloa
 }
 
 // Set codeAsData.updateMode: manual deploys the code as data after an approval step
-func (r *LowcodePipelinePayload) WithUpdateMode(mode LowcodePipelineApprovalMode) *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:79:1)
+func (r *LowcodePipelinePayload) WithUpdateMode(mode LowcodePipelineApprovalMode) *LowcodePipelinePayload { // lowcode-pipeline (../../../payload.go:80:1)
 	q := r.query.Select("withUpdateMode")
 	q = q.Arg("mode", mode)
 
@@ -1918,7 +1918,7 @@ func (r *LowcodePipelinePayload) AsNode() Node {
 }
 
 // Plan is where each backend image of a payload goes, for one instance's backends
-type LowcodePipelinePlan struct { // lowcode-pipeline (../../../payload.go:24:6)
+type LowcodePipelinePlan struct { // lowcode-pipeline (../../../payload.go:25:6)
 	query *querybuilder.Selection
 
 	id      *ID
@@ -1933,7 +1933,7 @@ func (r *LowcodePipelinePlan) WithGraphQLQuery(q *querybuilder.Selection) *Lowco
 }
 
 // Each backend, with the image it receives and the rules that send it there
-func (r *LowcodePipelinePlan) Backends(ctx context.Context) ([]LowcodePipelinePlanBackend, error) { // lowcode-pipeline (../../../payload.go:32:2)
+func (r *LowcodePipelinePlan) Backends(ctx context.Context) ([]LowcodePipelinePlanBackend, error) { // lowcode-pipeline (../../../payload.go:33:2)
 	q := r.query.Select("backends")
 
 	q = q.Select("id")
@@ -2015,7 +2015,7 @@ func (r *LowcodePipelinePlan) UnmarshalJSON(bs []byte) error {
 }
 
 // Each backend image, with the rules that match it and the backends it reaches
-func (r *LowcodePipelinePlan) Images(ctx context.Context) ([]LowcodePipelinePlanImage, error) { // lowcode-pipeline (../../../payload.go:30:2)
+func (r *LowcodePipelinePlan) Images(ctx context.Context) ([]LowcodePipelinePlanImage, error) { // lowcode-pipeline (../../../payload.go:31:2)
 	q := r.query.Select("images")
 
 	q = q.Select("id")
@@ -2048,7 +2048,7 @@ func (r *LowcodePipelinePlan) Images(ctx context.Context) ([]LowcodePipelinePlan
 }
 
 // The whole plan as JSON, for a script
-func (r *LowcodePipelinePlan) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../payload.go:28:2)
+func (r *LowcodePipelinePlan) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../payload.go:29:2)
 	if r.json != nil {
 		return *r.json, nil
 	}
@@ -2061,7 +2061,7 @@ func (r *LowcodePipelinePlan) JSON(ctx context.Context) (string, error) { // low
 }
 
 // The plan as aligned columns, with its warnings, for a person
-func (r *LowcodePipelinePlan) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../payload.go:26:2)
+func (r *LowcodePipelinePlan) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../payload.go:27:2)
 	if r.summary != nil {
 		return *r.summary, nil
 	}
@@ -2074,7 +2074,7 @@ func (r *LowcodePipelinePlan) Summary(ctx context.Context) (string, error) { // 
 }
 
 // Rules that match no image, backends that receive nothing
-func (r *LowcodePipelinePlan) Warnings(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../../payload.go:34:2)
+func (r *LowcodePipelinePlan) Warnings(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../../payload.go:35:2)
 	q := r.query.Select("warnings")
 
 	var response []string
@@ -2092,7 +2092,7 @@ func (r *LowcodePipelinePlan) AsNode() Node {
 }
 
 // PlanBackend is one backend of a plan
-type LowcodePipelinePlanBackend struct { // lowcode-pipeline (../../../payload.go:48:6)
+type LowcodePipelinePlanBackend struct { // lowcode-pipeline (../../../payload.go:49:6)
 	query *querybuilder.Selection
 
 	id   *ID
@@ -2155,7 +2155,7 @@ func (r *LowcodePipelinePlanBackend) UnmarshalJSON(bs []byte) error {
 }
 
 // The image it receives (none or one)
-func (r *LowcodePipelinePlanBackend) Images(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../../payload.go:52:2)
+func (r *LowcodePipelinePlanBackend) Images(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../../payload.go:53:2)
 	q := r.query.Select("images")
 
 	var response []string
@@ -2165,7 +2165,7 @@ func (r *LowcodePipelinePlanBackend) Images(ctx context.Context) ([]string, erro
 }
 
 // The backend's name
-func (r *LowcodePipelinePlanBackend) Name(ctx context.Context) (string, error) { // lowcode-pipeline (../../../payload.go:50:2)
+func (r *LowcodePipelinePlanBackend) Name(ctx context.Context) (string, error) { // lowcode-pipeline (../../../payload.go:51:2)
 	if r.name != nil {
 		return *r.name, nil
 	}
@@ -2178,7 +2178,7 @@ func (r *LowcodePipelinePlanBackend) Name(ctx context.Context) (string, error) {
 }
 
 // Indexes of the deploy rules that send it there
-func (r *LowcodePipelinePlanBackend) Rules(ctx context.Context) ([]int, error) { // lowcode-pipeline (../../../payload.go:54:2)
+func (r *LowcodePipelinePlanBackend) Rules(ctx context.Context) ([]int, error) { // lowcode-pipeline (../../../payload.go:55:2)
 	q := r.query.Select("rules")
 
 	var response []int
@@ -2196,7 +2196,7 @@ func (r *LowcodePipelinePlanBackend) AsNode() Node {
 }
 
 // PlanImage is one backend image of a plan
-type LowcodePipelinePlanImage struct { // lowcode-pipeline (../../../payload.go:38:6)
+type LowcodePipelinePlanImage struct { // lowcode-pipeline (../../../payload.go:39:6)
 	query *querybuilder.Selection
 
 	id    *ID
@@ -2210,7 +2210,7 @@ func (r *LowcodePipelinePlanImage) WithGraphQLQuery(q *querybuilder.Selection) *
 }
 
 // The backends it reaches
-func (r *LowcodePipelinePlanImage) Backends(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../../payload.go:44:2)
+func (r *LowcodePipelinePlanImage) Backends(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../../payload.go:45:2)
 	q := r.query.Select("backends")
 
 	var response []string
@@ -2269,7 +2269,7 @@ func (r *LowcodePipelinePlanImage) UnmarshalJSON(bs []byte) error {
 }
 
 // The image reference
-func (r *LowcodePipelinePlanImage) Image(ctx context.Context) (string, error) { // lowcode-pipeline (../../../payload.go:40:2)
+func (r *LowcodePipelinePlanImage) Image(ctx context.Context) (string, error) { // lowcode-pipeline (../../../payload.go:41:2)
 	if r.image != nil {
 		return *r.image, nil
 	}
@@ -2282,7 +2282,7 @@ func (r *LowcodePipelinePlanImage) Image(ctx context.Context) (string, error) { 
 }
 
 // Indexes of the deploy rules whose source matches it
-func (r *LowcodePipelinePlanImage) Rules(ctx context.Context) ([]int, error) { // lowcode-pipeline (../../../payload.go:42:2)
+func (r *LowcodePipelinePlanImage) Rules(ctx context.Context) ([]int, error) { // lowcode-pipeline (../../../payload.go:43:2)
 	q := r.query.Select("rules")
 
 	var response []int
@@ -2440,7 +2440,7 @@ func (r *LowcodePipelinePushedImage) AsNode() Node {
 }
 
 // Receipt records one deployment request; it holds no secret
-type LowcodePipelineReceipt struct { // lowcode-pipeline (../../../deploy.go:21:6)
+type LowcodePipelineReceipt struct { // lowcode-pipeline (../../../deploy.go:22:6)
 	query *querybuilder.Selection
 
 	connectAttempts *int
@@ -2462,7 +2462,7 @@ func (r *LowcodePipelineReceipt) WithGraphQLQuery(q *querybuilder.Selection) *Lo
 }
 
 // How many times connecting was tried, the first included (only a failure to connect at all is tried again)
-func (r *LowcodePipelineReceipt) ConnectAttempts(ctx context.Context) (int, error) { // lowcode-pipeline (../../../deploy.go:41:2)
+func (r *LowcodePipelineReceipt) ConnectAttempts(ctx context.Context) (int, error) { // lowcode-pipeline (../../../deploy.go:42:2)
 	if r.connectAttempts != nil {
 		return *r.connectAttempts, nil
 	}
@@ -2475,7 +2475,7 @@ func (r *LowcodePipelineReceipt) ConnectAttempts(ctx context.Context) (int, erro
 }
 
 // How long the call took, in milliseconds
-func (r *LowcodePipelineReceipt) DurationMs(ctx context.Context) (int, error) { // lowcode-pipeline (../../../deploy.go:39:2)
+func (r *LowcodePipelineReceipt) DurationMs(ctx context.Context) (int, error) { // lowcode-pipeline (../../../deploy.go:40:2)
 	if r.durationMs != nil {
 		return *r.durationMs, nil
 	}
@@ -2537,7 +2537,7 @@ func (r *LowcodePipelineReceipt) UnmarshalJSON(bs []byte) error {
 }
 
 // The image references the payload deploys
-func (r *LowcodePipelineReceipt) Images(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../../deploy.go:35:2)
+func (r *LowcodePipelineReceipt) Images(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../../deploy.go:36:2)
 	q := r.query.Select("images")
 
 	var response []string
@@ -2547,7 +2547,7 @@ func (r *LowcodePipelineReceipt) Images(ctx context.Context) ([]string, error) {
 }
 
 // The whole receipt as JSON, for a script
-func (r *LowcodePipelineReceipt) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:25:2)
+func (r *LowcodePipelineReceipt) JSON(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:26:2)
 	if r.json != nil {
 		return *r.json, nil
 	}
@@ -2560,7 +2560,7 @@ func (r *LowcodePipelineReceipt) JSON(ctx context.Context) (string, error) { // 
 }
 
 // The answer's message: success
-func (r *LowcodePipelineReceipt) Message(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:29:2)
+func (r *LowcodePipelineReceipt) Message(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:30:2)
 	if r.message != nil {
 		return *r.message, nil
 	}
@@ -2573,7 +2573,7 @@ func (r *LowcodePipelineReceipt) Message(ctx context.Context) (string, error) { 
 }
 
 // SHA-256 of the payload sent
-func (r *LowcodePipelineReceipt) PayloadSha256(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:33:2)
+func (r *LowcodePipelineReceipt) PayloadSha256(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:34:2)
 	if r.payloadSha256 != nil {
 		return *r.payloadSha256, nil
 	}
@@ -2586,7 +2586,7 @@ func (r *LowcodePipelineReceipt) PayloadSha256(ctx context.Context) (string, err
 }
 
 // When the request was sent (RFC 3339, UTC)
-func (r *LowcodePipelineReceipt) SentAt(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:37:2)
+func (r *LowcodePipelineReceipt) SentAt(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:38:2)
 	if r.sentAt != nil {
 		return *r.sentAt, nil
 	}
@@ -2599,7 +2599,7 @@ func (r *LowcodePipelineReceipt) SentAt(ctx context.Context) (string, error) { /
 }
 
 // HTTP status of the answer: 200 (0 on a dry run)
-func (r *LowcodePipelineReceipt) Status(ctx context.Context) (int, error) { // lowcode-pipeline (../../../deploy.go:27:2)
+func (r *LowcodePipelineReceipt) Status(ctx context.Context) (int, error) { // lowcode-pipeline (../../../deploy.go:28:2)
 	if r.status != nil {
 		return *r.status, nil
 	}
@@ -2612,7 +2612,7 @@ func (r *LowcodePipelineReceipt) Status(ctx context.Context) (int, error) { // l
 }
 
 // What was sent where and what came back, for a person
-func (r *LowcodePipelineReceipt) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:23:2)
+func (r *LowcodePipelineReceipt) Summary(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:24:2)
 	if r.summary != nil {
 		return *r.summary, nil
 	}
@@ -2625,7 +2625,7 @@ func (r *LowcodePipelineReceipt) Summary(ctx context.Context) (string, error) { 
 }
 
 // The webhook address, user-info and query values redacted
-func (r *LowcodePipelineReceipt) URL(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:31:2)
+func (r *LowcodePipelineReceipt) URL(ctx context.Context) (string, error) { // lowcode-pipeline (../../../deploy.go:32:2)
 	if r.url != nil {
 		return *r.url, nil
 	}
@@ -2638,7 +2638,7 @@ func (r *LowcodePipelineReceipt) URL(ctx context.Context) (string, error) { // l
 }
 
 // What was odd about a 200 answer, e.g. a body that is not {"message": "success"}
-func (r *LowcodePipelineReceipt) Warnings(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../../deploy.go:43:2)
+func (r *LowcodePipelineReceipt) Warnings(ctx context.Context) ([]string, error) { // lowcode-pipeline (../../../deploy.go:44:2)
 	q := r.query.Select("warnings")
 
 	var response []string
