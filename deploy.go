@@ -50,7 +50,7 @@ type Receipt struct {
 func newReceipt(doc results.Receipt) *Receipt {
 	return &Receipt{Summary: doc.Text(), Json: results.JSON(doc),
 		Status: doc.Status, Message: fielderr.Printable(doc.Message), Url: fielderr.Printable(doc.Url), PayloadSha256: doc.PayloadSha256,
-		Images: doc.Images, SentAt: doc.SentAt, DurationMs: doc.DurationMs, ConnectAttempts: doc.ConnectAttempts, Warnings: printable(doc.Warnings)}
+		Images: doc.Images, SentAt: doc.SentAt, DurationMs: doc.DurationMs, ConnectAttempts: doc.ConnectAttempts, Warnings: fielderr.PrintableEach(doc.Warnings)}
 }
 
 // defaultConnectAttempts is deploy's --connect-attempts default.

@@ -237,21 +237,12 @@ func (p *Payload) Plan(
 // the names and warnings printable, as its table and json do: dagger call
 // prints a field as it is (a warning quotes a rule of the payload file).
 func newPlan(doc results.Plan, table string) *Plan {
-	out := &Plan{Summary: table, Json: results.JSON(doc), Warnings: printable(doc.Warnings)}
+	out := &Plan{Summary: table, Json: results.JSON(doc), Warnings: fielderr.PrintableEach(doc.Warnings)}
 	for _, im := range doc.Images {
-		out.Images = append(out.Images, &PlanImage{Image: fielderr.Printable(im.Image), Rules: im.Rules, Backends: printable(im.Backends)})
+		out.Images = append(out.Images, &PlanImage{Image: fielderr.Printable(im.Image), Rules: im.Rules, Backends: fielderr.PrintableEach(im.Backends)})
 	}
 	for _, b := range doc.Backends {
-		out.Backends = append(out.Backends, &PlanBackend{Name: fielderr.Printable(b.Name), Images: printable(b.Images), Rules: b.Rules})
-	}
-	return out
-}
-
-// printable is each of ss made printable (fielderr.Printable).
-func printable(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = fielderr.Printable(s)
+		out.Backends = append(out.Backends, &PlanBackend{Name: fielderr.Printable(b.Name), Images: fielderr.PrintableEach(b.Images), Rules: b.Rules})
 	}
 	return out
 }

@@ -94,7 +94,7 @@ func Join(parent, key string) string {
 
 func plainKey(key string) bool {
 	return key != "" && utf8.ValidString(key) && !strings.ContainsAny(key, `.[]"\`) && WithoutLogins(key) == key &&
-		!strings.ContainsFunc(key, func(r rune) bool { return unicode.IsSpace(r) || unprintable(r) })
+		!strings.ContainsFunc(key, func(r rune) bool { return unicode.IsSpace(r) || Unprintable(r) })
 }
 
 // Index builds an element path: Index("extraArgs", 0) is "extraArgs[0]".

@@ -19,10 +19,10 @@ import (
 // written as Go escapes it (\r, \n, \x1b, \u009b, \u202e, \xff), so no
 // server can start a line, move the cursor or hide text. Printable text,
 // quotes and backslashes included, is kept as it is. Which characters are
-// escaped is decided once (unprintable): Quote shows a value the same way,
+// escaped is decided once (Unprintable): Quote shows a value the same way,
 // in quotes, and Join quotes a key that holds one.
 func Printable(s string) string {
-	if utf8.ValidString(s) && !strings.ContainsFunc(s, unprintable) {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, Unprintable) {
 		return s
 	}
 	var b strings.Builder
@@ -31,11 +31,11 @@ func Printable(s string) string {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case unprintable(r) && unicode.IsPrint(r) && r > 0xffff: // strconv would keep it as it is
+		case Unprintable(r) && unicode.IsPrint(r) && r > 0xffff: // strconv would keep it as it is
 			fmt.Fprintf(&b, `\U%08x`, r)
-		case unprintable(r) && unicode.IsPrint(r):
+		case Unprintable(r) && unicode.IsPrint(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
-		case unprintable(r):
+		case Unprintable(r):
 			quoted := strconv.QuoteRune(r)
 			b.WriteString(quoted[1 : len(quoted)-1])
 		default:
@@ -46,14 +46,24 @@ func Printable(s string) string {
 	return b.String()
 }
 
-// unprintable is a character a terminal acts on or draws as nothing: one
+// PrintableEach is each of ss made Printable: the words a result's field
+// holds of a server or a file (dagger call prints a field as it is).
+func PrintableEach(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = Printable(s)
+	}
+	return out
+}
+
+// Unprintable is a character a terminal acts on or draws as nothing: one
 // unicode.IsPrint refuses, one of the default-ignorable characters it takes
 // for a letter or a mark (U+034F, U+115F, U+3164, U+FFA0, U+17B4), or a
 // symbol fonts draw blank (U+2800 the blank Braille pattern, U+1D159 the
 // null notehead, U+16FE4 the Khitan filler). A variation selector, which changes how
 // an emoji before it is drawn, is kept. Printable, Quote, Join and
 // PrintableJSON all ask it.
-func unprintable(r rune) bool {
+func Unprintable(r rune) bool {
 	return !unicode.IsPrint(r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || r == '\u2800' || r == '\U0001D159' || r == '\U00016FE4'
 }
 
@@ -78,10 +88,10 @@ func PrintableJSON(doc []byte) string {
 			b.WriteByte(' ')
 		case r == utf8.RuneError && size == 1:
 			b.WriteString(`\ufffd`)
-		case unprintable(r) && r > 0xffff:
+		case Unprintable(r) && r > 0xffff:
 			hi, lo := utf16.EncodeRune(r)
 			fmt.Fprintf(&b, `\u%04x\u%04x`, hi, lo)
-		case unprintable(r):
+		case Unprintable(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.Write(doc[i : i+size])

@@ -227,14 +227,17 @@ func (g *git) checkout(ctx context.Context, dir string, o Options) error {
 			ErrNoBranch, o.Branch, redact.String(o.RemoteURL))
 	case defaultBranch != "":
 		from = defaultBranch
-		o.Logf("%s: creating branch %q from %q", redact.String(o.RemoteURL), o.Branch, g.scrubber.Scrub(from)) // the remote's word
 	default:
 		o.Logf("%s is empty: branch %q starts with this snapshot", redact.String(o.RemoteURL), o.Branch)
 		_, err := g.run(ctx, dir, "symbolic-ref", "HEAD", "refs/heads/"+o.Branch)
 		return err
 	}
+	shownFrom := g.scrubber.Scrub(from) // the remote's word when it is its default branch
+	if from != o.Branch {
+		o.Logf("%s: creating branch %q from %q", redact.String(o.RemoteURL), o.Branch, shownFrom)
+	}
 	if _, err := g.run(ctx, dir, "fetch", "--quiet", "--depth", "1", "--no-tags", "origin", "refs/heads/"+from); err != nil {
-		return fmt.Errorf("fetch branch %q of %s: %w%s", g.scrubber.Scrub(from), redact.String(o.RemoteURL), err, authHint(err)) // from is the remote's word
+		return fmt.Errorf("fetch branch %q of %s: %w%s", shownFrom, redact.String(o.RemoteURL), err, authHint(err))
 	}
 	_, err = g.run(ctx, dir, "checkout", "--quiet", "-B", o.Branch, "FETCH_HEAD")
 	return err

@@ -93,7 +93,7 @@ func CompileRules(path string, rs []Rule) ([]CompiledRule, fielderr.List) {
 // payload's json, which deploy sends byte for byte, would carry it as it
 // is to every terminal that prints it. The escape stands for it.
 func checkShown(pattern string) error {
-	i := strings.IndexFunc(pattern, func(r rune) bool { return fielderr.Printable(string(r)) != string(r) })
+	i := strings.IndexFunc(pattern, fielderr.Unprintable)
 	if i < 0 {
 		return nil
 	}

@@ -175,11 +175,18 @@ func str(errs *fielderr.List, obj *jsontree.Object, p, key, what string) string 
 	case strings.TrimSpace(s) == "":
 		errs.Addf(p, "%s is white space alone, which no one sees: write %s", fielderr.Quote(s), what)
 		return ""
-	case key != "repo" && key != "branch" && fielderr.HoldsLogin(s):
-		// git.repo's own check says where its token goes (checkRepo); a
-		// branch holds no ':' (git's ref rules), so no user:password, and
-		// release/v1@2 is a name
-		errs.Addf(p, "%s holds a login (user:password@host), which the snapshot's report and log would show: write %s without it (a git token goes only in --git-token)", fielderr.Quote(s), what)
+	}
+	return s
+}
+
+// shownStr is str for a value the snapshot's report and log show (a name, a
+// folder, a commit message), which holds no login. git.repo's own check says
+// where its token goes (checkRepo); a branch holds no ':' (git's ref rules),
+// so no user:password, and release/v1@2 is a name: both read str.
+func shownStr(errs *fielderr.List, obj *jsontree.Object, p, key, what string) string {
+	s := str(errs, obj, p, key, what)
+	if fielderr.HoldsLogin(s) {
+		errs.Addf(fielderr.Join(p, key), "%s holds a login (user:password@host), which the snapshot's report and log would show: write %s without it (a git token goes only in --git-token)", fielderr.Quote(s), what)
 		return ""
 	}
 	return s
@@ -191,7 +198,7 @@ func snapshooter(errs *fielderr.List, p string, v any) Snapshooter {
 	if obj == nil {
 		return s
 	}
-	s.Name = str(errs, obj, p, "name", "the label of the snapshot job")
+	s.Name = shownStr(errs, obj, p, "name", "the label of the snapshot job")
 	if err := checkControls(s.Name, false); err != nil {
 		errs.Addf(p+".name", "%s: %v", fielderr.Quote(s.Name), err)
 	}
@@ -206,7 +213,7 @@ func snapshooter(errs *fielderr.List, p string, v any) Snapshooter {
 	if ev, ok := obj.Fields["exclude"]; ok {
 		s.Exclude = tags(errs, p+".exclude", ev)
 	}
-	s.OutputDir = str(errs, obj, p, "outputDir", "the directory, relative to the repository, where patch files are written")
+	s.OutputDir = shownStr(errs, obj, p, "outputDir", "the directory, relative to the repository, where patch files are written")
 	if s.OutputDir != "" {
 		if err := checkOutputDir(s.OutputDir); err != nil {
 			errs.Addf(p+".outputDir", "%s: %v", fielderr.Quote(s.OutputDir), err)
@@ -284,7 +291,7 @@ func checkOutputDir(dir string) error {
 // one a terminal draws as nothing): the snapshot's fields hold the value as
 // it is, and `dagger call … entries name` prints a field raw.
 func checkControls(s string, lines bool) error {
-	i := strings.IndexFunc(s, func(r rune) bool { return !(lines && r == '\n') && fielderr.Printable(string(r)) != string(r) })
+	i := strings.IndexFunc(s, func(r rune) bool { return !(lines && r == '\n') && fielderr.Unprintable(r) })
 	if i < 0 {
 		return nil
 	}
@@ -420,7 +427,7 @@ func gitSection(errs *fielderr.List, p string, v any) *Git {
 			errs.Addf(p+".branch", "%s: %v", fielderr.Quote(g.Branch), err)
 		}
 	}
-	g.CommitMessage = str(errs, obj, p, "commitMessage", "the commit message template ({date} and {folder} are replaced)")
+	g.CommitMessage = shownStr(errs, obj, p, "commitMessage", "the commit message template ({date} and {folder} are replaced)")
 	if err := checkControls(g.CommitMessage, true); err != nil {
 		errs.Addf(p+".commitMessage", "%s: %v", fielderr.Quote(g.CommitMessage), err)
 	}
