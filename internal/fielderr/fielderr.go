@@ -131,7 +131,7 @@ func Quote(value string) string {
 // scopedPackage is an npm package's scoped name (@olympeio/toolkit), which
 // an @ and a version may follow.
 var (
-	digestNext    = regexp.MustCompile(`^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[0-9a-fA-F]{32,}$`)
+	digestNext    = regexp.MustCompile(`^[a-z][a-z0-9]*(?:[+._-][a-z0-9]+)*:[0-9a-fA-F]{32,}$`)
 	scopedPackage = regexp.MustCompile(`^@[a-z0-9~-][a-z0-9._~-]*/[a-z0-9~-][a-z0-9._~-]*$`)
 )
 

@@ -122,9 +122,12 @@ func FuzzQuoteShowsNoPassword(f *testing.F) {
 	f.Add("gitlab-ci-token", "glpat-S3cr3tT0ken", "gitlab.example.com:8443")
 	f.Add("ci", "Zq9/Kx7 Lm3#Vt?", "registry.example.com")
 	f.Fuzz(func(t *testing.T, user, password, host string) {
-		if len(password) < 8 || strings.Contains(user+password, "@") || strings.Contains(user+password, "%40") ||
+		// a '"' or '\' is what Quote writes around and inside what it shows:
+		// a password of them may be met by the quoted host's end
+		if len(password) < 8 || strings.Contains(user+password, "@") || strings.Contains(user+password, "%40") || strings.ContainsAny(password, `"\`) ||
 			host == "" || strings.Trim(host, "abcdefghijklmnopqrstuvwxyz0123456789.-:") != "" ||
-			strings.Contains("KEY=https://"+host+"/team/app", password) { // what is shown holds no password then
+			strings.Contains("KEY=https://"+host+"/team/app", password) || // what is shown holds no password then
+			digestNext.MatchString(host) { // the shape of an image pinned by digest: kept, a documented limit
 			return
 		}
 		for _, s := range []string{"https://" + user + ":" + password + "@" + host + "/team/app", "https:/" + user + ":" + password + "@" + host,
