@@ -171,7 +171,7 @@ func (s *publishSpec) push(ctx context.Context, target images.Target, variants [
 	const tarball, normalizedAt = "/run/lowcode-pipeline/image.tar", "/run/lowcode-pipeline/normalized"
 	prep := ocipublish.Prepare{Kind: string(target.Kind), Tarball: tarball, Created: ocipublish.Epoch(s.epoch), Platforms: s.platforms, Verdicts: verdictsDir}
 	a := s.access
-	req := ocipublish.Request{Kind: string(target.Kind), Refs: target.Refs(), Username: a.username, Timeout: publishLimit.String(), MountFrom: baseRef}
+	req := ocipublish.Request{Kind: string(target.Kind), Refs: target.Refs(), Username: a.username, Timeout: publishLimit.String()}
 	tool, err := publishTool()
 	if err != nil {
 		return nil, err

@@ -27,9 +27,11 @@ type normImage struct {
 }
 
 type normIndex struct {
-	index // not v1.ImageIndex: the field would hide the method of that name (push.go)
-	art   Artifact
+	idx // not v1.ImageIndex: the field would hide the method of that name
+	art Artifact
 }
+
+type idx = v1.ImageIndex
 
 // layoutOf is a new OCI layout holding x (a v1.Image or a v1.ImageIndex),
 // as the engine exports one.
@@ -86,7 +88,7 @@ func normalize(t testing.TB, kind string, x digester, o Options) (digester, erro
 }
 
 // normalizeImage1 is normalizeImage of img on base, read back as an image.
-func normalizeImage1(t testing.TB, img v1.Image, epoch time.Time, v Verdicts, base *Base) (v1.Image, error) {
+func normalizeImage1(t testing.TB, img v1.Image, epoch time.Time, v Cache, base *Base) (v1.Image, error) {
 	t.Helper()
 	a := loaded(t, img)
 	imgs, _, err := imagesOf(a)

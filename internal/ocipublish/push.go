@@ -42,10 +42,6 @@ type Request struct {
 	Username string `json:"username,omitempty"`
 	// Timeout bounds the whole push (a Go duration).
 	Timeout string `json:"timeout"`
-	// MountFrom is the image's base, pinned (the FROM of the Dockerfile's
-	// last stage): a blob the repository lacks is mounted from the base's
-	// repository when that is on the same registry, as docker push does.
-	MountFrom string `json:"mountFrom,omitempty"`
 }
 
 // Result is what was pushed, as oci-publish push prints it.
@@ -69,13 +65,12 @@ const (
 )
 
 // target is a Request parsed, once: each ref as it is named and as it is
-// reached, the repository to mount from, and how to log in.
+// reached, and how to log in.
 type target struct {
 	kind     string
 	refs     []string
 	named    []name.Tag
 	reached  []name.Tag
-	mount    name.Reference
 	username string
 	login    bool
 	scrub    redact.Scrubber
@@ -110,26 +105,12 @@ func (r Request) parse(ctx context.Context, password secret.Text) (_ *target, ca
 		}
 		t.named, t.reached = append(t.named, tag), append(t.reached, reached)
 	}
-	// a registry reached under another name holds no base known here
-	if from, err := name.ParseReference(r.MountFrom); err == nil && r.Connect == "" &&
-		from.Context().RegistryStr() == t.named[0].RegistryStr() && from.Context().RepositoryStr() != t.named[0].RepositoryStr() {
-		t.mount = from
-	}
 	auth := authn.Anonymous
 	if password.Set() {
 		auth = authn.FromConfig(authn.AuthConfig{Username: r.Username, Password: password.Reveal()})
 	}
 	t.ctx, cancel = context.WithTimeoutCause(ctx, limit, fmt.Errorf("the push did not finish within %s", limit))
-	// go-containerregistry v0.21.2 replaces its client when a mount widens
-	// the token's scope while other layers upload (a data race, its issue
-	// #2391; the fixed versions need newer golang.org/x modules than Dagger's
-	// Go SDK, which every fresh engine would compile again): a push that
-	// mounts uploads one layer at a time.
-	jobs := 4
-	if t.mount != nil {
-		jobs = 1
-	}
-	t.opts = []remote.Option{remote.WithContext(t.ctx), remote.WithAuth(auth), remote.WithJobs(jobs),
+	t.opts = []remote.Option{remote.WithContext(t.ctx), remote.WithAuth(auth), remote.WithJobs(4),
 		remote.WithTransport(boundedAnswers{RoundTripper: remote.DefaultTransport})}
 	return t, cancel, nil
 }
@@ -232,15 +213,15 @@ func (t *target) tagged() ([]v1.Hash, error) {
 	return held, g.Wait()
 }
 
-// push writes the image under the first ref, mounting from the base's
-// repository what the repository lacks, then tags the others.
+// push writes the image under the first ref (the blobs the repository
+// lacks, then the manifest), then tags the others.
 func (t *target) push(r root, refs []string) error {
 	var err error
 	switch r := r.(type) {
 	case v1.ImageIndex:
-		err = remote.WriteIndex(t.reached[0], mountable{r, t.mount}, t.opts...)
+		err = remote.WriteIndex(t.reached[0], r, t.opts...)
 	case v1.Image:
-		err = remote.Write(t.reached[0], mountableImage(r, t.mount), t.opts...)
+		err = remote.Write(t.reached[0], r, t.opts...)
 	}
 	if err != nil {
 		return t.wrap("push "+refs[0], err)
@@ -434,40 +415,4 @@ func ConnectAddress(registry, alias string) string {
 		return alias + registry[i:]
 	}
 	return alias
-}
-
-// mountable is an index whose images' layers are mounted from the base's
-// repository (mountableImage).
-type mountable struct {
-	index
-	from name.Reference
-}
-
-type index = v1.ImageIndex
-
-func (m mountable) Image(h v1.Hash) (v1.Image, error) {
-	img, err := m.index.Image(h)
-	return mountableImage(img, m.from), err
-}
-
-// mountableImage is img whose layers a registry lacks are mounted from the
-// repository of from before they are sent (none: img).
-func mountableImage(img v1.Image, from name.Reference) v1.Image {
-	if from == nil || img == nil {
-		return img
-	}
-	return mountingImage{img, from}
-}
-
-type mountingImage struct {
-	v1.Image
-	from name.Reference
-}
-
-func (m mountingImage) Layers() ([]v1.Layer, error) {
-	ls, err := m.Image.Layers()
-	for i, l := range ls {
-		ls[i] = &remote.MountableLayer{Layer: l, Reference: m.from}
-	}
-	return ls, err
 }

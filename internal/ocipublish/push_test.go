@@ -273,47 +273,6 @@ func TestConnectAddressKeepsTheRegistrysPort(t *testing.T) {
 	assert.Equal(t, "registry", ConnectAddress("registry.example.com", "registry"))
 }
 
-// A first push to a repository mounts what the base's repository on the
-// same registry holds (docker push does): none of those layers is sent.
-// Wherever the mount is not made, the layer is sent, and the image is whole.
-func TestAFirstPushMountsWhatTheBasesRepositoryHolds(t *testing.T) {
-	img := build(t, commit, amd64)
-	dir, digest := layoutOf(t, img), digestOf(t, img)
-	m, err := img.Manifest()
-	require.NoError(t, err)
-	for _, tc := range []struct {
-		name        string
-		mountFrom   string // {host}: the registry's
-		refuseMount bool
-		mountAsks   int // per layer
-		sent        int // each layer's uploads to team/backend
-	}{
-		{"the base's repository holds them: mounted, nothing sent", "{host}/hosted/base@" + digest, false, 1, 0},
-		{"a tag of it names the repository as well", "{host}/hosted/base:24-slim", false, 1, 0},
-		{"a repository that lacks them: sent in the upload the mount began", "{host}/hosted/empty:1", false, 1, 1},
-		{"a registry that refuses mounts: sent", "{host}/hosted/base:1", true, 1, 1},
-		{"a base on another registry: no mount asked", "other.example:5000/hosted/base:1", false, 0, 1},
-		{"no base: no mount asked", "", false, 0, 1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			reg, host := servePerRepo(t, tc.refuseMount)
-			for _, l := range m.Layers {
-				reg.has["hosted/base@"+l.Digest.String()] = true
-			}
-			got, _, err := pushOf(dir, []string{host + "/team/backend:1"}, "", func(r *Request) { r.MountFrom = strings.ReplaceAll(tc.mountFrom, "{host}", host) })
-			require.NoError(t, err)
-			assert.Equal(t, digest, got.Digest)
-			held, err := registrytest.Resolve(t, host+"/team/backend:1")
-			require.NoError(t, err)
-			assert.Equal(t, digest, held.Digest.String(), "the repository serves the image")
-			for _, l := range m.Layers {
-				assert.Equal(t, tc.sent, reg.uploads[l.Digest.String()], "uploads of %s", l.Digest)
-			}
-			assert.Equal(t, tc.mountAsks*len(m.Layers), reg.mountAsks, "mount requests")
-		})
-	}
-}
-
 func TestPlanPushRetagsWhenAnotherTagHoldsTheDigestAndPushesWhenNone(t *testing.T) {
 	built := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("a", 64)}
 	other := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("b", 64)}
@@ -400,83 +359,6 @@ func FuzzPlanPush(f *testing.F) {
 	})
 }
 
-// perRepoRegistry is ggcr's in-memory registry, which keeps blobs by digest
-// alone, holding them per repository as distribution does, with its
-// cross-repository mount (or a refusal of it); it counts uploads and mounts.
-type perRepoRegistry struct {
-	reg         http.Handler
-	refuseMount bool
-	mu          sync.Mutex
-	has         map[string]bool // repository@digest
-	uploads     map[string]int  // by digest
-	mounts      map[string]int  // by digest
-	mountAsks   int             // mount requests, whatever their answer
-}
-
-func newPerRepoRegistry(refuseMount bool) *perRepoRegistry {
-	return &perRepoRegistry{reg: registry.New(), refuseMount: refuseMount, has: map[string]bool{}, uploads: map[string]int{}, mounts: map[string]int{}}
-}
-
-// servePerRepo serves a perRepoRegistry for the test; its host:port.
-func servePerRepo(t *testing.T, refuseMount bool) (*perRepoRegistry, string) {
-	t.Helper()
-	reg := newPerRepoRegistry(refuseMount)
-	srv := httptest.NewServer(reg)
-	t.Cleanup(srv.Close)
-	u, err := url.Parse(srv.URL)
-	require.NoError(t, err)
-	return reg, u.Host
-}
-
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusRecorder) WriteHeader(code int) { w.status = code; w.ResponseWriter.WriteHeader(code) }
-
-func (p *perRepoRegistry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	repo, rest, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/v2/"), "/blobs/")
-	if !ok {
-		p.reg.ServeHTTP(w, r)
-		return
-	}
-	q := r.URL.Query()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch {
-	case (r.Method == http.MethodHead || r.Method == http.MethodGet) && !strings.HasPrefix(rest, "uploads/"):
-		if !p.has[repo+"@"+rest] {
-			http.Error(w, `{"errors":[{"code":"BLOB_UNKNOWN","message":"blob unknown"}]}`, http.StatusNotFound)
-			return
-		}
-	case r.Method == http.MethodPost && q.Get("mount") != "":
-		d := q.Get("mount")
-		p.mountAsks++
-		if p.refuseMount {
-			http.Error(w, `{"errors":[{"code":"UNSUPPORTED","message":"no mounts here"}]}`, http.StatusMethodNotAllowed)
-			return
-		}
-		if p.has[q.Get("from")+"@"+d] {
-			p.has[repo+"@"+d] = true
-			p.mounts[d]++
-			w.Header().Set("Location", "/v2/"+repo+"/blobs/"+d)
-			w.Header().Set("Docker-Content-Digest", d)
-			w.WriteHeader(http.StatusCreated)
-			return
-		}
-	case r.Method == http.MethodPut && q.Get("digest") != "":
-		rec := &statusRecorder{ResponseWriter: w}
-		p.reg.ServeHTTP(rec, r)
-		if rec.status == http.StatusCreated {
-			p.has[repo+"@"+q.Get("digest")] = true
-			p.uploads[q.Get("digest")]++
-		}
-		return
-	}
-	p.reg.ServeHTTP(w, r)
-}
-
 // basicAuth lets through only requests that log in as user with password.
 func basicAuth(next http.Handler, user, password string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -507,15 +389,15 @@ func loginRegistry(t *testing.T) string {
 // problem in a small, printable error, and takes only refs of one
 // repository, each with a tag, reached at Connect when given.
 func FuzzPushRequest(f *testing.F) {
-	f.Add("registry.example.com/team/app-frontend:1.4.0", "registry.example.com/team/app-frontend:latest", "", "15m0s", "registry.example.com/library/nginx:stable@sha256:"+strings.Repeat("a", 64))
-	f.Add("localhost:5000/x:1", "localhost:5000/y:1", "registry:5000", "1s", "")
-	f.Add("r.example/Team/x:1", "", "a b", "soon", "\x1b[2J")
-	f.Fuzz(func(t *testing.T, ref1, ref2, connect, timeout, mountFrom string) {
+	f.Add("registry.example.com/team/app-frontend:1.4.0", "registry.example.com/team/app-frontend:latest", "", "15m0s")
+	f.Add("localhost:5000/x:1", "localhost:5000/y:1", "registry:5000", "1s")
+	f.Add("r.example/Team/x:1", "", "a b", "soon")
+	f.Fuzz(func(t *testing.T, ref1, ref2, connect, timeout string) {
 		refs := []string{ref1}
 		if ref2 != "" {
 			refs = append(refs, ref2)
 		}
-		r := Request{Kind: "frontend", Refs: refs, Connect: connect, Timeout: timeout, MountFrom: mountFrom}
+		r := Request{Kind: "frontend", Refs: refs, Connect: connect, Timeout: timeout}
 		tg, cancel, err := r.parse(context.Background(), secret.Text{})
 		if err != nil {
 			assert.Less(t, len(err.Error()), 1000, "small")
@@ -530,11 +412,7 @@ func FuzzPushRequest(f *testing.F) {
 			assert.Equal(t, tg.named[i].TagStr(), tg.reached[i].TagStr())
 			if connect != "" {
 				assert.Equal(t, tg.named[i].RepositoryStr(), tg.reached[i].RepositoryStr())
-				assert.Nil(t, tg.mount, "a registry reached under another name holds no base known here")
 			}
-		}
-		if tg.mount != nil {
-			assert.Equal(t, tg.named[0].RegistryStr(), tg.mount.Context().RegistryStr(), "mounts only from the same registry")
 		}
 	})
 }
