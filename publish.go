@@ -169,7 +169,7 @@ func byContent(f *dagger.File) *dagger.File {
 // a Dagger service too.
 func (s *publishSpec) push(ctx context.Context, target images.Target, variants []*dagger.Container, base *dagger.File, baseRef string) ([]results.PushedImage, error) {
 	const tarball, normalizedAt = "/run/lowcode-pipeline/image.tar", "/run/lowcode-pipeline/normalized"
-	prep := ocipublish.Prepare{Kind: string(target.Kind), Tarball: tarball, Created: ocipublish.Epoch(s.epoch), Platforms: s.platforms, Verdicts: verdictsDir}
+	prep := ocipublish.Prepare{Kind: string(target.Kind), Tarball: tarball, Created: ocipublish.Epoch(s.epoch), Platforms: s.platforms, Cache: cacheDir}
 	a := s.access
 	req := ocipublish.Request{Kind: string(target.Kind), Refs: target.Refs(), Username: a.username, Timeout: publishLimit.String()}
 	tool, err := publishTool()
@@ -197,7 +197,7 @@ func (s *publishSpec) push(ctx context.Context, target images.Target, variants [
 		return nil, err
 	}
 	normalized := normalizer.
-		WithMountedCache(verdictsDir, dag.CacheVolume(verdictsCache)).
+		WithMountedCache(cacheDir, dag.CacheVolume(cacheVolume)).
 		// gzip: normalize reads each layer it re-encodes or rewrites from it, and reads no zstd
 		WithMountedFile(tarball, byContent(variants[0].AsTarball(dagger.ContainerAsTarballOpts{PlatformVariants: variants[1:], ForcedCompression: dagger.ImageLayerCompressionGzip}))).
 		WithNewFile("/run/lowcode-pipeline/prepare.json", string(prepare)).

@@ -162,12 +162,14 @@ const (
 	publishLimit = 15 * time.Minute
 )
 
-// Whether a layer holds a time after --created depends on its digest and
-// that time only: normalize remembers it in a cache volume, so a publish
-// whose build changed does not read the base image's layers again.
+// Normalize keeps, in a cache volume, what its output depends on only by
+// digest (ocipublish.Cache): re-encoded layers, a base's registry's answers
+// and blobs, a base's first export. The volume keeps its name across
+// versions of the module: a base's first export cannot be made again on an
+// engine restarted since it pulled the base (tests/engine-facts.md, fact 52).
 const (
-	verdictsDir   = "/var/cache/lowcode-pipeline/layer-verdicts"
-	verdictsCache = "lowcode-pipeline-layer-verdicts"
+	cacheDir    = "/var/cache/lowcode-pipeline/publish"
+	cacheVolume = "lowcode-pipeline-layer-verdicts"
 )
 
 // platformNames are the platforms as strings.

@@ -13,8 +13,8 @@ type Options struct {
 	Epoch time.Time
 	// Platforms asked for; none: one image, any platform.
 	Platforms []string
-	// Verdicts remembers which layers hold a later time.
-	Verdicts Verdicts
+	// Cache keeps re-encoded blobs and what a base's registry said.
+	Cache Cache
 	// Bases are the base image's, one per platform (ReadBases); none: no
 	// layer is known to be the base image's.
 	Bases []Base

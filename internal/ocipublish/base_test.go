@@ -308,7 +308,7 @@ func TestABaseLayerThatIsNotWhatItsConfigSaysFailsNamingIt(t *testing.T) {
 				claimed := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("a", 64)}
 				imgs[0].config.RootFS.DiffIDs[0], want.DiffIDs = claimed, []v1.Hash{claimed}
 			}
-			_, err = normalizeImage(a.dir, imgs[0], commit, Verdicts{}, &want)
+			_, err = normalizeImage(a.dir, imgs[0], commit, Cache{}, &want)
 			require.ErrorContains(t, err, tc.want)
 			assert.LessOrEqual(t, len(err.Error()), 200, "a short error: %s", err)
 		})
@@ -350,7 +350,7 @@ func TestNormalizedLeavesALayoutOfTheNormalizedImageAlone(t *testing.T) {
 // mustNormalize is built normalized in memory, on base.
 func mustNormalize(t *testing.T, built, base v1.Image) v1.Image {
 	t.Helper()
-	n, err := normalizeImage1(t, built, commit, Verdicts{}, &basesOf(t, base)[0])
+	n, err := normalizeImage1(t, built, commit, Cache{}, &basesOf(t, base)[0])
 	require.NoError(t, err)
 	return n
 }

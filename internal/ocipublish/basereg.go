@@ -44,7 +44,7 @@ var (
 const baseRetryAfter = time.Hour
 
 // registryImage is what a base's registry says of one platform's image, as
-// kept in the verdicts folder: a digest names it for good.
+// kept in the cache folder: a digest names it for good.
 type registryImage struct {
 	Platform *v1.Platform    `json:"platform,omitempty"`
 	DiffIDs  []v1.Hash       `json:"diffIDs"`
@@ -57,7 +57,7 @@ type registryImage struct {
 // it read is kept in v's folder by the digest, so an engine reads a base's
 // registry once. A base its registry cannot give is taken as the engine
 // first exported it, if a normalize kept that (keepExported).
-func RegistryBases(ctx context.Context, ref string, v Verdicts) ([]Base, error) {
+func RegistryBases(ctx context.Context, ref string, v Cache) ([]Base, error) {
 	h, at, err := baseAt(ref, v)
 	if err != nil {
 		return nil, err
@@ -83,7 +83,7 @@ func RegistryBases(ctx context.Context, ref string, v Verdicts) ([]Base, error) 
 }
 
 // baseAt is the digest of the base image ref, pinned, and its registry.
-func baseAt(ref string, v Verdicts) (v1.Hash, *baseRegistry, error) {
+func baseAt(ref string, v Cache) (v1.Hash, *baseRegistry, error) {
 	d, h, err := pinnedDigest(ref)
 	if err != nil {
 		return v1.Hash{}, nil, err
@@ -107,7 +107,7 @@ func pinnedDigest(ref string) (name.Digest, v1.Hash, error) {
 // keepExported keeps found, the base h as the engine exported it, unless
 // one export of it is kept: the first is, since one the engine makes after
 // a restart holds other tars (fact 48).
-func (v Verdicts) keepExported(h v1.Hash, found []registryImage) {
+func (v Cache) keepExported(h v1.Hash, found []registryImage) {
 	if v.Dir == "" || len(found) == 0 || fileExists(v.exportedBasesFile(h)) {
 		return
 	}
@@ -235,24 +235,24 @@ func readRegistryImage(img v1.Image) (registryImage, error) {
 }
 
 // registryBlobFile is where v keeps the blob h a base's registry sent.
-func (v Verdicts) registryBlobFile(h v1.Hash) string {
+func (v Cache) registryBlobFile(h v1.Hash) string {
 	return filepath.Join(v.Dir, "registry-blobs", h.Algorithm+"-"+h.Hex)
 }
 
 // registryBasesFile is where v keeps what a base's registry said of it.
-func (v Verdicts) registryBasesFile(h v1.Hash) string {
+func (v Cache) registryBasesFile(h v1.Hash) string {
 	return filepath.Join(v.Dir, "bases", h.Algorithm+"-"+h.Hex+".json")
 }
 
 // exportedBasesFile is where v keeps the base h as normalize found it in the engine's export of it, the first time (keepExported): on an
 // engine that pulled the base since it last started, its export holds the
 // registry's layers, tar for tar (tests/engine-facts.md, fact 52).
-func (v Verdicts) exportedBasesFile(h v1.Hash) string {
+func (v Cache) exportedBasesFile(h v1.Hash) string {
 	return filepath.Join(v.Dir, "bases", h.Algorithm+"-"+h.Hex+".exported.json")
 }
 
 // basesIn is the base kept in file (registryBasesFile, exportedBasesFile).
-func (v Verdicts) basesIn(file string) ([]registryImage, bool) {
+func (v Cache) basesIn(file string) ([]registryImage, bool) {
 	if v.Dir == "" {
 		return nil, false
 	}
@@ -268,7 +268,7 @@ func (v Verdicts) basesIn(file string) ([]registryImage, bool) {
 }
 
 // keepBases keeps a base in file (registryBasesFile, exportedBasesFile).
-func (v Verdicts) keepBases(file string, read []registryImage) {
+func (v Cache) keepBases(file string, read []registryImage) {
 	if v.Dir == "" {
 		return
 	}
@@ -284,14 +284,14 @@ func (v Verdicts) keepBases(file string, read []registryImage) {
 // What a registry said of a digest holds wherever it is read; that one
 // could not be read says nothing of another holding the same image (a
 // mirror of Docker Hub's, say).
-func (v Verdicts) registryFailureFile(h v1.Hash, repo string) string {
+func (v Cache) registryFailureFile(h v1.Hash, repo string) string {
 	at := sha256.Sum256([]byte(repo))
 	return filepath.Join(v.Dir, "bases", h.Algorithm+"-"+h.Hex+"-"+hex.EncodeToString(at[:8])+".failed")
 }
 
 // registryFailure is why the base's registry could not be read, and how
 // long ago, when that is less than baseRetryAfter.
-func (v Verdicts) registryFailure(h v1.Hash, repo string) (string, time.Duration, bool) {
+func (v Cache) registryFailure(h v1.Hash, repo string) (string, time.Duration, bool) {
 	if v.Dir == "" {
 		return "", 0, false
 	}
@@ -313,7 +313,7 @@ func (v Verdicts) registryFailure(h v1.Hash, repo string) (string, time.Duration
 
 // keepRegistryFailure keeps why the base's registry could not be read: an
 // anonymous read's error, no secret in it.
-func (v Verdicts) keepRegistryFailure(h v1.Hash, repo string, err error) {
+func (v Cache) keepRegistryFailure(h v1.Hash, repo string, err error) {
 	if v.Dir == "" {
 		return
 	}
@@ -324,7 +324,7 @@ func (v Verdicts) keepRegistryFailure(h v1.Hash, repo string, err error) {
 // (RegistryBases) and its layers (fetch, path).
 type baseRegistry struct {
 	repo name.Repository
-	v    Verdicts
+	v    Cache
 }
 
 // fetch brings the base's layer d into the layout in dir, checked against

@@ -31,7 +31,7 @@ func TestABaseRegistrysHugeHostileErrorIsReadBoundedAndShownPrintable(t *testing
 	ref := strings.TrimPrefix(srv.URL, "http://") + "/library/base@sha256:" + strings.Repeat("0123456789abcdef", 4)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err := RegistryBases(context.Background(), ref, Verdicts{})
+	_, err := RegistryBases(context.Background(), ref, Cache{})
 	runtime.ReadMemStats(&after)
 	require.Error(t, err)
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "bytes allocated")

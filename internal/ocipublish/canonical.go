@@ -22,7 +22,7 @@ import (
 // its tar already. A blob made once is kept in v's folder by the digest of
 // the blob it was made from, so a base image's layers are re-encoded once
 // per engine, not on every publish.
-func reencode(dir string, l v1.Descriptor, diffID v1.Hash, v Verdicts) (v1.Descriptor, error) {
+func reencode(dir string, l v1.Descriptor, diffID v1.Hash, v Cache) (v1.Descriptor, error) {
 	switch l.MediaType {
 	case types.OCIUncompressedLayer, types.DockerUncompressedLayer:
 		return l, nil
@@ -128,7 +128,7 @@ func nameLayersAsPushed(history []v1.History, layers []v1.Descriptor, base int) 
 
 // reencodedFile is where v keeps the canonical blob of the blob from, under
 // the encoding that made it (encoder).
-func (v Verdicts) reencodedFile(from v1.Hash) string {
+func (v Cache) reencodedFile(from v1.Hash) string {
 	return filepath.Join(v.Dir, encoder, from.Algorithm+"-"+from.Hex)
 }
 
@@ -139,7 +139,7 @@ const reencodeWait = 2 * time.Minute
 // lock takes the lock of the re-encoding of the blob from, kept in v's
 // folder, and returns what releases it. A lock not taken within
 // reencodeWait (or that cannot be) only loses the saving.
-func (v Verdicts) lock(from v1.Hash) (unlock func()) {
+func (v Cache) lock(from v1.Hash) (unlock func()) {
 	if v.Dir == "" || os.MkdirAll(filepath.Dir(v.reencodedFile(from)), 0o755) != nil {
 		return func() {}
 	}
@@ -151,7 +151,7 @@ func (v Verdicts) lock(from v1.Hash) (unlock func()) {
 }
 
 // reencoded copies into the layout the canonical blob v keeps of l, if any.
-func (v Verdicts) reencoded(dir string, l v1.Descriptor) (v1.Descriptor, bool) {
+func (v Cache) reencoded(dir string, l v1.Descriptor) (v1.Descriptor, bool) {
 	if v.Dir == "" {
 		return v1.Descriptor{}, false
 	}
@@ -187,12 +187,12 @@ func copyIn(dir, kept string, mt types.MediaType) (_ v1.Descriptor, ok bool) {
 }
 
 // keepReencoded keeps a copy of the canonical blob d made from l.
-func (v Verdicts) keepReencoded(dir string, l, d v1.Descriptor) {
+func (v Cache) keepReencoded(dir string, l, d v1.Descriptor) {
 	v.keepBlob(dir, d.Digest, v.reencodedFile(l.Digest))
 }
 
 // keepBlob keeps, as file in v's folder, a copy of the layout's blob h.
-func (v Verdicts) keepBlob(dir string, h v1.Hash, file string) {
+func (v Cache) keepBlob(dir string, h v1.Hash, file string) {
 	if v.Dir == "" {
 		return
 	}

@@ -25,7 +25,7 @@ func TestPublishesBesideEachOtherCompressASharedLayerOnce(t *testing.T) {
 	imgs, _, err := imagesOf(a)
 	require.NoError(t, err)
 	l, diffID := imgs[0].manifest.Layers[0], imgs[0].config.RootFS.DiffIDs[0]
-	v := Verdicts{Dir: t.TempDir()}
+	v := Cache{Dir: t.TempDir()}
 
 	// another publish holds the layer's re-encoding
 	unlock := v.lock(l.Digest)
@@ -80,7 +80,7 @@ func TestALockHeldElsewhereIsWaitedForWithinItsLimit(t *testing.T) {
 	require.NoError(t, err, "taken once released")
 	require.NoError(t, again.Close())
 
-	unlock := Verdicts{Dir: "/proc/no-such-place"}.lock(v1.Hash{Algorithm: "sha256", Hex: "00"})
+	unlock := Cache{Dir: "/proc/no-such-place"}.lock(v1.Hash{Algorithm: "sha256", Hex: "00"})
 	unlock() // a lock that cannot be taken only loses the saving
 }
 
@@ -98,7 +98,7 @@ func TestAnImageWhoseLayersFailNamesTheFirstWhicheverFailsFirst(t *testing.T) {
 		for _, i := range []int{1, 2, 3} {
 			require.NoError(t, os.Remove(blobPath(a.dir, imgs[0].manifest.Layers[i].Digest)))
 		}
-		_, err = normalizeImage(a.dir, imgs[0], commit, Verdicts{}, nil)
+		_, err = normalizeImage(a.dir, imgs[0], commit, Cache{}, nil)
 		require.ErrorContains(t, err, "layer 1: read the layer")
 	}
 }

@@ -42,7 +42,7 @@ func TestAPrivateBaseIsRebasedOnTheLayersTheEngineFirstPulled(t *testing.T) {
 	remadeExport := imageOf(t, anew) // the base as a restarted engine exports it
 	web := layer(t, commit.Add(3600e9), map[string]string{"usr/share/nginx/html/index.html": "<p>1</p>"})
 	changed := layer(t, commit.Add(3600e9), map[string]string{"usr/share/nginx/html/index.html": "<p>2</p>"})
-	freshDigest := digestOf(t, publishedOn(t, imageOf(t, pulled, changed), base, ref, Verdicts{Dir: t.TempDir()}, nil))
+	freshDigest := digestOf(t, publishedOn(t, imageOf(t, pulled, changed), base, ref, Cache{Dir: t.TempDir()}, nil))
 
 	for _, tc := range []struct {
 		name string
@@ -54,7 +54,7 @@ func TestAPrivateBaseIsRebasedOnTheLayersTheEngineFirstPulled(t *testing.T) {
 		{"nothing before the restart", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := Verdicts{Dir: t.TempDir()}
+			v := Cache{Dir: t.TempDir()}
 			if tc.published {
 				var said strings.Builder
 				publishedOn(t, imageOf(t, pulled, web), base, ref, v, &said)
@@ -83,14 +83,14 @@ func remadeBaseImage(t *testing.T) (pulled, anew v1.Layer, base v1.Image, d v1.H
 
 // publishedOn is built normalized as a publish does it on an engine that
 // exports its base as export and resolved it to ref: the image.
-func publishedOn(t *testing.T, built, export v1.Image, ref string, v Verdicts, said io.Writer) v1.Image {
+func publishedOn(t *testing.T, built, export v1.Image, ref string, v Cache, said io.Writer) v1.Image {
 	t.Helper()
 	if said == nil {
 		said = io.Discard
 	}
 	out := filepath.Join(t.TempDir(), "out")
 	require.NoError(t, Normalized(context.Background(), Prepare{Kind: "frontend", Tarball: layoutTarball(t, built), Created: commit,
-		BaseTarball: layoutTarball(t, export), BaseRef: ref, Verdicts: v.Dir}, t.TempDir(), out, said))
+		BaseTarball: layoutTarball(t, export), BaseRef: ref, Cache: v.Dir}, t.TempDir(), out, said))
 	a, err := loadBack(t, out)
 	require.NoError(t, err)
 	return a.(v1.Image)
@@ -105,12 +105,12 @@ func TestTheRegistryComesBeforeTheKeptExport(t *testing.T) {
 	ref := inRegistry(t, base)
 	d, err := base.Digest()
 	require.NoError(t, err)
-	v := Verdicts{Dir: t.TempDir()}
+	v := Cache{Dir: t.TempDir()}
 	own := layer(t, commit.Add(3600e9), map[string]string{"app/server.mjs": "listen()"})
 	publishedOn(t, imageOf(t, anew, own), imageOf(t, anew), privateRegistry(t, d), v, nil)
 	_, kept := v.basesIn(v.exportedBasesFile(d))
 	require.True(t, kept, "the export after a restart was kept")
-	fresh, _ := normalizedOn(t, imageOf(t, pulled, own), ref, Verdicts{})
+	fresh, _ := normalizedOn(t, imageOf(t, pulled, own), ref, Cache{})
 	restarted, said := normalizedOn(t, imageOf(t, anew, own), ref, v)
 	assert.Contains(t, said, "1 of its base's layers are the registry's")
 	assert.Equal(t, digestOf(t, fresh), digestOf(t, restarted))
@@ -135,8 +135,8 @@ func TestAReusedSnapshotGivesTheImageItsFreshDigest(t *testing.T) {
 		return img
 	}
 	base := imageOf(t, pulled)
-	fresh := publishedOn(t, built("Directory.withDirectoryDockerfileCompat"), base, "", Verdicts{Dir: t.TempDir()}, nil)
-	restarted := publishedOn(t, built("rehydrated persisted snapshot"), base, "", Verdicts{Dir: t.TempDir()}, nil)
+	fresh := publishedOn(t, built("Directory.withDirectoryDockerfileCompat"), base, "", Cache{Dir: t.TempDir()}, nil)
+	restarted := publishedOn(t, built("rehydrated persisted snapshot"), base, "", Cache{Dir: t.TempDir()}, nil)
 	assert.Equal(t, digestOf(t, fresh), digestOf(t, restarted))
 	cfg, err := restarted.ConfigFile()
 	require.NoError(t, err)
@@ -168,15 +168,15 @@ func TestAPrivateBaseOfTwoPlatformsGivesEachImageItsFreshDigest(t *testing.T) {
 	ref := privateRegistry(t, d)
 	app := layer(t, commit.Add(3600e9), map[string]string{"usr/share/nginx/html/index.html": "<p>1</p>"})
 
-	published := func(built, export v1.ImageIndex, v Verdicts) v1.ImageIndex {
+	published := func(built, export v1.ImageIndex, v Cache) v1.ImageIndex {
 		out := filepath.Join(t.TempDir(), "out")
 		require.NoError(t, Normalized(context.Background(), Prepare{Kind: "frontend", Tarball: layoutTarball(t, built), Created: commit,
-			Platforms: []string{"linux/amd64", "linux/arm64"}, BaseTarball: layoutTarball(t, export), BaseRef: ref, Verdicts: v.Dir}, t.TempDir(), out, io.Discard))
+			Platforms: []string{"linux/amd64", "linux/arm64"}, BaseTarball: layoutTarball(t, export), BaseRef: ref, Cache: v.Dir}, t.TempDir(), out, io.Discard))
 		a, err := loadBack(t, out)
 		require.NoError(t, err)
 		return a.(v1.ImageIndex)
 	}
-	v := Verdicts{Dir: t.TempDir()}
+	v := Cache{Dir: t.TempDir()}
 	fresh := published(index(imageOn(t, amd64, amdPulled, app), imageOn(t, arm64, armPulled, app)), base, v)
 	restarted := published(index(imageOn(t, amd64, amdAnew, app), imageOn(t, arm64, armAnew, app)), index(imageOn(t, amd64, amdAnew), imageOn(t, arm64, armAnew)), v)
 	assert.Equal(t, digestOf(t, fresh), digestOf(t, restarted))

@@ -41,7 +41,7 @@ func TestNormalizedDigestsStayWhatTheyWere(t *testing.T) {
 			return Prepare{Tarball: layoutTarball(t, onBase(t, base, commit.Add(96*time.Hour))), BaseTarball: layoutTarball(t, base)}
 		}, "sha256:6fe96bb23664d1d9c1755f0455bfdb81fa4e02f80070d027a55cf47634c75d71"},
 		{"on a base its registry gives, remade by a restarted engine", func() Prepare {
-			return Prepare{Tarball: layoutTarball(t, imageOf(t, anew, own)), BaseRef: inRegistry(t, imageOf(t, pulled)), Verdicts: t.TempDir()}
+			return Prepare{Tarball: layoutTarball(t, imageOf(t, anew, own)), BaseRef: inRegistry(t, imageOf(t, pulled)), Cache: t.TempDir()}
 		}, "sha256:185d4f401ae96209114ddb318ed5d6c8e405ed949e981830fcae64a33eb5a514"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -58,7 +58,7 @@ func Epoch(created time.Time) time.Time {
 // time, in the canonical gzip (rewrite), so equal contents give equal bytes
 // whenever they were built. Whether a layer holds a later time is taken
 // from v when it knows, and recorded there when it does not.
-func normalizeImage(dir string, img image, epoch time.Time, v Verdicts, base *Base) (v1.Descriptor, error) {
+func normalizeImage(dir string, img image, epoch time.Time, v Cache, base *Base) (v1.Descriptor, error) {
 	epoch = epoch.UTC().Truncate(time.Second)
 	cfg := img.config.DeepCopy()
 	keptLayers := keptOf(cfg, base)
@@ -127,19 +127,15 @@ func normalizeImage(dir string, img image, epoch time.Time, v Verdicts, base *Ba
 // clampLayer returns the layer l (diff ID diffID) re-encoded when no time
 // in it is after epoch, else l rewritten with every time clamped, and its
 // diff ID.
-func clampLayer(dir string, l v1.Descriptor, diffID v1.Hash, epoch time.Time, v Verdicts) (v1.Descriptor, v1.Hash, error) {
+func clampLayer(dir string, l v1.Descriptor, diffID v1.Hash, epoch time.Time, v Cache) (v1.Descriptor, v1.Hash, error) {
 	switch l.MediaType {
 	case types.OCILayer, types.DockerLayer, types.OCIUncompressedLayer, types.DockerUncompressedLayer:
 	default:
 		return v1.Descriptor{}, v1.Hash{}, fmt.Errorf("media type %s: only gzip and uncompressed layers can be normalized", l.MediaType)
 	}
-	late, known := v.lookup(l.Digest, epoch)
-	if !known {
-		var err error
-		if late, err = hasTimeAfter(dir, l, epoch); err != nil {
-			return v1.Descriptor{}, v1.Hash{}, err
-		}
-		v.record(l.Digest, epoch, late)
+	late, err := hasTimeAfter(dir, l, epoch)
+	if err != nil {
+		return v1.Descriptor{}, v1.Hash{}, err
 	}
 	if !late {
 		d, err := reencode(dir, l, diffID, v)

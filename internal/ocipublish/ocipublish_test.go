@@ -267,7 +267,7 @@ func BenchmarkNormalize(b *testing.B) {
 	imgs, _, err := imagesOf(a)
 	require.NoError(b, err)
 	for b.Loop() {
-		if _, err := normalizeImage(a.dir, imgs[0], commit, Verdicts{}, nil); err != nil {
+		if _, err := normalizeImage(a.dir, imgs[0], commit, Cache{}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -23,7 +23,7 @@ func Normalize(kind string, a Artifact, o Options) (Artifact, error) {
 		return Artifact{}, err
 	}
 	if descs == nil {
-		d, err := normalizeImage(a.dir, imgs[0], o.Epoch, o.Verdicts, baseFor(o.Bases, imgs[0].config.Platform()))
+		d, err := normalizeImage(a.dir, imgs[0], o.Epoch, o.Cache, baseFor(o.Bases, imgs[0].config.Platform()))
 		return Artifact{dir: a.dir, root: d}, err
 	}
 	_, im, err := readIndex(a)
@@ -32,7 +32,7 @@ func Normalize(kind string, a Artifact, o Options) (Artifact, error) {
 	}
 	out := v1.IndexManifest{SchemaVersion: 2, MediaType: im.MediaType}
 	for i, img := range imgs {
-		d, err := normalizeImage(a.dir, img, o.Epoch, o.Verdicts, baseFor(o.Bases, descs[i].Platform))
+		d, err := normalizeImage(a.dir, img, o.Epoch, o.Cache, baseFor(o.Bases, descs[i].Platform))
 		if err != nil {
 			return Artifact{}, fmt.Errorf("%s: %w", platformOf(descs[i].Platform), err)
 		}

@@ -79,16 +79,16 @@ func BenchmarkNormalizeRealBaseLayer(b *testing.B) {
 	require.NoError(b, err)
 	for _, bc := range []struct {
 		name string
-		v    Verdicts
+		v    Cache
 	}{
-		{"read", Verdicts{}},                       // a cold run: the layer is read and re-encoded
-		{"remembered", Verdicts{Dir: b.TempDir()}}, // a run whose build changed: its verdict and blob are known
+		{"read", Cache{}},                       // a cold run: the layer is read and re-encoded
+		{"kept", Cache{Dir: b.TempDir()}}, // a run whose build changed: the blob re-encoded before is kept
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			a := loaded(b, img)
 			imgs, _, err := imagesOf(a)
 			require.NoError(b, err)
-			if _, err := normalizeImage(a.dir, imgs[0], commit, bc.v, nil); err != nil { // records the verdict
+			if _, err := normalizeImage(a.dir, imgs[0], commit, bc.v, nil); err != nil { // keeps the blob
 				b.Fatal(err)
 			}
 			if bc.v.Dir == "" {
@@ -141,7 +141,7 @@ func BenchmarkNormalizedOnARealBase(b *testing.B) {
 		name        string
 		built, base string
 		size        int
-		verdicts    string
+		cache       string
 		ref         string
 	}{
 		{"first on the engine", oneTar, oneBase, len(gz), "", ""},
@@ -151,8 +151,8 @@ func BenchmarkNormalizedOnARealBase(b *testing.B) {
 		{"base read from its registry", oneTar, oneBase, len(gz), b.TempDir(), host + "/library/base:stable@" + baseDigest.String()},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			p := Prepare{Kind: "backend", Tarball: bc.built, Created: commit, BaseTarball: bc.base, Verdicts: bc.verdicts, BaseRef: bc.ref}
-			if bc.verdicts != "" {
+			p := Prepare{Kind: "backend", Tarball: bc.built, Created: commit, BaseTarball: bc.base, Cache: bc.cache, BaseRef: bc.ref}
+			if bc.cache != "" {
 				require.NoError(b, Normalized(context.Background(), p, b.TempDir(), filepath.Join(b.TempDir(), "out"), io.Discard))
 			}
 			b.SetBytes(int64(bc.size))

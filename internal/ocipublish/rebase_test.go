@@ -105,11 +105,11 @@ func inRegistry(t *testing.T, base v1.Image) string {
 
 // normalizedOn is built normalized as oci-publish normalize does it, its
 // base read from the registry at ref: the image, and what was said.
-func normalizedOn(t *testing.T, built v1.Image, ref string, v Verdicts) (v1.Image, string) {
+func normalizedOn(t *testing.T, built v1.Image, ref string, v Cache) (v1.Image, string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "out")
 	var warn strings.Builder
-	require.NoError(t, Normalized(context.Background(), Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit, BaseRef: ref, Verdicts: v.Dir}, t.TempDir(), out, &warn))
+	require.NoError(t, Normalized(context.Background(), Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit, BaseRef: ref, Cache: v.Dir}, t.TempDir(), out, &warn))
 	a, err := loadBack(t, out)
 	require.NoError(t, err)
 	img := a.(v1.Image)
@@ -153,9 +153,9 @@ func TestABaseLayerTheEngineMadeAnewBecomesTheBasesOwn(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ref := inRegistry(t, base)
-			want, warned := normalizedOn(t, fresh, ref, Verdicts{})
+			want, warned := normalizedOn(t, fresh, ref, Cache{})
 			require.Empty(t, warned)
-			got, said := normalizedOn(t, imageOf(t, tc.anew, app), ref, Verdicts{})
+			got, said := normalizedOn(t, imageOf(t, tc.anew, app), ref, Cache{})
 			assert.Equal(t, tc.rebased, strings.Contains(said, "1 of its base's layers are the registry's"), said)
 			gotCfg, err := got.ConfigFile()
 			require.NoError(t, err)
@@ -205,8 +205,8 @@ func TestAFolderTheEngineLeftOutIsTheLayersBelow(t *testing.T) {
 			upper := rawLayer(t, files...)
 			anew := rawLayer(t, file{name: "usr/lib/x.so", body: "x", mtime: old})
 			ref := inRegistry(t, imageOf(t, lowerLayer, upper))
-			want, _ := normalizedOn(t, imageOf(t, lowerLayer, upper, app), ref, Verdicts{})
-			got, _ := normalizedOn(t, imageOf(t, lowerLayer, anew, app), ref, Verdicts{})
+			want, _ := normalizedOn(t, imageOf(t, lowerLayer, upper, app), ref, Cache{})
+			got, _ := normalizedOn(t, imageOf(t, lowerLayer, anew, app), ref, Cache{})
 			if tc.rebased {
 				assert.Equal(t, digestOf(t, want), digestOf(t, got))
 			} else {
@@ -260,7 +260,7 @@ func remadeBase(t *testing.T) (pulled, anew v1.Layer) {
 func TestEveryImageOnARemadeBaseGetsItsFreshDigest(t *testing.T) {
 	pulled, anew := remadeBase(t)
 	ref := inRegistry(t, imageOf(t, pulled))
-	v := Verdicts{Dir: t.TempDir()}
+	v := Cache{Dir: t.TempDir()}
 	for _, app := range []map[string]string{{"usr/share/nginx/html/index.html": "<p>"}, {"app/server.mjs": "listen()"}} {
 		own := layer(t, commit.Add(time.Hour), app)
 		fresh, _ := normalizedOn(t, imageOf(t, pulled, own), ref, v)
@@ -281,8 +281,8 @@ func TestABaseIsReadFromItsRegistryOncePerEngine(t *testing.T) {
 	require.NoError(t, err)
 	ref := host.addr + "/library/base:stable@" + d.String()
 	own := layer(t, commit.Add(time.Hour), map[string]string{"app/server.mjs": "listen()"})
-	v := Verdicts{Dir: t.TempDir()}
-	want, _ := normalizedOn(t, imageOf(t, pulled, own), ref, Verdicts{})
+	v := Cache{Dir: t.TempDir()}
+	want, _ := normalizedOn(t, imageOf(t, pulled, own), ref, Cache{})
 	first, said := normalizedOn(t, imageOf(t, anew, own), ref, v)
 	require.Contains(t, said, "are the registry's")
 	host.srv.Close()
@@ -332,10 +332,10 @@ func TestABaseItsRegistryCannotGiveIsSaidAndTheEnginesIsKept(t *testing.T) {
 		srv := httptest.NewServer(hang)
 		t.Cleanup(func() { close(hang); srv.Close() })
 		ref := strings.TrimPrefix(srv.URL, "http://") + "/library/base@" + d.String()
-		v := Verdicts{Dir: t.TempDir()}
+		v := Cache{Dir: t.TempDir()}
 		var warn strings.Builder
 		require.NoError(t, Normalized(context.Background(), Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit,
-			BaseRef: ref, Verdicts: v.Dir}, t.TempDir(), filepath.Join(t.TempDir(), "out"), &warn))
+			BaseRef: ref, Cache: v.Dir}, t.TempDir(), filepath.Join(t.TempDir(), "out"), &warn))
 		assert.Contains(t, warn.String(), "its registry did not answer within 200ms")
 
 		// the next publish on the engine takes that answer: no wait
@@ -349,13 +349,13 @@ func TestABaseItsRegistryCannotGiveIsSaidAndTheEnginesIsKept(t *testing.T) {
 		reg := loopbackRegistryServer(t)
 		registrytest.Write(t, reg.addr+"/library/base:stable", base)
 		ref := reg.addr + "/library/base:stable@" + d.String()
-		v := Verdicts{Dir: t.TempDir()}
+		v := Cache{Dir: t.TempDir()}
 		_, err := RegistryBases(context.Background(), ref, v) // kept: the metadata alone
 		require.NoError(t, err)
 		reg.srv.Close()
 		out := filepath.Join(t.TempDir(), "out")
 		var warn strings.Builder
-		require.NoError(t, Normalized(context.Background(), Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit, BaseRef: ref, Verdicts: v.Dir}, t.TempDir(), out, &warn))
+		require.NoError(t, Normalized(context.Background(), Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit, BaseRef: ref, Cache: v.Dir}, t.TempDir(), out, &warn))
 		a, err := loadBack(t, out)
 		require.NoError(t, err)
 		cfg, err := a.(v1.Image).ConfigFile()
@@ -380,7 +380,7 @@ func TestABaseIndexGivesEachPlatformItsLayers(t *testing.T) {
 	registrytest.WriteIndex(t, host+"/library/base:stable", index)
 	d, err := index.Digest()
 	require.NoError(t, err)
-	bases, err := RegistryBases(context.Background(), host+"/library/base:stable@"+d.String(), Verdicts{})
+	bases, err := RegistryBases(context.Background(), host+"/library/base:stable@"+d.String(), Cache{})
 	require.NoError(t, err)
 	require.Len(t, bases, 2)
 	cfg, err := arm.ConfigFile()
@@ -390,7 +390,7 @@ func TestABaseIndexGivesEachPlatformItsLayers(t *testing.T) {
 }
 
 func TestRegistryBasesNeedsADigest(t *testing.T) {
-	_, err := RegistryBases(context.Background(), "nginx:stable", Verdicts{})
+	_, err := RegistryBases(context.Background(), "nginx:stable", Cache{})
 	assert.ErrorContains(t, err, `base image "nginx:stable"`)
 }
 
@@ -398,7 +398,7 @@ func TestRegistryBasesNeedsADigest(t *testing.T) {
 // has passed; what it said is kept.
 func TestAFailedRegistryReadIsRetriedAfterItsTime(t *testing.T) {
 	pulled, h, repo := servedBase(t)
-	v := Verdicts{Dir: t.TempDir()}
+	v := Cache{Dir: t.TempDir()}
 	v.keepRegistryFailure(h, repo, errors.New("dial tcp: connection refused"))
 	_, err := RegistryBases(context.Background(), repo+"@"+h.String(), v)
 	require.ErrorContains(t, err, "connection refused")
@@ -418,7 +418,7 @@ func TestAFailedRegistryReadIsRetriedAfterItsTime(t *testing.T) {
 // the mirror at once, not an hour later.
 func TestAFailedReadStaysWithItsRegistry(t *testing.T) {
 	_, h, repo := servedBase(t)
-	v := Verdicts{Dir: t.TempDir()}
+	v := Cache{Dir: t.TempDir()}
 	v.keepRegistryFailure(h, "index.docker.io/library/base", errors.New("dial tcp: i/o timeout"))
 	_, err := RegistryBases(context.Background(), "index.docker.io/library/base@"+h.String(), v)
 	require.ErrorContains(t, err, "i/o timeout", "the failed registry is not asked again")
@@ -433,7 +433,7 @@ func TestAFailedReadStaysWithItsRegistry(t *testing.T) {
 // time limit, outside the read's.
 func TestAKeptBaseAsksItsRegistryNothing(t *testing.T) {
 	_, h, repo := servedBase(t)
-	v := Verdicts{Dir: t.TempDir()}
+	v := Cache{Dir: t.TempDir()}
 	_, err := RegistryBases(context.Background(), repo+"@"+h.String(), v)
 	require.NoError(t, err)
 
@@ -473,7 +473,7 @@ func TestABaseOfAnotherPlatformIsNotFetched(t *testing.T) {
 	reg := loopbackRegistryServer(t)
 	registrytest.Write(t, reg.addr+"/library/base:stable", base)
 	ref := reg.addr + "/library/base:stable@" + d.String()
-	v := Verdicts{Dir: t.TempDir()}
+	v := Cache{Dir: t.TempDir()}
 	_, err = RegistryBases(context.Background(), ref, v) // the metadata kept
 	require.NoError(t, err)
 	reg.srv.Close() // a fetch would fail, and say so
@@ -481,6 +481,6 @@ func TestABaseOfAnotherPlatformIsNotFetched(t *testing.T) {
 	armBuilt := imageOn(t, arm64, layer(t, commit.Add(-time.Hour), map[string]string{"etc/os-release": "ID=arm\n"}))
 	out := filepath.Join(t.TempDir(), "out")
 	var said strings.Builder
-	require.NoError(t, Normalized(context.Background(), Prepare{Kind: "backend", Tarball: layoutTarball(t, armBuilt), Created: commit, BaseRef: ref, Verdicts: v.Dir}, t.TempDir(), out, &said))
+	require.NoError(t, Normalized(context.Background(), Prepare{Kind: "backend", Tarball: layoutTarball(t, armBuilt), Created: commit, BaseRef: ref, Cache: v.Dir}, t.TempDir(), out, &said))
 	assert.Empty(t, said.String())
 }

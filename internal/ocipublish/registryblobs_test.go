@@ -99,7 +99,7 @@ func TestABaseLayerIsPushedAsItsRegistrysBlob(t *testing.T) {
 		{"that content in the canonical encoding", canonicalLayer(t, raw), 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := Verdicts{Dir: t.TempDir()}
+			v := Cache{Dir: t.TempDir()}
 			held, err := tc.held.Digest()
 			require.NoError(t, err)
 			want := digestOf(t, imageOf(t, pulled, own))
@@ -128,7 +128,7 @@ func TestABaseLayerIsPushedAsItsRegistrysBlob(t *testing.T) {
 	// every case gives one image
 	var digests []string
 	for _, held := range []v1.Layer{pulled, gzipLayer(t, raw, gzip.BestSpeed)} {
-		img, _ := normalizedOn(t, imageOf(t, held, own), ref, Verdicts{})
+		img, _ := normalizedOn(t, imageOf(t, held, own), ref, Cache{})
 		digests = append(digests, digestOf(t, img))
 	}
 	assert.Equal(t, digests[0], digests[1])

@@ -30,9 +30,9 @@ type Prepare struct {
 	Created time.Time `json:"created"`
 	// Platforms asked for; none: the one image the tarball holds.
 	Platforms []string `json:"platforms,omitempty"`
-	// Verdicts is a folder kept between publishes (see Verdicts); none: every
-	// layer is read.
-	Verdicts string `json:"verdicts,omitempty"`
+	// Cache is a folder kept between publishes (see Cache); none: nothing
+	// is kept.
+	Cache string `json:"cache,omitempty"`
 	// BaseTarball is Container.asTarball of the image the Dockerfile's last
 	// stage starts from, for the same platforms (see Base); none: no layer is
 	// known to be the base image's.
@@ -61,10 +61,10 @@ func Normalized(ctx context.Context, p Prepare, work, out string, warn io.Writer
 	if err != nil {
 		return err
 	}
-	o := Options{Epoch: p.Created, Platforms: p.Platforms, Verdicts: Verdicts{Dir: p.Verdicts}}
+	o := Options{Epoch: p.Created, Platforms: p.Platforms, Cache: Cache{Dir: p.Cache}}
 	unread := false // the base's registry could not be read, nor anything kept of it
 	if p.BaseRef != "" {
-		if o.Bases, err = RegistryBases(ctx, p.BaseRef, o.Verdicts); err != nil {
+		if o.Bases, err = RegistryBases(ctx, p.BaseRef, o.Cache); err != nil {
 			unread = true
 			fmt.Fprintf(warn, "oci-publish: the %s image's base: %v; its export from the engine is read instead, and kept by its digest for a publish after a restart (tests/engine-facts.md, fact 48 and fact 52)\n", p.Kind, shown(err))
 		}
@@ -88,7 +88,7 @@ func Normalized(ctx context.Context, p Prepare, work, out string, warn io.Writer
 	if len(exported) > 0 {
 		// after Normalize: it kept the canonical blobs of the layers named
 		_, h, _ := pinnedDigest(p.BaseRef)
-		o.Verdicts.keepExported(h, exported)
+		o.Cache.keepExported(h, exported)
 	}
 	for _, b := range o.Bases {
 		if b.registry != nil && b.registry.tookPlace > 0 {
