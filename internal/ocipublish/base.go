@@ -67,7 +67,7 @@ func ReadBases(tarball, work string) ([]Base, error) {
 	if err != nil {
 		return nil, err
 	}
-	imgs, _, err := imagesOf(a)
+	imgs, err := imagesOf(a)
 	if err != nil {
 		return nil, err
 	}

@@ -301,7 +301,7 @@ func TestABaseLayerThatIsNotWhatItsConfigSaysFailsNamingIt(t *testing.T) {
 			require.NoError(t, err)
 			built := onBase(t, base, commit.Add(time.Hour))
 			a := loaded(t, built)
-			imgs, _, err := imagesOf(a)
+			imgs, err := imagesOf(a)
 			require.NoError(t, err)
 			want := basesOf(t, base)[0]
 			if tc.claim {

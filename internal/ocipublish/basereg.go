@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -119,13 +118,13 @@ func (v Cache) keepExported(h v1.Hash, found []registryImage) {
 // the image's own blobs, whose canonical blobs normalize keeps (reencode):
 // the base as the engine exported it, for keepExported.
 func exportedIn(a Artifact, bases []Base) []registryImage {
-	imgs, descs, err := imagesOf(a)
+	imgs, err := imagesOf(a)
 	if err != nil {
 		return nil
 	}
 	var found []registryImage
-	for i, img := range imgs {
-		b := baseFor(bases, platformAt(imgs, descs, i))
+	for _, img := range imgs {
+		b := baseFor(bases, img.platform)
 		if b == nil || len(b.DiffIDs) == 0 || keptOf(img.config, b) != len(b.DiffIDs) || len(img.manifest.Layers) < len(b.DiffIDs) {
 			continue
 		}
@@ -178,60 +177,31 @@ func readRegistryBases(ref name.Digest, opts ...remote.Option) ([]registryImage,
 	if err != nil {
 		return nil, err
 	}
-	if !desc.MediaType.IsIndex() {
+	var imgs []image
+	if desc.MediaType.IsIndex() {
+		idx, err := desc.ImageIndex()
+		if err != nil {
+			return nil, err
+		}
+		if imgs, err = imagesIn(idx); err != nil {
+			return nil, err
+		}
+	} else {
 		img, err := desc.Image()
 		if err != nil {
 			return nil, err
 		}
-		b, err := readRegistryImage(img)
-		return []registryImage{b}, err
-	}
-	idx, err := desc.ImageIndex()
-	if err != nil {
-		return nil, err
-	}
-	im, err := idx.IndexManifest()
-	if err != nil {
-		return nil, err
-	}
-	var out []registryImage
-	for _, m := range im.Manifests {
-		if !m.MediaType.IsImage() || m.Annotations["vnd.docker.reference.type"] == "attestation-manifest" {
-			continue
-		}
-		img, err := idx.Image(m.Digest)
+		i, err := readImage(img, v1.Descriptor{})
 		if err != nil {
 			return nil, err
 		}
-		b, err := readRegistryImage(img)
-		if err != nil {
-			return nil, err
-		}
-		if m.Platform != nil {
-			b.Platform = m.Platform
-		}
-		out = append(out, b)
+		imgs = []image{i}
 	}
-	if len(out) == 0 {
-		return nil, errors.New("the image index holds no image")
+	read := make([]registryImage, len(imgs))
+	for i, img := range imgs {
+		read[i] = registryImage{Platform: img.platform, DiffIDs: img.config.RootFS.DiffIDs, Layers: img.manifest.Layers}
 	}
-	return out, nil
-}
-
-// readRegistryImage is an image's platform, diff IDs and layers.
-func readRegistryImage(img v1.Image) (registryImage, error) {
-	m, err := img.Manifest()
-	if err != nil {
-		return registryImage{}, err
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return registryImage{}, err
-	}
-	if len(cfg.RootFS.DiffIDs) != len(m.Layers) {
-		return registryImage{}, fmt.Errorf("the image config lists %d layers (rootfs.diff_ids), its manifest %d", len(cfg.RootFS.DiffIDs), len(m.Layers))
-	}
-	return registryImage{Platform: cfg.Platform(), DiffIDs: cfg.RootFS.DiffIDs, Layers: m.Layers}, nil
+	return read, nil
 }
 
 // registryBlobFile is where v keeps the blob h a base's registry sent.

@@ -27,7 +27,7 @@ func TestABaseLayerReencodedOnceIsNotReadAgain(t *testing.T) {
 	require.NoError(t, err)
 
 	a := loaded(t, img)
-	imgs, _, err := imagesOf(a)
+	imgs, err := imagesOf(a)
 	require.NoError(t, err)
 	require.NoError(t, os.Remove(blobPath(a.dir, imgs[0].manifest.Layers[0].Digest)), "a layer that cannot be read")
 	_, err = normalizeImage(a.dir, imgs[0], commit, Cache{}, base)

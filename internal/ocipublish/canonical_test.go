@@ -22,7 +22,7 @@ func TestPublishesBesideEachOtherCompressASharedLayerOnce(t *testing.T) {
 	img, err := mutate.AppendLayers(mutate.MediaType(empty.Image, types.OCIManifestSchema1), base)
 	require.NoError(t, err)
 	a := loaded(t, img)
-	imgs, _, err := imagesOf(a)
+	imgs, err := imagesOf(a)
 	require.NoError(t, err)
 	l, diffID := imgs[0].manifest.Layers[0], imgs[0].config.RootFS.DiffIDs[0]
 	v := Cache{Dir: t.TempDir()}
@@ -93,7 +93,7 @@ func TestAnImageWhoseLayersFailNamesTheFirstWhicheverFailsFirst(t *testing.T) {
 	require.NoError(t, err)
 	for range 20 {
 		a := loaded(t, img)
-		imgs, _, err := imagesOf(a)
+		imgs, err := imagesOf(a)
 		require.NoError(t, err)
 		for _, i := range []int{1, 2, 3} {
 			require.NoError(t, os.Remove(blobPath(a.dir, imgs[0].manifest.Layers[i].Digest)))

@@ -91,7 +91,7 @@ func normalize(t testing.TB, kind string, x digester, o Options) (digester, erro
 func normalizeImage1(t testing.TB, img v1.Image, epoch time.Time, v Cache, base *Base) (v1.Image, error) {
 	t.Helper()
 	a := loaded(t, img)
-	imgs, _, err := imagesOf(a)
+	imgs, err := imagesOf(a)
 	require.NoError(t, err)
 	d, err := normalizeImage(a.dir, imgs[0], epoch, v, base)
 	if err != nil {

@@ -2,6 +2,7 @@ package ocipublish
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -134,20 +135,35 @@ func (c *hashCounter) sum() v1.Hash {
 	return v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(c.h.Sum(nil))}
 }
 
-// image is one image manifest of a layout, with its config.
+// readIndex is the platform index a's root names.
+func readIndex(a Artifact) (*v1.IndexManifest, error) {
+	idx, err := layout.Path(a.dir).ImageIndex()
+	if err == nil {
+		idx, err = idx.ImageIndex(a.root.Digest)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the image index: %w", err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return nil, fmt.Errorf("read the image index: %w", err)
+	}
+	return im, nil
+}
+
+// image is one image of an artifact: its descriptor (in its index, or the
+// artifact's root), manifest, config and platform (its index's word for it,
+// else its config's).
 type image struct {
 	desc     v1.Descriptor
 	manifest *v1.Manifest
 	config   *v1.ConfigFile
+	platform *v1.Platform
 }
 
-// readImage reads the image d names (get reads it from the layout) and
-// checks that its config lists as many layers as its manifest.
-func readImage(get func(v1.Hash) (v1.Image, error), d v1.Descriptor) (image, error) {
-	img, err := get(d.Digest)
-	if err != nil {
-		return image{}, fmt.Errorf("read the OCI layout: %w", err)
-	}
+// readImage reads img, described as d (its platform, if any, the index's
+// word), and checks that its config lists as many layers as its manifest.
+func readImage(img v1.Image, d v1.Descriptor) (image, error) {
 	m, err := img.Manifest()
 	if err != nil {
 		return image{}, fmt.Errorf("read the image manifest: %w", err)
@@ -159,73 +175,72 @@ func readImage(get func(v1.Hash) (v1.Image, error), d v1.Descriptor) (image, err
 	if len(cfg.RootFS.DiffIDs) != len(m.Layers) {
 		return image{}, fmt.Errorf("the image config lists %d layers (rootfs.diff_ids), its manifest %d", len(cfg.RootFS.DiffIDs), len(m.Layers))
 	}
-	return image{desc: d, manifest: m, config: cfg}, nil
+	return image{desc: d, manifest: m, config: cfg, platform: cmp.Or(d.Platform, cfg.Platform())}, nil
 }
 
-// readIndex is the platform index a's root names.
-func readIndex(a Artifact) (v1.ImageIndex, *v1.IndexManifest, error) {
-	idx, err := layout.Path(a.dir).ImageIndex()
-	if err == nil {
-		idx, err = idx.ImageIndex(a.root.Digest)
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("read the image index: %w", err)
-	}
+// imagesIn are the images of idx, attestation manifests left out: a
+// layout's or a registry's.
+func imagesIn(idx v1.ImageIndex) ([]image, error) {
 	im, err := idx.IndexManifest()
 	if err != nil {
-		return nil, nil, fmt.Errorf("read the image index: %w", err)
-	}
-	return idx, im, nil
-}
-
-// platformAt is the platform of imgs[i] (imagesOf): the index's word for
-// it, else its config's.
-func platformAt(imgs []image, descs []v1.Descriptor, i int) *v1.Platform {
-	if descs != nil {
-		return descs[i].Platform
-	}
-	return imgs[i].config.Platform()
-}
-
-// imagesOf are the images of an artifact, with their descriptors in its
-// index (none for a lone image), attestation manifests left out.
-func imagesOf(a Artifact) ([]image, []v1.Descriptor, error) {
-	if a.root.MediaType.IsImage() {
-		img, err := readImage(layout.Path(a.dir).Image, a.root)
-		return []image{img}, nil, err
-	}
-	idx, im, err := readIndex(a)
-	if err != nil {
-		return nil, nil, err
+		return nil, fmt.Errorf("read the image index: %w", err)
 	}
 	var imgs []image
-	var descs []v1.Descriptor
 	for _, d := range im.Manifests {
 		if !d.MediaType.IsImage() || d.Annotations["vnd.docker.reference.type"] == "attestation-manifest" {
 			continue
 		}
-		img, err := readImage(idx.Image, d)
+		img, err := idx.Image(d.Digest)
 		if err != nil {
-			return nil, nil, err
+			return nil, fmt.Errorf("read the image index: %w", err)
 		}
-		imgs, descs = append(imgs, img), append(descs, d)
+		i, err := readImage(img, d)
+		if err != nil {
+			return nil, err
+		}
+		imgs = append(imgs, i)
 	}
 	if len(imgs) == 0 {
-		return nil, nil, errors.New("the image index holds no image")
+		return nil, errors.New("the image index holds no image")
 	}
-	return imgs, descs, nil
+	return imgs, nil
+}
+
+// imagesOf are the images of an artifact: the one image it is, or its
+// index's (imagesIn).
+func imagesOf(a Artifact) ([]image, error) {
+	top, err := layout.Path(a.dir).ImageIndex()
+	if err != nil {
+		return nil, fmt.Errorf("read the OCI layout: %w", err)
+	}
+	if a.root.MediaType.IsImage() {
+		img, err := top.Image(a.root.Digest)
+		if err != nil {
+			return nil, fmt.Errorf("read the OCI layout: %w", err)
+		}
+		i, err := readImage(img, v1.Descriptor{MediaType: a.root.MediaType, Size: a.root.Size, Digest: a.root.Digest})
+		return []image{i}, err
+	}
+	idx, err := top.ImageIndex(a.root.Digest)
+	if err != nil {
+		return nil, fmt.Errorf("read the image index: %w", err)
+	}
+	return imagesIn(idx)
 }
 
 // contentOf is what an artifact holds beside its root: the blobs (configs,
 // layers) of each of its images, each once, and, for an index, the images'
 // manifests.
 func contentOf(a Artifact) (blobs, manifests []v1.Descriptor, err error) {
-	imgs, descs, err := imagesOf(a)
+	imgs, err := imagesOf(a)
 	if err != nil {
 		return nil, nil, err
 	}
 	seen := map[v1.Hash]bool{}
 	for _, img := range imgs {
+		if a.root.MediaType.IsIndex() {
+			manifests = append(manifests, img.desc)
+		}
 		for _, d := range append([]v1.Descriptor{img.manifest.Config}, img.manifest.Layers...) {
 			if !seen[d.Digest] {
 				seen[d.Digest] = true
@@ -233,5 +248,5 @@ func contentOf(a Artifact) (blobs, manifests []v1.Descriptor, err error) {
 			}
 		}
 	}
-	return blobs, descs, nil
+	return blobs, manifests, nil
 }

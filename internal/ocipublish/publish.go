@@ -15,28 +15,28 @@ import (
 // asked: one image, any platform). Attestation manifests are left out: they
 // name the digests before normalization.
 func Normalize(kind string, a Artifact, o Options) (Artifact, error) {
-	imgs, descs, err := imagesOf(a)
+	imgs, err := imagesOf(a)
 	if err != nil {
 		return Artifact{}, err
 	}
 	if err := checkPlatforms(kind, imgs, o.Platforms); err != nil {
 		return Artifact{}, err
 	}
-	if descs == nil {
-		d, err := normalizeImage(a.dir, imgs[0], o.Epoch, o.Cache, baseFor(o.Bases, imgs[0].config.Platform()))
+	if a.root.MediaType.IsImage() {
+		d, err := normalizeImage(a.dir, imgs[0], o.Epoch, o.Cache, baseFor(o.Bases, imgs[0].platform))
 		return Artifact{dir: a.dir, root: d}, err
 	}
-	_, im, err := readIndex(a)
+	im, err := readIndex(a)
 	if err != nil {
 		return Artifact{}, err
 	}
 	out := v1.IndexManifest{SchemaVersion: 2, MediaType: im.MediaType}
-	for i, img := range imgs {
-		d, err := normalizeImage(a.dir, img, o.Epoch, o.Cache, baseFor(o.Bases, descs[i].Platform))
+	for _, img := range imgs {
+		d, err := normalizeImage(a.dir, img, o.Epoch, o.Cache, baseFor(o.Bases, img.platform))
 		if err != nil {
-			return Artifact{}, fmt.Errorf("%s: %w", platformOf(descs[i].Platform), err)
+			return Artifact{}, fmt.Errorf("%s: %w", platformOf(img.platform), err)
 		}
-		d.Platform = descs[i].Platform
+		d.Platform = img.desc.Platform
 		out.Manifests = append(out.Manifests, d)
 	}
 	mt := im.MediaType

@@ -81,12 +81,12 @@ func BenchmarkNormalizeRealBaseLayer(b *testing.B) {
 		name string
 		v    Cache
 	}{
-		{"read", Cache{}},                       // a cold run: the layer is read and re-encoded
+		{"read", Cache{}},                 // a cold run: the layer is read and re-encoded
 		{"kept", Cache{Dir: b.TempDir()}}, // a run whose build changed: the blob re-encoded before is kept
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			a := loaded(b, img)
-			imgs, _, err := imagesOf(a)
+			imgs, err := imagesOf(a)
 			require.NoError(b, err)
 			if _, err := normalizeImage(a.dir, imgs[0], commit, bc.v, nil); err != nil { // keeps the blob
 				b.Fatal(err)

@@ -114,13 +114,12 @@ func shown(err error) string {
 // it may have to take the place of (Base.fetchRebaseLayers). On an error
 // no base takes any place.
 func fetchRebaseLayers(ctx context.Context, a Artifact, bases []Base) error {
-	imgs, descs, err := imagesOf(a)
+	imgs, err := imagesOf(a)
 	if err != nil {
 		return nil // Normalize says it
 	}
-	for i, img := range imgs {
-		platform := platformAt(imgs, descs, i)
-		if err := baseFor(bases, platform).fetchRebaseLayers(ctx, a.dir, img, platform); err != nil {
+	for _, img := range imgs {
+		if err := baseFor(bases, img.platform).fetchRebaseLayers(ctx, a.dir, img, img.platform); err != nil {
 			for _, b := range bases {
 				if b.registry != nil {
 					b.registry.paths = nil
