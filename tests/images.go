@@ -272,7 +272,7 @@ func (t *Tests) FrontendImageKeepsItsBaseUser(ctx context.Context) error {
 // runner with an empty cache does. --created is a year before node:24-slim's
 // current build, so its layers hold later times: they must still be the
 // published image's first layers, their content unchanged (engine-facts.md,
-// fact 15; their blobs are the registry's, fact 41).
+// fact 15; their blobs re-encoded, fact 41).
 // +check
 func (t *Tests) PublishIsReproducible(ctx context.Context) error {
 	reg, err := registry(ctx, "PublishIsReproducible")

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // Options are how Normalize rewrites an image.
@@ -25,9 +24,9 @@ type Options struct {
 // kept, as BuildKit's own rewrite-timestamp keeps them (tests/engine-facts.md,
 // fact 15): they are the base's, the same whenever the base image was built,
 // not the build's. The engine may hold another blob than the registry's for
-// them (fact 41), so the blob pushed is chosen, not taken: the registry's
-// own, for a base read from its registry (asRegistryHolds), else the
-// canonical re-encoding of the layer's tar (reencode).
+// them (fact 41), so each is pushed as the canonical re-encoding of its tar
+// (reencode), as every layer is: the blob depends on the content alone,
+// not on the engine's past nor on whether the base's registry can be read.
 type Base struct {
 	Platform *v1.Platform
 	DiffIDs  []v1.Hash
@@ -90,38 +89,6 @@ func baseFor(bases []Base, p *v1.Platform) *Base {
 		}
 	}
 	return nil
-}
-
-// asRegistryHolds is what the layer i of an image on b, one of b's (kept by
-// diff ID, or rebased) and exported as l, is pushed as: the blob b's
-// registry holds for it, when b was read from its registry (not from the
-// engine's first export) and the layout in dir holds that blob (the engine
-// exported it, as a fresh engine does, or fetchRebaseLayers fetched it). A
-// pinned base names its blobs for good, so that is the same blob on every
-// engine, compressed by no one here, and the same one the base's other
-// images share on a registry. A gzip blob is named by the manifest's own
-// kind (manifest: its media type), as the exporter names it: the same bytes
-// are an OCI and a Docker gzip layer. ok is false when the blob is not
-// there, or of a kind the manifest does not take: the layer is then
-// re-encoded.
-func (b *Base) asRegistryHolds(dir string, i int, l v1.Descriptor, manifest types.MediaType) (_ v1.Descriptor, ok bool) {
-	if b == nil || b.registry == nil || b.registry.from != fromRegistry || i >= len(b.registry.layers) {
-		return v1.Descriptor{}, false
-	}
-	r := b.registry.layers[i]
-	d := v1.Descriptor{MediaType: r.MediaType, Size: r.Size, Digest: r.Digest, Annotations: l.Annotations}
-	switch {
-	case isGzip(r.MediaType) && manifest == types.DockerManifestSchema2:
-		d.MediaType = types.DockerLayer
-	case isGzip(r.MediaType):
-		d.MediaType = types.OCILayer
-	case r.MediaType != l.MediaType:
-		return v1.Descriptor{}, false
-	}
-	if !fileExists(blobPath(dir, r.Digest)) {
-		return v1.Descriptor{}, false
-	}
-	return d, true
 }
 
 // keptOf is how many leading layers of an image are its base's: those equal

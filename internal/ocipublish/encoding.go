@@ -12,9 +12,7 @@ import (
 // encoding: the standard library's gzip at BestSpeed, no name, no time. Its
 // bytes depend on the tar's bytes alone (and on the Go release the module
 // is built with, which the module's engine version fixes), not on how they
-// are written. A base's layers, the largest an image has, are not compressed
-// here when their registry gives them (Base.asRegistryHolds), so what this
-// compresses is mostly the build's own output.
+// are written.
 func newCanonicalWriter(w io.Writer) (*gzip.Writer, error) {
 	return gzip.NewWriterLevel(w, gzip.BestSpeed)
 }

@@ -51,13 +51,11 @@ func Epoch(created time.Time) time.Time {
 // entry's, and the file times in each layer; it returns the new manifest's
 // descriptor. Every layer is pushed as a blob that depends on its content
 // alone, whatever blob the engine held for it: the layers img has of its
-// base (see Base; nil for none) keep their content and are pushed as the
-// blobs the base's registry holds (Base.asRegistryHolds), else re-encoded
-// (reencode, kept in v), as is any other layer with no time after epoch; a layer with
-// a later time is rewritten with every time clamped, no access or change
-// time, in the canonical gzip (rewrite), so equal contents give equal bytes
-// whenever they were built. Whether a layer holds a later time is taken
-// from v when it knows, and recorded there when it does not.
+// base (see Base; nil for none) keep their content and are re-encoded
+// (reencode, kept in v), as is any other layer with no time after epoch; a
+// layer with a later time is rewritten with every time clamped, no access
+// or change time, in the canonical gzip (rewrite), so equal contents give
+// equal bytes whenever they were built.
 func normalizeImage(dir string, img image, epoch time.Time, v Cache, base *Base) (v1.Descriptor, error) {
 	epoch = epoch.UTC().Truncate(time.Second)
 	cfg := img.config.DeepCopy()
@@ -88,11 +86,7 @@ func normalizeImage(dir string, img image, epoch time.Time, v Cache, base *Base)
 		g.Go(func() error {
 			if i < keptLayers {
 				// the base's times stay: they are the base's, not the build's
-				if d, ok := base.asRegistryHolds(dir, i, l, mt); ok {
-					layers[i] = d
-				} else {
-					layers[i], errs[i] = reencode(dir, l, cfg.RootFS.DiffIDs[i], v)
-				}
+				layers[i], errs[i] = reencode(dir, l, cfg.RootFS.DiffIDs[i], v)
 			} else {
 				layers[i], cfg.RootFS.DiffIDs[i], errs[i] = clampLayer(dir, l, cfg.RootFS.DiffIDs[i], epoch, v)
 			}

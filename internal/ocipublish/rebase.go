@@ -16,16 +16,13 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// fetchRebaseLayers brings into the layout in dir, from the base's
-// registry, each layer of the base the image img (of platform) does not
-// have by diff ID (keptOf): an engine restarted on its state makes a base's layers anew
-// from its unpacked files (tests/engine-facts.md, fact 48), and rebased
-// then compares their files with the base's own. For a base read from its
-// registry it brings as well each layer the image has of the base by diff
-// ID but as another blob than the registry's (fact 41): the registry's blob
-// is pushed in its place (asRegistryHolds). A base read from no registry
-// fetches nothing; one read from the engine's first export takes the
-// layers kept of it.
+// fetchRebaseLayers brings, for each layer of the base the image img (of
+// platform) does not have by diff ID (keptOf), a file holding the base's
+// own tar of it (Base.path): an engine restarted on its state makes a base's
+// layers anew from its unpacked files (tests/engine-facts.md, fact 48), and
+// rebased then compares their files with the base's own. A base read from no
+// registry brings nothing; one read from the engine's first export takes
+// the blobs kept of it.
 func (b *Base) fetchRebaseLayers(ctx context.Context, dir string, img image, platform *v1.Platform) error {
 	if b == nil || b.registry == nil {
 		return nil
@@ -37,21 +34,7 @@ func (b *Base) fetchRebaseLayers(ctx context.Context, dir string, img image, pla
 		return nil
 	}
 	kept := keptOf(img.config, b)
-	own := r.from == fromRegistry // the registry's blobs are what is pushed
-	var wanted []int
-	if own {
-		for n := range min(kept, len(r.layers)) {
-			if img.manifest.Layers[n].Digest != r.layers[n].Digest {
-				wanted = append(wanted, n)
-			}
-		}
-	}
-	if b.rebasable(img, kept) {
-		for n := kept; n < len(r.layers); n++ {
-			wanted = append(wanted, n)
-		}
-	}
-	if len(wanted) == 0 {
+	if !b.rebasable(img, kept) {
 		return nil
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, baseLayersLimit, fmt.Errorf("its layers did not come within %s", baseLayersLimit))
@@ -59,15 +42,9 @@ func (b *Base) fetchRebaseLayers(ctx context.Context, dir string, img image, pla
 	paths := make([]string, len(r.layers))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
-	for _, n := range wanted {
+	for n := kept; n < len(r.layers); n++ {
 		g.Go(func() (err error) {
-			if own {
-				err = r.blobs.fetch(gctx, dir, r.layers[n])
-				paths[n] = blobPath(dir, r.layers[n].Digest)
-			} else {
-				paths[n], err = r.blobs.path(gctx, dir, r.layers[n])
-			}
-			if err != nil {
+			if paths[n], err = r.blobs.path(gctx, dir, r.layers[n]); err != nil {
 				return fmt.Errorf("the base's layer %d: %w", n, limitErr(gctx, err))
 			}
 			return nil
