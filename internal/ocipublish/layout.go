@@ -227,26 +227,3 @@ func imagesOf(a Artifact) ([]image, error) {
 	}
 	return imagesIn(idx)
 }
-
-// contentOf is what an artifact holds beside its root: the blobs (configs,
-// layers) of each of its images, each once, and, for an index, the images'
-// manifests.
-func contentOf(a Artifact) (blobs, manifests []v1.Descriptor, err error) {
-	imgs, err := imagesOf(a)
-	if err != nil {
-		return nil, nil, err
-	}
-	seen := map[v1.Hash]bool{}
-	for _, img := range imgs {
-		if a.root.MediaType.IsIndex() {
-			manifests = append(manifests, img.desc)
-		}
-		for _, d := range append([]v1.Descriptor{img.manifest.Config}, img.manifest.Layers...) {
-			if !seen[d.Digest] {
-				seen[d.Digest] = true
-				blobs = append(blobs, d)
-			}
-		}
-	}
-	return blobs, manifests, nil
-}

@@ -62,21 +62,20 @@ func Normalized(ctx context.Context, p Prepare, work, out string, warn io.Writer
 		return err
 	}
 	o := Options{Epoch: p.Created, Platforms: p.Platforms, Cache: Cache{Dir: p.Cache}}
-	unread := false // the base's registry could not be read, nor anything kept of it
+	// the base as the engine exported it, when its registry could not be
+	// read: kept for a publish after a restart
+	var exported []registryImage
 	if p.BaseRef != "" {
 		if o.Bases, err = RegistryBases(ctx, p.BaseRef, o.Cache); err != nil {
-			unread = true
 			fmt.Fprintf(warn, "oci-publish: the %s image's base: %v; its export from the engine is read instead, and kept by its digest for a publish after a restart (tests/engine-facts.md, fact 48 and fact 52)\n", p.Kind, shown(err))
 		}
 	}
 	if o.Bases == nil && p.BaseTarball != "" {
 		if o.Bases, err = ReadBases(p.BaseTarball, filepath.Join(work, "base")); err != nil {
 			fmt.Fprintf(warn, "oci-publish: the %s image's base could not be read, so none of its layers is known to be the base's: %v\n", p.Kind, shown(err))
+		} else if p.BaseRef != "" {
+			exported = exportedIn(loaded, o.Bases)
 		}
-	}
-	var exported []registryImage
-	if unread && o.Bases != nil {
-		exported = exportedIn(loaded, o.Bases)
 	}
 	if err := fetchRebaseLayers(ctx, loaded, o.Bases); err != nil {
 		fmt.Fprintf(warn, "oci-publish: the %s image: %v; its base layers are pushed as the engine made them, so its digest may differ from a fresh engine's (tests/engine-facts.md, fact 48)\n", p.Kind, shown(err))
@@ -132,41 +131,34 @@ func fetchRebaseLayers(ctx context.Context, a Artifact, bases []Base) error {
 }
 
 // keepOnly removes from the layout in dir every file that is not the
-// layout's own or a blob of a: what the unpacked tarball held that
-// normalizing replaced (the build's manifest and config, a rewritten layer).
+// layout's own or a blob of a (a manifest, a config, a layer): what the
+// unpacked tarball held that normalizing replaced (the build's manifest and
+// config, a rewritten layer).
 func keepOnly(dir string, a Artifact) error {
-	keep := map[string]bool{}
-	if err := blobsOf(a, keep); err != nil {
+	imgs, err := imagesOf(a)
+	if err != nil {
 		return err
+	}
+	keep := map[string]bool{"index.json": true, "oci-layout": true}
+	add := func(h v1.Hash) { keep["blobs/"+h.Algorithm+"/"+h.Hex] = true }
+	add(a.root.Digest)
+	for _, img := range imgs {
+		add(img.desc.Digest)
+		add(img.manifest.Config.Digest)
+		for _, l := range img.manifest.Layers {
+			add(l.Digest)
+		}
 	}
 	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		rel, err := filepath.Rel(dir, path)
-		if err != nil {
+		if err != nil || keep[filepath.ToSlash(rel)] {
 			return err
-		}
-		if rel = filepath.ToSlash(rel); rel == "index.json" || rel == "oci-layout" || keep[rel] {
-			return nil
 		}
 		return os.Remove(path)
 	})
-}
-
-// blobsOf adds to keep the layout path (blobs/<algorithm>/<hex>) of every
-// blob of a: its manifests, configs and layers.
-func blobsOf(a Artifact, keep map[string]bool) error {
-	add := func(h v1.Hash) { keep["blobs/"+h.Algorithm+"/"+h.Hex] = true }
-	add(a.root.Digest)
-	blobs, manifests, err := contentOf(a)
-	if err != nil {
-		return err
-	}
-	for _, d := range append(blobs, manifests...) {
-		add(d.Digest)
-	}
-	return nil
 }
 
 // Unpack extracts an image tarball's directories and regular files into
