@@ -204,11 +204,6 @@ func readRegistryBases(ref name.Digest, opts ...remote.Option) ([]registryImage,
 	return read, nil
 }
 
-// registryBlobFile is where v keeps the blob h a base's registry sent.
-func (v Cache) registryBlobFile(h v1.Hash) string {
-	return filepath.Join(v.Dir, "registry-blobs", h.Algorithm+"-"+h.Hex)
-}
-
 // registryBasesFile is where v keeps what a base's registry said of it.
 func (v Cache) registryBasesFile(h v1.Hash) string {
 	return filepath.Join(v.Dir, "bases", h.Algorithm+"-"+h.Hex+".json")
@@ -291,64 +286,50 @@ func (v Cache) keepRegistryFailure(h v1.Hash, repo string, err error) {
 }
 
 // baseRegistry is where a base image is read from: its metadata
-// (RegistryBases) and its layers (fetch, path).
+// (RegistryBases) and its layers (path).
 type baseRegistry struct {
 	repo name.Repository
 	v    Cache
 }
 
-// fetch brings the base's layer d into the layout in dir, checked against
-// its digest, unless it is there. A blob fetched is kept in v's folder
-// (registryBlobFile), so an engine fetches a base's layer once, whatever
-// number of publishes need it.
-func (b *baseRegistry) fetch(ctx context.Context, dir string, d v1.Descriptor) error {
-	if fileExists(blobPath(dir, d.Digest)) {
-		return nil
-	}
-	if b.v.Dir != "" {
-		if got, ok := copyIn(dir, b.v.registryBlobFile(d.Digest), d.MediaType); ok && got.Digest == d.Digest {
-			return nil
-		}
-	}
-	l, err := remote.Layer(b.repo.Digest(d.Digest.String()), remote.WithContext(ctx), remote.WithTransport(boundedAnswers{RoundTripper: remote.DefaultTransport, blobs: true}))
-	if err != nil {
-		return err
-	}
-	rc, err := l.Compressed()
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	w, err := newBlobWriter(dir)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(w, io.LimitReader(rc, d.Size+1)); err != nil {
-		w.abort()
-		return err
-	}
-	got, err := w.commit(d.MediaType)
-	if err != nil {
-		return err
-	}
-	if got.Digest != d.Digest {
-		os.Remove(blobPath(dir, got.Digest))
-		return fmt.Errorf("the registry sent %s for %s", short(got.Digest), short(d.Digest))
-	}
-	b.v.keepBlob(dir, d.Digest, b.v.registryBlobFile(d.Digest))
-	return nil
-}
-
-// path is a file holding the tar of the base's layer d, in its own blob
-// (fetched) or in the canonical blob v keeps of it.
+// path is a file holding the tar of the base's layer d: the canonical blob
+// v keeps of it (reencode keeps it when the layer takes the place of a
+// remade one, so an engine fetches a base's layer once), else its own blob,
+// fetched into the layout in dir unless there, checked against its digest.
 func (b *baseRegistry) path(ctx context.Context, dir string, d v1.Descriptor) (string, error) {
 	if kept := b.v.reencodedFile(d.Digest); b.v.Dir != "" && fileExists(kept) {
 		return kept, nil
 	}
-	if err := b.fetch(ctx, dir, d); err != nil {
+	p := blobPath(dir, d.Digest)
+	if fileExists(p) {
+		return p, nil
+	}
+	l, err := remote.Layer(b.repo.Digest(d.Digest.String()), remote.WithContext(ctx), remote.WithTransport(boundedAnswers{RoundTripper: remote.DefaultTransport, blobs: true}))
+	if err != nil {
 		return "", err
 	}
-	return blobPath(dir, d.Digest), nil
+	rc, err := l.Compressed()
+	if err != nil {
+		return "", err
+	}
+	defer rc.Close()
+	w, err := newBlobWriter(dir)
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(w, io.LimitReader(rc, d.Size+1)); err != nil {
+		w.abort()
+		return "", err
+	}
+	got, err := w.commit(d.MediaType)
+	if err != nil {
+		return "", err
+	}
+	if got.Digest != d.Digest {
+		os.Remove(blobPath(dir, got.Digest))
+		return "", fmt.Errorf("the registry sent %s for %s", short(got.Digest), short(d.Digest))
+	}
+	return p, nil
 }
 
 func fileExists(p string) bool {
