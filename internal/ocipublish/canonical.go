@@ -150,23 +150,13 @@ func (v Cache) lock(from v1.Hash) (unlock func()) {
 	return func() { f.Close() }
 }
 
-// reencoded copies into the layout the canonical blob v keeps of l, if any.
-func (v Cache) reencoded(dir string, l v1.Descriptor) (v1.Descriptor, bool) {
+// reencoded copies into the layout in dir the canonical blob v keeps of l,
+// if any.
+func (v Cache) reencoded(dir string, l v1.Descriptor) (_ v1.Descriptor, ok bool) {
 	if v.Dir == "" {
 		return v1.Descriptor{}, false
 	}
-	d, ok := copyIn(dir, v.reencodedFile(l.Digest), l.MediaType)
-	if !ok {
-		return v1.Descriptor{}, false
-	}
-	d.Annotations = l.Annotations
-	return d, true
-}
-
-// copyIn copies the file kept into the layout in dir as a blob of media
-// type mt, and describes it; ok is false when it could not.
-func copyIn(dir, kept string, mt types.MediaType) (_ v1.Descriptor, ok bool) {
-	f, err := os.Open(kept)
+	f, err := os.Open(v.reencodedFile(l.Digest))
 	if err != nil {
 		return v1.Descriptor{}, false
 	}
@@ -179,27 +169,21 @@ func copyIn(dir, kept string, mt types.MediaType) (_ v1.Descriptor, ok bool) {
 		w.abort()
 		return v1.Descriptor{}, false
 	}
-	d, err := w.commit(mt)
-	if err != nil {
-		return v1.Descriptor{}, false
-	}
-	return d, true
+	d, err := w.commit(l.MediaType)
+	d.Annotations = l.Annotations
+	return d, err == nil
 }
 
-// keepReencoded keeps a copy of the canonical blob d made from l.
+// keepReencoded keeps a copy of the layout's blob d, the canonical blob
+// made from l.
 func (v Cache) keepReencoded(dir string, l, d v1.Descriptor) {
-	v.keepBlob(dir, d.Digest, v.reencodedFile(l.Digest))
-}
-
-// keepBlob keeps, as file in v's folder, a copy of the layout's blob h.
-func (v Cache) keepBlob(dir string, h v1.Hash, file string) {
 	if v.Dir == "" {
 		return
 	}
-	src, err := os.Open(blobPath(dir, h))
+	src, err := os.Open(blobPath(dir, d.Digest))
 	if err != nil {
 		return
 	}
 	defer src.Close()
-	v.keep(file, src)
+	v.keep(v.reencodedFile(l.Digest), src)
 }
