@@ -16,19 +16,19 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// fetchRebaseLayers brings, for each layer of the base the image img (of
-// platform) does not have by diff ID (keptOf), a file holding the base's
-// own tar of it (Base.path): an engine restarted on its state makes a base's
+// fetchRebaseLayers brings, for each layer of the base the image img does
+// not have by diff ID (keptOf), a file holding the base's own tar of it
+// (baseRegistry.path): an engine restarted on its state makes a base's
 // layers anew from its unpacked files (tests/engine-facts.md, fact 48), and
-// rebased then compares their files with the base's own. A base read from no
-// registry brings nothing; one read from the engine's first export takes
+// rebased then compares their files with the base's own. A base read from
+// no registry brings nothing; one read from the engine's first export takes
 // the blobs kept of it.
-func (b *Base) fetchRebaseLayers(ctx context.Context, dir string, img image, platform *v1.Platform) error {
+func (b *Base) fetchRebaseLayers(ctx context.Context, dir string, img image) error {
 	if b == nil || b.registry == nil {
 		return nil
 	}
 	r := b.registry
-	if b.Platform != nil && platform != nil && platformOf(b.Platform) != platformOf(platform) {
+	if b.Platform != nil && img.platform != nil && platformOf(b.Platform) != platformOf(img.platform) {
 		// the one base the registry gave is another platform's: its
 		// layers are not this image's, whatever they hold
 		return nil

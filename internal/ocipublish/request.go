@@ -118,7 +118,7 @@ func fetchRebaseLayers(ctx context.Context, a Artifact, bases []Base) error {
 		return nil // Normalize says it
 	}
 	for _, img := range imgs {
-		if err := baseFor(bases, img.platform).fetchRebaseLayers(ctx, a.dir, img, img.platform); err != nil {
+		if err := baseFor(bases, img.platform).fetchRebaseLayers(ctx, a.dir, img); err != nil {
 			for _, b := range bases {
 				if b.registry != nil {
 					b.registry.paths = nil
