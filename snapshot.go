@@ -325,7 +325,9 @@ func (r *snapshotRun) snapshotOnly(ctx context.Context) (_ *Snapshot, err error)
 		return nil, err
 	}
 	// A configuration with a git section is pushed next: ready push's git
-	// container while the toolkit runs (a failure is push's to report).
+	// container while the toolkit runs, which the engine would otherwise make
+	// only inside push (tests/engine-facts.md, fact 59; a failure is push's
+	// to report).
 	if slices.ContainsFunc(entries, func(e snapshotconfig.Entry) bool { return e.Git != nil }) {
 		early := prefetch.Start(ctx, prefetchTimeout, func(ctx context.Context) error { _, err := gitTool().Sync(ctx); return err })
 		defer func() { early.Done(err != nil) }()
