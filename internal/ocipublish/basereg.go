@@ -292,44 +292,60 @@ type baseRegistry struct {
 	v    Cache
 }
 
-// path is a file holding the tar of the base's layer d: the canonical blob
-// v keeps of it (reencode keeps it when the layer takes the place of a
-// remade one, so an engine fetches a base's layer once), else its own blob,
-// fetched into the layout in dir unless there, checked against its digest.
-func (b *baseRegistry) path(ctx context.Context, dir string, d v1.Descriptor) (string, error) {
-	if kept := b.v.reencodedFile(d.Digest); b.v.Dir != "" && fileExists(kept) {
+// path is a file holding the tar of the base's layer d (diff ID diffID):
+// the canonical blob v keeps of it, else its own blob, fetched into the
+// layout in dir unless there and checked against its digest, then
+// re-encoded and kept (reencode), so an engine fetches a base's layer once,
+// whether or not it takes a remade layer's place.
+func (b *baseRegistry) path(ctx context.Context, dir string, d v1.Descriptor, diffID v1.Hash) (string, error) {
+	kept := b.v.reencodedFile(d.Digest)
+	if b.v.Dir != "" && fileExists(kept) {
 		return kept, nil
 	}
-	p := blobPath(dir, d.Digest)
-	if fileExists(p) {
-		return p, nil
+	if err := b.fetch(ctx, dir, d); err != nil {
+		return "", err
+	}
+	if _, err := reencode(dir, d, diffID, b.v); err != nil {
+		return "", err
+	}
+	if b.v.Dir != "" && fileExists(kept) {
+		return kept, nil
+	}
+	return blobPath(dir, d.Digest), nil
+}
+
+// fetch brings the base's layer d into the layout in dir, checked against
+// its digest, unless it is there.
+func (b *baseRegistry) fetch(ctx context.Context, dir string, d v1.Descriptor) error {
+	if fileExists(blobPath(dir, d.Digest)) {
+		return nil
 	}
 	l, err := remote.Layer(b.repo.Digest(d.Digest.String()), remote.WithContext(ctx), remote.WithTransport(boundedAnswers{RoundTripper: remote.DefaultTransport, blobs: true}))
 	if err != nil {
-		return "", err
+		return err
 	}
 	rc, err := l.Compressed()
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer rc.Close()
 	w, err := newBlobWriter(dir)
 	if err != nil {
-		return "", err
+		return err
 	}
 	if _, err := io.Copy(w, io.LimitReader(rc, d.Size+1)); err != nil {
 		w.abort()
-		return "", err
+		return err
 	}
 	got, err := w.commit(d.MediaType)
 	if err != nil {
-		return "", err
+		return err
 	}
 	if got.Digest != d.Digest {
 		os.Remove(blobPath(dir, got.Digest))
-		return "", fmt.Errorf("the registry sent %s for %s", short(got.Digest), short(d.Digest))
+		return fmt.Errorf("the registry sent %s for %s", short(got.Digest), short(d.Digest))
 	}
-	return p, nil
+	return nil
 }
 
 func fileExists(p string) bool {

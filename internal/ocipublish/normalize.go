@@ -64,18 +64,27 @@ func normalizeImage(dir string, img image, epoch time.Time, v Cache, base *Base)
 	if err != nil {
 		return v1.Descriptor{}, err
 	}
+	mt := img.manifest.MediaType
+	if mt == "" {
+		mt = img.desc.MediaType
+	}
 	for i := keptLayers; i < rebasedLayers; i++ {
-		img.manifest.Layers[i] = base.registry.layers[i]
+		l := base.registry.layers[i]
+		if isGzip(l.MediaType) {
+			// the same bytes are an OCI and a Docker gzip layer: named as
+			// the exporter names the image's layers, as a fresh engine's
+			l.MediaType = types.OCILayer
+			if mt == types.DockerManifestSchema2 {
+				l.MediaType = types.DockerLayer
+			}
+		}
+		img.manifest.Layers[i] = l
 		cfg.RootFS.DiffIDs[i] = base.DiffIDs[i]
 	}
 	if rebasedLayers > keptLayers {
 		base.registry.tookPlace = max(base.registry.tookPlace, rebasedLayers-keptLayers)
 	}
 	keptLayers = rebasedLayers
-	mt := img.manifest.MediaType
-	if mt == "" {
-		mt = img.desc.MediaType
-	}
 	layers := make([]v1.Descriptor, len(img.manifest.Layers))
 	// each layer is read and compressed on a core of its own: a base
 	// image's two largest layers take about as long as the larger

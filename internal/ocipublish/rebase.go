@@ -44,7 +44,7 @@ func (b *Base) fetchRebaseLayers(ctx context.Context, dir string, img image) err
 	g.SetLimit(4)
 	for n := kept; n < len(r.layers); n++ {
 		g.Go(func() (err error) {
-			if paths[n], err = r.blobs.path(gctx, dir, r.layers[n]); err != nil {
+			if paths[n], err = r.blobs.path(gctx, dir, r.layers[n], b.DiffIDs[n]); err != nil {
 				return fmt.Errorf("the base's layer %d: %w", n, limitErr(gctx, err))
 			}
 			return nil

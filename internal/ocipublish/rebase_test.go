@@ -3,8 +3,10 @@ package ocipublish
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http/httptest"
@@ -483,4 +485,96 @@ func TestABaseOfAnotherPlatformIsNotFetched(t *testing.T) {
 	var said strings.Builder
 	require.NoError(t, Normalized(context.Background(), Prepare{Kind: "backend", Tarball: layoutTarball(t, armBuilt), Created: commit, BaseRef: ref, Cache: v.Dir}, t.TempDir(), out, &said))
 	assert.Empty(t, said.String())
+}
+
+// The base's layer put back in place after a restart gives the image the
+// digest a fresh engine gives it, whatever its registry's blob is: another
+// compression of the tar than the canonical one, or a Docker layer under
+// the OCI image the engine exports (the same bytes, named as the image's
+// manifest names its layers). Its blob is fetched once per engine, even
+// when it takes no remade layer's place.
+func TestABaseLayerPutBackGivesTheFreshDigestWhateverItsRegistrysBlob(t *testing.T) {
+	raw := baseTar(t)
+	own := layer(t, commit.Add(time.Hour), map[string]string{"app/server.mjs": "listen()"})
+	anew := remadeFrom(t, raw)
+	best := gzipLayer(t, raw, gzip.BestCompression)
+	compressed, err := best.Compressed()
+	require.NoError(t, err)
+	bestBytes, err := io.ReadAll(compressed)
+	require.NoError(t, err)
+	docker, err := tarball.LayerFromOpener(opener(bestBytes), tarball.WithMediaType(types.DockerLayer))
+	require.NoError(t, err)
+	dockerBase, err := mutate.AppendLayers(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.DockerManifestSchema2), types.DockerConfigJSON), docker)
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		name string
+		base v1.Image
+	}{
+		{"the registry's blob compressed otherwise", imageOf(t, best)},
+		{"a Docker image at its registry", dockerBase},
+	} {
+		for _, cached := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, cache %v", tc.name, cached), func(t *testing.T) {
+				reg := newCountingRegistry(t)
+				registrytest.Write(t, reg.addr+"/library/base:stable", tc.base)
+				d, err := tc.base.Digest()
+				require.NoError(t, err)
+				ref := reg.addr + "/library/base:stable@" + d.String()
+				blob, err := best.Digest()
+				require.NoError(t, err)
+				reg.counted.Store(blob.String())
+				v := Cache{}
+				if cached {
+					v.Dir = t.TempDir()
+				}
+				if cached {
+					// a layer that is not the base's: fetched to compare, not put back
+					changed := rawLayer(t, file{name: "bin/sh", body: "changed", mtime: commit})
+					normalizedOn(t, imageOf(t, changed, own), ref, v)
+					normalizedOn(t, imageOf(t, changed, own), ref, v)
+					assert.Equal(t, int64(1), reg.blobs.Load(), "the base's layer fetched once per engine")
+				}
+				fresh, _ := normalizedOn(t, imageOf(t, best, own), ref, v)
+				restarted, said := normalizedOn(t, imageOf(t, anew, own), ref, v)
+				assert.Contains(t, said, "1 of its base's layers are the registry's")
+				assert.Equal(t, digestOf(t, fresh), digestOf(t, restarted), "the fresh engine's digest")
+				if cached {
+					assert.Equal(t, int64(1), reg.blobs.Load(), "the base's layer fetched once per engine")
+				}
+			})
+		}
+	}
+}
+
+// remadeFrom is the layer of tar raw as a restarted engine makes it anew:
+// the same files, written in another order.
+func remadeFrom(t *testing.T, raw []byte) v1.Layer {
+	t.Helper()
+	type entry struct {
+		h    *tar.Header
+		body []byte
+	}
+	var entries []entry
+	tr := tar.NewReader(bytes.NewReader(raw))
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		body, err := io.ReadAll(tr)
+		require.NoError(t, err)
+		entries = append(entries, entry{h, body})
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for i := len(entries) - 1; i >= 0; i-- {
+		require.NoError(t, tw.WriteHeader(entries[i].h))
+		_, err := tw.Write(entries[i].body)
+		require.NoError(t, err)
+	}
+	require.NoError(t, tw.Close())
+	require.NotEqual(t, raw, buf.Bytes())
+	return canonicalLayer(t, buf.Bytes())
 }

@@ -4,8 +4,11 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -99,10 +102,15 @@ func TestABaseLayerIsPushedCanonicalWhereverItCameFrom(t *testing.T) {
 		{"the registry's blob, its registry read", pulled, ref},
 		{"another blob of that content, its registry read", gzipLayer(t, raw, gzip.BestSpeed), ref},
 		{"the canonical blob, its registry read", canonicalLayer(t, raw), ref},
-		{"the registry's blob, its registry out of reach", pulled, "127.0.0.1:9/library/base:stable@" + d.String()},
+		{"the registry's blob, its registry out of reach (the engine's export read)", pulled, "127.0.0.1:9/library/base:stable@" + d.String()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			img, _ := normalizedOn(t, imageOf(t, tc.held, own), tc.ref, Cache{Dir: t.TempDir()})
+			out := filepath.Join(t.TempDir(), "out")
+			require.NoError(t, Normalized(context.Background(), Prepare{Kind: "backend", Tarball: layoutTarball(t, imageOf(t, tc.held, own)), Created: commit,
+				BaseTarball: layoutTarball(t, base), BaseRef: tc.ref, Cache: t.TempDir()}, t.TempDir(), out, io.Discard))
+			a, err := loadBack(t, out)
+			require.NoError(t, err)
+			img := a.(v1.Image)
 			layers, err := img.Layers()
 			require.NoError(t, err)
 			pushed, err := layers[0].Digest()
