@@ -164,9 +164,10 @@ const (
 
 // Normalize keeps, in a cache volume, what its output depends on only by
 // digest (ocipublish.Cache): re-encoded layers, what a base's registry said, a
-// base's first export. The volume keeps its name across
-// versions of the module: a base's first export cannot be made again on an
-// engine restarted since it pulled the base (tests/engine-facts.md, fact 52).
+// base's first export. The volume keeps its name across versions of the
+// module (those built by one Go release share its canonical blobs): a base's
+// first export cannot be made again on an engine restarted since it pulled
+// the base (tests/engine-facts.md, fact 52).
 const (
 	cacheDir    = "/var/cache/lowcode-pipeline/publish"
 	cacheVolume = "lowcode-pipeline-layer-verdicts"

@@ -91,6 +91,15 @@ func baseFor(bases []Base, p *v1.Platform) *Base {
 	return nil
 }
 
+// layerAsRead is the base's layer i as its registry, or the engine's first
+// export of it, names it; nil when b was read from neither.
+func (b *Base) layerAsRead(i int) *v1.Descriptor {
+	if b == nil || b.registry == nil || i >= len(b.registry.layers) {
+		return nil
+	}
+	return &b.registry.layers[i]
+}
+
 // keptOf is how many leading layers of an image are its base's: those equal
 // to the base's, in order, until the first that is not.
 func keptOf(cfg *v1.ConfigFile, base *Base) (layers int) {

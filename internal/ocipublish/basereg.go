@@ -28,8 +28,8 @@ import (
 // layers on every engine, and its blobs the only source of their content.
 
 // baseReadLimit bounds reading a base image's manifests and configs from
-// its registry; baseLayersLimit the download of its layers, which only an
-// image an engine remade the base's layers of needs. Variables for the
+// its registry; baseLayersLimit the download and re-encoding of its layers,
+// which only an image an engine remade the base's layers of needs. Variables for the
 // tests only.
 var (
 	baseReadLimit   = 10 * time.Second

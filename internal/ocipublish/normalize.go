@@ -70,13 +70,10 @@ func normalizeImage(dir string, img image, epoch time.Time, v Cache, base *Base)
 	}
 	for i := keptLayers; i < rebasedLayers; i++ {
 		l := base.registry.layers[i]
-		if isGzip(l.MediaType) {
+		if isGzip(l.MediaType) && isGzip(img.manifest.Layers[i].MediaType) {
 			// the same bytes are an OCI and a Docker gzip layer: named as
-			// the exporter names the image's layers, as a fresh engine's
-			l.MediaType = types.OCILayer
-			if mt == types.DockerManifestSchema2 {
-				l.MediaType = types.DockerLayer
-			}
+			// the exporter named the image's, as on a fresh engine
+			l.MediaType = img.manifest.Layers[i].MediaType
 		}
 		img.manifest.Layers[i] = l
 		cfg.RootFS.DiffIDs[i] = base.DiffIDs[i]
@@ -96,6 +93,11 @@ func normalizeImage(dir string, img image, epoch time.Time, v Cache, base *Base)
 			if i < keptLayers {
 				// the base's times stay: they are the base's, not the build's
 				layers[i], errs[i] = reencode(dir, l, cfg.RootFS.DiffIDs[i], v)
+				if r := base.layerAsRead(i); errs[i] == nil && r != nil && r.Digest != l.Digest {
+					// kept by the blob the base was read as too: a repair
+					// after a restart looks it up so (baseRegistry.path)
+					v.keepReencoded(dir, *r, layers[i])
+				}
 			} else {
 				layers[i], cfg.RootFS.DiffIDs[i], errs[i] = clampLayer(dir, l, cfg.RootFS.DiffIDs[i], epoch, v)
 			}

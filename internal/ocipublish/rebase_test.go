@@ -578,3 +578,24 @@ func remadeFrom(t *testing.T, raw []byte) v1.Layer {
 	require.NotEqual(t, raw, buf.Bytes())
 	return canonicalLayer(t, buf.Bytes())
 }
+
+// A base read from its registry while the engine held another blob of its
+// layer (fact 41) is repaired after a restart with its registry gone: the
+// layer's canonical blob was kept by the registry's digest too.
+func TestARepairFindsTheBaseReadOnceThoughItsRegistryIsGone(t *testing.T) {
+	raw := baseTar(t)
+	own := layer(t, commit.Add(time.Hour), map[string]string{"app/server.mjs": "listen()"})
+	reg := loopbackRegistryServer(t)
+	base := imageOf(t, gzipLayer(t, raw, gzip.BestCompression))
+	registrytest.Write(t, reg.addr+"/library/base:stable", base)
+	d, err := base.Digest()
+	require.NoError(t, err)
+	ref := reg.addr + "/library/base:stable@" + d.String()
+	v := Cache{Dir: t.TempDir()}
+	fresh, said := normalizedOn(t, imageOf(t, gzipLayer(t, raw, gzip.BestSpeed), own), ref, v)
+	require.Empty(t, said)
+	reg.srv.Close()
+	restarted, said := normalizedOn(t, imageOf(t, remadeFrom(t, raw), own), ref, v)
+	assert.Contains(t, said, "1 of its base's layers are the registry's")
+	assert.Equal(t, digestOf(t, fresh), digestOf(t, restarted), "the fresh engine's digest")
+}
