@@ -154,7 +154,7 @@ func CheckNativeAddons(addons []string, engine string, platforms []string) error
 	}
 	var foreign []string
 	for _, p := range platforms {
-		if p != "" && canonicalPlatform(p) != canonicalPlatform(engine) {
+		if p != "" && CanonicalPlatform(p) != CanonicalPlatform(engine) {
 			foreign = append(foreign, p)
 		}
 	}
@@ -166,7 +166,7 @@ func CheckNativeAddons(addons []string, engine string, platforms []string) error
 		shown = append(slices.Clone(shown[:5]), fmt.Sprintf("and %d more", len(addons)-5))
 	}
 	return fmt.Errorf("dist/node holds native addons built for %s (%s); they would not run in the backend image for %s: publish for %s only (--platform %s), or bundle the backend without native addons",
-		engine, fielderr.Printable(strings.Join(shown, ", ")), strings.Join(foreign, ", "), engine, canonicalPlatform(engine)) // the project's file names
+		engine, fielderr.Printable(strings.Join(shown, ", ")), strings.Join(foreign, ", "), engine, CanonicalPlatform(engine)) // the project's file names
 }
 
 // CheckPlatforms compares the platforms an image has with those asked for,
@@ -176,17 +176,17 @@ func CheckPlatforms(image string, asked, have []string) error {
 	var problems []string
 	seen := map[string]bool{}
 	for _, h := range have {
-		seen[canonicalPlatform(h)] = true
+		seen[CanonicalPlatform(h)] = true
 	}
 	want := map[string]bool{}
 	for _, p := range asked {
-		want[canonicalPlatform(p)] = true
-		if !seen[canonicalPlatform(p)] {
+		want[CanonicalPlatform(p)] = true
+		if !seen[CanonicalPlatform(p)] {
 			problems = append(problems, p+" is missing")
 		}
 	}
 	for _, h := range have {
-		if !want[canonicalPlatform(h)] {
+		if !want[CanonicalPlatform(h)] {
 			problems = append(problems, h+" was not asked for")
 		}
 	}
@@ -197,8 +197,9 @@ func CheckPlatforms(image string, asked, have []string) error {
 	return nil
 }
 
-// canonicalPlatform drops the variant a platform is the same without.
-func canonicalPlatform(p string) string {
+// CanonicalPlatform drops the variant a platform is the same without
+// (os/arch[/variant]).
+func CanonicalPlatform(p string) string {
 	switch p {
 	case "linux/arm64/v8":
 		return "linux/arm64"

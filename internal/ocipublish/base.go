@@ -4,6 +4,8 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"dagger/lowcode-pipeline/internal/images"
 )
 
 // Options are how Normalize rewrites an image.
@@ -77,18 +79,25 @@ func ReadBases(tarball, work string) ([]Base, error) {
 	return bases, nil
 }
 
-// baseFor is the base of an image of platform p: the one base there is, or
-// the base of the same platform.
+// baseFor is the base of an image of platform p: the base of the same
+// platform (a variant written out or not), or the one base there is when
+// either platform is not known.
 func baseFor(bases []Base, p *v1.Platform) *Base {
-	if len(bases) == 1 {
-		return &bases[0]
-	}
 	for i := range bases {
-		if platformOf(bases[i].Platform) == platformOf(p) {
+		if samePlatform(bases[i].Platform, p) {
 			return &bases[i]
 		}
 	}
+	if len(bases) == 1 && (bases[0].Platform == nil || p == nil) {
+		return &bases[0]
+	}
 	return nil
+}
+
+// samePlatform reports whether a and b are one platform, as
+// images.CheckPlatforms compares them (linux/arm64/v8 is linux/arm64).
+func samePlatform(a, b *v1.Platform) bool {
+	return a != nil && b != nil && images.CanonicalPlatform(platformOf(a)) == images.CanonicalPlatform(platformOf(b))
 }
 
 // layerAsRead is the base's layer i as its registry, or the engine's first

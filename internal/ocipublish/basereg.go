@@ -103,14 +103,25 @@ func pinnedDigest(ref string) (name.Digest, v1.Hash, error) {
 	return d, h, nil
 }
 
-// keepExported keeps found, the base h as the engine exported it, unless
-// one export of it is kept: the first is, since one the engine makes after
-// a restart holds other tars (fact 48).
+// keepExported keeps found, the base h as the engine exported it, for each
+// platform no export of it is kept for: the first is kept, since one the
+// engine makes after a restart holds other tars (fact 48).
 func (v Cache) keepExported(h v1.Hash, found []registryImage) {
-	if v.Dir == "" || len(found) == 0 || fileExists(v.exportedBasesFile(h)) {
+	if v.Dir == "" {
 		return
 	}
-	v.keepBases(v.exportedBasesFile(h), found)
+	kept, _ := v.basesIn(v.exportedBasesFile(h))
+	all := slices.Clone(kept)
+	for _, f := range found {
+		if !slices.ContainsFunc(kept, func(k registryImage) bool {
+			return samePlatform(k.Platform, f.Platform) || k.Platform == nil && f.Platform == nil
+		}) {
+			all = append(all, f)
+		}
+	}
+	if len(all) > len(kept) {
+		v.keepBases(v.exportedBasesFile(h), all)
+	}
 }
 
 // exportedIn is the base each image of a holds whole (every layer of its

@@ -16,6 +16,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"dagger/lowcode-pipeline/internal/testsupport/registrytest"
 )
 
 // privateRegistry is the reference, pinned by digest d, of a base at a
@@ -180,4 +182,88 @@ func TestAPrivateBaseOfTwoPlatformsGivesEachImageItsFreshDigest(t *testing.T) {
 	fresh := published(index(imageOn(t, amd64, amdPulled, app), imageOn(t, arm64, armPulled, app)), base, v)
 	restarted := published(index(imageOn(t, amd64, amdAnew, app), imageOn(t, arm64, armAnew, app)), index(imageOn(t, amd64, amdAnew), imageOn(t, arm64, armAnew)), v)
 	assert.Equal(t, digestOf(t, fresh), digestOf(t, restarted))
+}
+
+// Each platform of an image finds its base, the variant of an arm64
+// platform written out on one side only (a registry's linux/arm64/v8, the
+// engine's linux/arm64): its base layers keep their times.
+func TestAnArm64BaseIsFoundWhateverItsVariant(t *testing.T) {
+	late := commit.Add(time.Hour) // base layers newer than --created: kept as they are, or clamped if not found
+	arm64v8 := v1.Platform{OS: "linux", Architecture: "arm64", Variant: "v8"}
+	arm64 := v1.Platform{OS: "linux", Architecture: "arm64"}
+	amdBase := layer(t, late, map[string]string{"arch": "amd64"})
+	armBase := layer(t, late, map[string]string{"arch": "arm64"})
+	app := layer(t, late, map[string]string{"app/server.mjs": "listen()"})
+	host := loopbackRegistry(t)
+	base := mutate.AppendManifests(empty.Index,
+		mutate.IndexAddendum{Add: imageOn(t, amd64, amdBase), Descriptor: v1.Descriptor{Platform: &amd64}},
+		mutate.IndexAddendum{Add: imageOn(t, arm64v8, armBase), Descriptor: v1.Descriptor{Platform: &arm64v8}})
+	registrytest.WriteIndex(t, host+"/library/base:stable", base)
+	d, err := base.Digest()
+	require.NoError(t, err)
+	built := mutate.AppendManifests(empty.Index,
+		mutate.IndexAddendum{Add: imageOn(t, amd64, amdBase, app), Descriptor: v1.Descriptor{Platform: &amd64}},
+		mutate.IndexAddendum{Add: imageOn(t, arm64, armBase, app), Descriptor: v1.Descriptor{Platform: &arm64}})
+	out := filepath.Join(t.TempDir(), "out")
+	require.NoError(t, Normalized(context.Background(), Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit,
+		Platforms: []string{"linux/amd64", "linux/arm64"}, BaseRef: host + "/library/base:stable@" + d.String()}, t.TempDir(), out, io.Discard))
+	a, err := loadBack(t, out)
+	require.NoError(t, err)
+	im, err := a.(v1.ImageIndex).IndexManifest()
+	require.NoError(t, err)
+	for i, want := range []v1.Layer{amdBase, armBase} {
+		img, err := a.(v1.ImageIndex).Image(im.Manifests[i].Digest)
+		require.NoError(t, err)
+		cfg, err := img.ConfigFile()
+		require.NoError(t, err)
+		id, err := want.DiffID()
+		require.NoError(t, err)
+		assert.Equal(t, id, cfg.RootFS.DiffIDs[0], "%s: the base's layer, its times kept", platformOf(im.Manifests[i].Platform))
+	}
+}
+
+// A base kept as the engine first exported it for one platform (a publish
+// of one platform first) still lets a later publish of two platforms find
+// the other platform's base in the engine's export: the same digest as on
+// an engine that kept nothing.
+func TestABaseKeptForOnePlatformLeavesTheOtherToTheEnginesExport(t *testing.T) {
+	arm64 := v1.Platform{OS: "linux", Architecture: "arm64"}
+	late := commit.Add(time.Hour)
+	amdBase := imageOn(t, amd64, layer(t, late, map[string]string{"arch": "amd64"}))
+	armBase := imageOn(t, arm64, layer(t, late, map[string]string{"arch": "arm64"}))
+	index := func(amd, arm v1.Image) v1.ImageIndex {
+		return mutate.AppendManifests(empty.Index,
+			mutate.IndexAddendum{Add: amd, Descriptor: v1.Descriptor{Platform: &amd64}},
+			mutate.IndexAddendum{Add: arm, Descriptor: v1.Descriptor{Platform: &arm64}})
+	}
+	base := index(amdBase, armBase)
+	d, err := base.Digest()
+	require.NoError(t, err)
+	ref := privateRegistry(t, d)
+	app := layer(t, late, map[string]string{"app/server.mjs": "listen()"})
+	on := func(b v1.Image) v1.Image {
+		layers, err := b.Layers()
+		require.NoError(t, err)
+		cfg, err := b.ConfigFile()
+		require.NoError(t, err)
+		return imageOn(t, *cfg.Platform(), append(layers, app)...)
+	}
+	built := index(on(amdBase), on(armBase))
+	published := func(v Cache) string {
+		out := filepath.Join(t.TempDir(), "out")
+		require.NoError(t, Normalized(context.Background(), Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit,
+			Platforms: []string{"linux/amd64", "linux/arm64"}, BaseTarball: layoutTarball(t, base), BaseRef: ref, Cache: v.Dir}, t.TempDir(), out, io.Discard))
+		a, err := loadBack(t, out)
+		require.NoError(t, err)
+		return digestOf(t, a)
+	}
+	want := published(Cache{Dir: t.TempDir()})
+
+	v := Cache{Dir: t.TempDir()}
+	publishedOn(t, on(amdBase), amdBase, ref, v, nil) // the amd64 image alone first
+	assert.Equal(t, want, published(v), "two platforms after one")
+	assert.Equal(t, want, published(v), "and again, from what is kept")
+	kept, ok := v.basesIn(v.exportedBasesFile(d))
+	require.True(t, ok)
+	assert.Len(t, kept, 2, "each platform's first export kept")
 }

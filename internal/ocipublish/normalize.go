@@ -93,7 +93,7 @@ func normalizeImage(dir string, img image, epoch time.Time, v Cache, base *Base)
 			if i < keptLayers {
 				// the base's times stay: they are the base's, not the build's
 				layers[i], errs[i] = reencode(dir, l, cfg.RootFS.DiffIDs[i], v)
-				if r := base.layerAsRead(i); errs[i] == nil && r != nil && r.Digest != l.Digest {
+				if r := base.layerAsRead(i); errs[i] == nil && r != nil && r.Digest != l.Digest && isGzip(r.MediaType) && isGzip(layers[i].MediaType) {
 					// kept by the blob the base was read as too: a repair
 					// after a restart looks it up so (baseRegistry.path)
 					v.keepReencoded(dir, *r, layers[i])

@@ -28,11 +28,6 @@ func (b *Base) fetchRebaseLayers(ctx context.Context, dir string, img image) err
 		return nil
 	}
 	r := b.registry
-	if b.Platform != nil && img.platform != nil && platformOf(b.Platform) != platformOf(img.platform) {
-		// the one base the registry gave is another platform's: its
-		// layers are not this image's, whatever they hold
-		return nil
-	}
 	kept := keptOf(img.config, b)
 	if !b.rebasable(img, kept) {
 		return nil

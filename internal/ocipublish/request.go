@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,11 +71,17 @@ func Normalized(ctx context.Context, p Prepare, work, out string, warn io.Writer
 			fmt.Fprintf(warn, "oci-publish: the %s image's base: %v; its export from the engine is read instead, and kept by its digest for a publish after a restart (tests/engine-facts.md, fact 48 and fact 52)\n", p.Kind, shown(err))
 		}
 	}
-	if o.Bases == nil && p.BaseTarball != "" {
-		if o.Bases, err = ReadBases(p.BaseTarball, filepath.Join(work, "base")); err != nil {
+	// the engine's export of the base gives each platform the registry, or
+	// an export kept before, did not
+	if lacksBase(loaded, o.Bases) && p.BaseTarball != "" {
+		if read, err := ReadBases(p.BaseTarball, filepath.Join(work, "base")); err != nil {
 			fmt.Fprintf(warn, "oci-publish: the %s image's base could not be read, so none of its layers is known to be the base's: %v\n", p.Kind, shown(err))
-		} else if p.BaseRef != "" {
-			exported = exportedIn(loaded, o.Bases)
+		} else {
+			added := slices.DeleteFunc(read, func(b Base) bool { return baseFor(o.Bases, b.Platform) != nil })
+			o.Bases = append(o.Bases, added...)
+			if p.BaseRef != "" {
+				exported = exportedIn(loaded, added)
+			}
 		}
 	}
 	if err := fetchRebaseLayers(ctx, loaded, o.Bases); err != nil {
@@ -101,6 +108,12 @@ func Normalized(ctx context.Context, p Prepare, work, out string, warn io.Writer
 		return err
 	}
 	return keepOnly(out, n)
+}
+
+// lacksBase reports whether an image of a has no base in bases.
+func lacksBase(a Artifact, bases []Base) bool {
+	imgs, err := imagesOf(a)
+	return err == nil && slices.ContainsFunc(imgs, func(img image) bool { return baseFor(bases, img.platform) == nil })
 }
 
 // shown is an error as a publish's log says it: a registry's words in it,
