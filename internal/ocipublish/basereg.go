@@ -107,10 +107,15 @@ func pinnedDigest(ref string) (name.Digest, v1.Hash, error) {
 // platform no export of it is kept for: the first is kept, since one the
 // engine makes after a restart holds other tars (fact 48).
 func (v Cache) keepExported(h v1.Hash, found []registryImage) {
+	file := v.exportedBasesFile(h)
 	if v.Dir == "" {
 		return
 	}
-	kept, _ := v.basesIn(v.exportedBasesFile(h))
+	defer v.lockOf(file)() // publishes beside each other add their platforms in turn
+	kept, ok := v.basesIn(file)
+	if !ok && fileExists(file) {
+		return // not read, so not written over
+	}
 	all := slices.Clone(kept)
 	for _, f := range found {
 		if !slices.ContainsFunc(kept, func(k registryImage) bool {
@@ -120,7 +125,7 @@ func (v Cache) keepExported(h v1.Hash, found []registryImage) {
 		}
 	}
 	if len(all) > len(kept) {
-		v.keepBases(v.exportedBasesFile(h), all)
+		v.keepBases(file, all)
 	}
 }
 

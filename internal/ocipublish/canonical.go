@@ -140,10 +140,16 @@ const reencodeWait = 2 * time.Minute
 // folder, and returns what releases it. A lock not taken within
 // reencodeWait (or that cannot be) only loses the saving.
 func (v Cache) lock(from v1.Hash) (unlock func()) {
-	if v.Dir == "" || os.MkdirAll(filepath.Dir(v.reencodedFile(from)), 0o755) != nil {
+	return v.lockOf(v.reencodedFile(from))
+}
+
+// lockOf takes the lock of file, kept in v's folder, within reencodeWait,
+// and returns what releases it; one not taken only loses the saving.
+func (v Cache) lockOf(file string) (unlock func()) {
+	if v.Dir == "" || os.MkdirAll(filepath.Dir(file), 0o755) != nil {
 		return func() {}
 	}
-	f, err := lockFile(v.reencodedFile(from)+".lock", reencodeWait)
+	f, err := lockFile(file+".lock", reencodeWait)
 	if err != nil {
 		return func() {}
 	}

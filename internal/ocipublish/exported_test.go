@@ -5,8 +5,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -266,4 +268,34 @@ func TestABaseKeptForOnePlatformLeavesTheOtherToTheEnginesExport(t *testing.T) {
 	kept, ok := v.basesIn(v.exportedBasesFile(d))
 	require.True(t, ok)
 	assert.Len(t, kept, 2, "each platform's first export kept")
+}
+
+// Publishes beside each other keep each its platform's first export, in
+// turn: none is lost, none written over; a kept file that cannot be read is
+// left as it is.
+func TestEachPlatformsFirstExportIsKeptBesideTheOthers(t *testing.T) {
+	h := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("e", 64)}
+	v := Cache{Dir: t.TempDir()}
+	first := func(arch string) registryImage {
+		id, _, err := v1.SHA256(strings.NewReader(arch))
+		require.NoError(t, err)
+		return registryImage{Platform: &v1.Platform{OS: "linux", Architecture: arch}, DiffIDs: []v1.Hash{id}}
+	}
+	v.keepExported(h, []registryImage{first("amd64")})
+	var wg sync.WaitGroup
+	for _, arch := range []string{"arm64", "ppc64le", "s390x", "riscv64"} {
+		wg.Go(func() { v.keepExported(h, []registryImage{first(arch)}) })
+	}
+	wg.Wait()
+	v.keepExported(h, []registryImage{{Platform: first("amd64").Platform, DiffIDs: []v1.Hash{{Algorithm: "sha256", Hex: strings.Repeat("0", 64)}}}})
+	kept, ok := v.basesIn(v.exportedBasesFile(h))
+	require.True(t, ok)
+	require.Len(t, kept, 5, "every platform's")
+	assert.Equal(t, first("amd64").DiffIDs, kept[0].DiffIDs, "the first export of a platform stays")
+
+	require.NoError(t, os.WriteFile(v.exportedBasesFile(h), []byte("not json"), 0o644))
+	v.keepExported(h, []registryImage{first("arm64")})
+	data, err := os.ReadFile(v.exportedBasesFile(h))
+	require.NoError(t, err)
+	assert.Equal(t, "not json", string(data), "a file not read is not written over")
 }

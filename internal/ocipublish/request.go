@@ -75,7 +75,7 @@ func Normalized(ctx context.Context, p Prepare, work, out string, warn io.Writer
 	// an export kept before, did not
 	if lacksBase(loaded, o.Bases) && p.BaseTarball != "" {
 		if read, err := ReadBases(p.BaseTarball, filepath.Join(work, "base")); err != nil {
-			fmt.Fprintf(warn, "oci-publish: the %s image's base could not be read, so none of its layers is known to be the base's: %v\n", p.Kind, shown(err))
+			fmt.Fprintf(warn, "oci-publish: the %s image's base could not be read from the engine's export, so the layers of a platform it was to give a base are not known to be the base's: %v\n", p.Kind, shown(err))
 		} else {
 			added := slices.DeleteFunc(read, func(b Base) bool { return baseFor(o.Bases, b.Platform) != nil })
 			o.Bases = append(o.Bases, added...)
