@@ -231,7 +231,7 @@ func (r PublishRequest) Targets() ([]Target, error) {
 	switch {
 	case r.Repository == "":
 		errs = append(errs, errors.New("--repository: required: where the images go, with {kind} for frontend, backend and codeasdata, e.g. registry.example.com/team/app-{kind}"))
-	case fielderr.WithoutLogins(r.Repository) != r.Repository:
+	case fielderr.HoldsLogin(r.Repository):
 		errs = append(errs, fmt.Errorf("--repository %s holds a login (user:password@): give it with --registry-username and --registry-password (a secret), and the repository alone, e.g. registry.example.com/team/app-{kind}",
 			fielderr.Quote(r.Repository)))
 	case !strings.Contains(r.Repository, KindPlaceholder):

@@ -340,7 +340,7 @@ func CheckCLI(cli string) error {
 	for _, sshUser := range []string{"git+ssh://git@", "ssh://git@"} {
 		rest = strings.TrimPrefix(rest, sshUser)
 	}
-	if fielderr.WithoutLogins(rest) != rest {
+	if fielderr.HoldsLogin(rest) {
 		return fmt.Errorf("--toolkit %s holds a login (user:password@): give a private registry's credentials in --npmrc (a secret), and the package by its name", fielderr.Quote(cli))
 	}
 	return nil

@@ -129,15 +129,11 @@ func (v Cache) keepExported(h v1.Hash, found []registryImage) {
 	}
 }
 
-// exportedIn is the base each image of a holds whole (every layer of its
-// base's, by diff ID: bases read from the engine's export of it), named by
-// the image's own blobs, whose canonical blobs normalize keeps (reencode):
-// the base as the engine exported it, for keepExported.
-func exportedIn(a Artifact, bases []Base) []registryImage {
-	imgs, err := imagesOf(a)
-	if err != nil {
-		return nil
-	}
+// exportedIn is the base each image of imgs holds whole (every layer of
+// its base's, by diff ID: bases read from the engine's export of it), named
+// by the image's own blobs, whose canonical blobs normalize keeps
+// (reencode): the base as the engine exported it, for keepExported.
+func exportedIn(imgs []image, bases []Base) []registryImage {
 	var found []registryImage
 	for _, img := range imgs {
 		b := baseFor(bases, img.platform)

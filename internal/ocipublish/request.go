@@ -62,6 +62,10 @@ func Normalized(ctx context.Context, p Prepare, work, out string, warn io.Writer
 	if err != nil {
 		return err
 	}
+	imgs, err := imagesOf(loaded)
+	if err != nil {
+		return err
+	}
 	o := Options{Epoch: p.Created, Platforms: p.Platforms, Cache: Cache{Dir: p.Cache}}
 	// the base as the engine exported it, when its registry could not be
 	// read: kept for a publish after a restart
@@ -73,18 +77,18 @@ func Normalized(ctx context.Context, p Prepare, work, out string, warn io.Writer
 	}
 	// the engine's export of the base gives each platform the registry, or
 	// an export kept before, did not
-	if lacksBase(loaded, o.Bases) && p.BaseTarball != "" {
+	if lacksBase(imgs, o.Bases) && p.BaseTarball != "" {
 		if read, err := ReadBases(p.BaseTarball, filepath.Join(work, "base")); err != nil {
 			fmt.Fprintf(warn, "oci-publish: the %s image's base could not be read from the engine's export, so the layers of a platform it was to give a base are not known to be the base's: %v\n", p.Kind, shown(err))
 		} else {
 			added := slices.DeleteFunc(read, func(b Base) bool { return baseFor(o.Bases, b.Platform) != nil })
 			o.Bases = append(o.Bases, added...)
 			if p.BaseRef != "" {
-				exported = exportedIn(loaded, added)
+				exported = exportedIn(imgs, added)
 			}
 		}
 	}
-	if err := fetchRebaseLayers(ctx, loaded, o.Bases); err != nil {
+	if err := fetchRebaseLayers(ctx, loaded.dir, imgs, o.Bases); err != nil {
 		fmt.Fprintf(warn, "oci-publish: the %s image: %v; its base layers are pushed as the engine made them, so its digest may differ from a fresh engine's (tests/engine-facts.md, fact 48)\n", p.Kind, shown(err))
 	}
 	n, err := Normalize(p.Kind, loaded, o)
@@ -110,10 +114,9 @@ func Normalized(ctx context.Context, p Prepare, work, out string, warn io.Writer
 	return keepOnly(out, n)
 }
 
-// lacksBase reports whether an image of a has no base in bases.
-func lacksBase(a Artifact, bases []Base) bool {
-	imgs, err := imagesOf(a)
-	return err == nil && slices.ContainsFunc(imgs, func(img image) bool { return baseFor(bases, img.platform) == nil })
+// lacksBase reports whether an image of imgs has no base in bases.
+func lacksBase(imgs []image, bases []Base) bool {
+	return slices.ContainsFunc(imgs, func(img image) bool { return baseFor(bases, img.platform) == nil })
 }
 
 // shown is an error as a publish's log says it: a registry's words in it,
@@ -122,16 +125,12 @@ func shown(err error) string {
 	return fielderr.Cut(fielderr.Printable(err.Error()), 500)
 }
 
-// fetchRebaseLayers fetches, for each image of a, the layers of its base
-// it may have to take the place of (Base.fetchRebaseLayers). On an error
-// no base takes any place.
-func fetchRebaseLayers(ctx context.Context, a Artifact, bases []Base) error {
-	imgs, err := imagesOf(a)
-	if err != nil {
-		return nil // Normalize says it
-	}
+// fetchRebaseLayers fetches, for each image of imgs (of the layout in
+// dir), the layers of its base it may have to take the place of
+// (Base.fetchRebaseLayers). On an error no base takes any place.
+func fetchRebaseLayers(ctx context.Context, dir string, imgs []image, bases []Base) error {
 	for _, img := range imgs {
-		if err := baseFor(bases, img.platform).fetchRebaseLayers(ctx, a.dir, img); err != nil {
+		if err := baseFor(bases, img.platform).fetchRebaseLayers(ctx, dir, img); err != nil {
 			for _, b := range bases {
 				if b.registry != nil {
 					b.registry.paths = nil

@@ -1,7 +1,6 @@
 package payload
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -54,15 +53,10 @@ func parse(data []byte, template bool) (*Payload, error) {
 // byte for byte (its json field), and a terminal printing it would write
 // what follows over the line shown. CRLF line endings are kept.
 func checkLoneCR(data []byte) error {
-	for i := bytes.IndexByte(data, '\r'); i >= 0; {
-		if i+1 == len(data) || data[i+1] != '\n' {
+	for i, b := range data {
+		if b == '\r' && (i+1 == len(data) || data[i+1] != '\n') {
 			return fmt.Errorf("invalid JSON at byte %d: a carriage return without a line feed, which a terminal showing the payload would act on: save the file with LF or CRLF line endings", i)
 		}
-		next := bytes.IndexByte(data[i+1:], '\r')
-		if next < 0 {
-			break
-		}
-		i += 1 + next
 	}
 	return nil
 }

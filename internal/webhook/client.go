@@ -440,6 +440,10 @@ func (p *Prepared) readBody(resp *http.Response) ([]byte, error) {
 // server) as it may be printed or kept in a receipt: the token scrubbed in
 // every spelling, then every character a terminal would act on shown as an
 // escape, so that no server can forge a line of a CI log.
+func (p *Prepared) text(s string) string {
+	return fielderr.Printable(p.scrubber.Scrub(s))
+}
+
 // resolved is a Location as a client would follow it: a relative one
 // (/acme/production/, //host/…) read against the webhook's address. An
 // empty or unreadable one stays as it is.
@@ -452,10 +456,6 @@ func (p *Prepared) resolved(location string) string {
 		return location
 	}
 	return u.String()
-}
-
-func (p *Prepared) text(s string) string {
-	return fielderr.Printable(p.scrubber.Scrub(s))
 }
 
 // describe turns a transport error into a message that says which limit or
