@@ -22,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	"dagger/lowcode-pipeline/internal/fielderr"
+	"dagger/lowcode-pipeline/internal/redact"
 	"dagger/lowcode-pipeline/internal/secret"
 	"dagger/lowcode-pipeline/internal/testsupport/leaktest"
 
@@ -539,6 +540,11 @@ func FuzzPrepare(f *testing.F) {
 			if tokenLike(tok) {
 				assert.NotContains(t, p.RedactedURL(), tok)
 			}
+			return
+		}
+		if p.RedactedURL() == redact.Unscrubbable {
+			// too costly to search for the token (a short one, a long run of
+			// bytes that are no UTF-8): nothing of the address is printed
 			return
 		}
 		shown, err := url.Parse(p.RedactedURL())
