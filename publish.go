@@ -73,13 +73,13 @@ func newPublishSpec(f publishFlags, hasCodeAsData, drawVersionKnown bool) (*publ
 }
 
 // pinnedBase is the base image ref, pinned by the digest the engine
-// resolved it to (Container.imageRef of its first platform's), for
-// normalize to read from its registry (ocipublish.RegistryBases); "" for
-// none, or when the engine does not say, and normalize then reads the
-// base's tarball alone. The engine pulled the base for the build already.
-// The ref keeps the registry the Dockerfile names: imageRef names the
-// address the engine first pulled that digest from, which may be another
-// (tests/engine-facts.md, fact 50).
+// resolved it to (Container.imageRef of its first platform's): what
+// normalize keeps the base's first export by (ocipublish.Prepare.BaseRef);
+// "" for none, or when the engine does not say, and normalize then keeps
+// nothing. The engine pulled the base for the build already. The ref keeps
+// the registry the Dockerfile names: imageRef names the address the engine
+// first pulled that digest from, which may be another (tests/engine-facts.md,
+// fact 50).
 func pinnedBase(ctx context.Context, ref string, platforms []string) string {
 	if ref == "" {
 		return ""

@@ -54,7 +54,7 @@ func OCIPublish(ctx context.Context, args []string, getenv func(string) string, 
 			return 2
 		}
 		return withWork(stderr, "oci-publish: the "+fielderr.Printable(p.Kind)+" image", func(work string) error {
-			return ocipublish.Normalized(ctx, p, work, *dir, stderr)
+			return ocipublish.Normalized(p, work, *dir, stderr)
 		})
 	}
 	var req ocipublish.Request

@@ -14,10 +14,10 @@ type Options struct {
 	Epoch time.Time
 	// Platforms asked for; none: one image, any platform.
 	Platforms []string
-	// Cache keeps re-encoded blobs and what a base's registry said.
+	// Cache keeps re-encoded blobs and bases as first exported.
 	Cache Cache
-	// Bases are the base image's, one per platform (ReadBases); none: no
-	// layer is known to be the base image's.
+	// Bases are the base image's, one per platform (firstExports,
+	// ReadBases); none: no layer is known to be the base image's.
 	Bases []Base
 }
 
@@ -27,30 +27,16 @@ type Options struct {
 // fact 15): they are the base's, the same whenever the base image was built,
 // not the build's. The engine may hold another blob than the registry's for
 // them (fact 41), so each is pushed as the canonical re-encoding of its tar
-// (reencode), as every layer is: the blob depends on the content alone,
-// not on the engine's past nor on whether the base's registry can be read.
+// (reencode), as every layer is: the blob depends on the content alone.
 type Base struct {
 	Platform *v1.Platform
 	DiffIDs  []v1.Hash
-	// registry is the base as its registry holds it (RegistryBases); nil
-	// for one read from the engine's tarball (ReadBases): nothing is
-	// rebased on that one.
-	registry *registryLayers
-}
-
-// registryLayers is a base's layers as its registry holds them, what
-// rebasing on them brought and what it did.
-type registryLayers struct {
-	layers []v1.Descriptor
-	blobs  *baseRegistry // fetches layers
-	// paths are the files of the layers fetchRebaseLayers brought
-	// (Normalized, before normalizing, one image after the other).
-	paths map[v1.Hash]string
-	// tookPlace is how many of the layers took the place of the engine's
-	// in an image normalized on the base.
+	// firstExport are the layers as the engine first exported them
+	// (firstExports), which may take the place of remade copies (rebased);
+	// nil for a base read from the engine's export now (ReadBases).
+	firstExport []v1.Descriptor
+	// tookPlace is how many of them took the place of an image's layers.
 	tookPlace int
-	// from says where the layers are from (fromRegistry, fromFirstExport).
-	from string
 }
 
 // maxBaseMetadata is the largest file ReadBases reads from a base tarball:
@@ -98,15 +84,6 @@ func baseFor(bases []Base, p *v1.Platform) *Base {
 // images.CheckPlatforms compares them (linux/arm64/v8 is linux/arm64).
 func samePlatform(a, b *v1.Platform) bool {
 	return a != nil && b != nil && images.CanonicalPlatform(platformOf(a)) == images.CanonicalPlatform(platformOf(b))
-}
-
-// layerAsRead is the base's layer i as its registry, or the engine's first
-// export of it, names it; nil when b was read from neither.
-func (b *Base) layerAsRead(i int) *v1.Descriptor {
-	if b == nil || b.registry == nil || i >= len(b.registry.layers) {
-		return nil
-	}
-	return &b.registry.layers[i]
 }
 
 // keptOf is how many leading layers of an image are its base's: those equal

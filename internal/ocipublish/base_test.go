@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"context"
 	"io"
 	"io/fs"
 	"os"
@@ -222,14 +221,14 @@ func TestNormalizedKeepsTheBaseItIsGivenAndWarnsOfOneItCannotRead(t *testing.T) 
 
 	var warn strings.Builder
 	out := filepath.Join(t.TempDir(), "out")
-	require.NoError(t, Normalized(context.Background(), Prepare{Kind: "backend", Tarball: built, Created: commit, BaseTarball: layoutTarball(t, base)}, t.TempDir(), out, &warn))
+	require.NoError(t, Normalized(Prepare{Kind: "backend", Tarball: built, Created: commit, BaseTarball: layoutTarball(t, base)}, t.TempDir(), out, &warn))
 	assert.Equal(t, want, firstLayer(out), "the base's layer is pushed as the registry has it")
 	assert.Empty(t, warn.String())
 
 	garbage := filepath.Join(t.TempDir(), "base.tar")
 	require.NoError(t, os.WriteFile(garbage, []byte("not a tarball"), 0o644))
 	out = filepath.Join(t.TempDir(), "out")
-	require.NoError(t, Normalized(context.Background(), Prepare{Kind: "backend", Tarball: built, Created: commit, BaseTarball: garbage}, t.TempDir(), out, &warn),
+	require.NoError(t, Normalized(Prepare{Kind: "backend", Tarball: built, Created: commit, BaseTarball: garbage}, t.TempDir(), out, &warn),
 		"a base that cannot be read does not fail the publish")
 	assert.Contains(t, warn.String(), "oci-publish: the backend image's base could not be read")
 	assert.NotEqual(t, want, firstLayer(out), "without its base, the newer base layer is rewritten")
@@ -327,7 +326,7 @@ func TestNormalizedLeavesALayoutOfTheNormalizedImageAlone(t *testing.T) {
 			built := tc.built(t)
 			base := baseImage(t, amd64)
 			out := filepath.Join(t.TempDir(), "out")
-			require.NoError(t, Normalized(context.Background(), Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit, BaseTarball: layoutTarball(t, base)}, t.TempDir(), out, io.Discard))
+			require.NoError(t, Normalized(Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit, BaseTarball: layoutTarball(t, base)}, t.TempDir(), out, io.Discard))
 
 			a, err := loadBack(t, out)
 			require.NoError(t, err)
@@ -365,7 +364,7 @@ func TestAKeptLayerKeepsItsDescriptorsAnnotations(t *testing.T) {
 	built := onBase(t, annotated, commit.Add(time.Hour))
 
 	out := filepath.Join(t.TempDir(), "out")
-	require.NoError(t, Normalized(context.Background(), Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit, BaseTarball: layoutTarball(t, annotated)}, t.TempDir(), out, io.Discard))
+	require.NoError(t, Normalized(Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit, BaseTarball: layoutTarball(t, annotated)}, t.TempDir(), out, io.Discard))
 	a, err := loadBack(t, out)
 	require.NoError(t, err)
 	m, err := a.(v1.Image).Manifest()
@@ -394,7 +393,7 @@ func TestNormalizedWritesAPlatformIndexWithExactlyItsBlobs(t *testing.T) {
 
 	out := filepath.Join(t.TempDir(), "out")
 	var warn strings.Builder
-	require.NoError(t, Normalized(context.Background(), Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit, Platforms: []string{"linux/amd64", "linux/arm64"},
+	require.NoError(t, Normalized(Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit, Platforms: []string{"linux/amd64", "linux/arm64"},
 		BaseTarball: layoutTarball(t, baseIdx)}, t.TempDir(), out, &warn))
 	assert.Empty(t, warn.String(), "both platforms' bases are read")
 

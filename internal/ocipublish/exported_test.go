@@ -1,10 +1,7 @@
 package ocipublish
 
 import (
-	"context"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,35 +15,19 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"dagger/lowcode-pipeline/internal/testsupport/registrytest"
 )
 
-// privateRegistry is the reference, pinned by digest d, of a base at a
-// registry that asks every anonymous request for a login, as a private one
-// does.
-func privateRegistry(t *testing.T, d v1.Hash) string {
-	t.Helper()
-	private := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("WWW-Authenticate", `Basic realm="private"`)
-		http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
-	}))
-	t.Cleanup(private.Close)
-	return strings.TrimPrefix(private.URL, "http://") + "/team/base:stable@" + d.String()
-}
-
-// A base the publish cannot read from its registry (a private one) is
-// taken as the engine first exported it, kept by the first publish's
-// normalize: an image an engine restarted on its state builds again on it
-// (its base layers made anew, fact 48) gets the digest a fresh engine gives
-// it, with no registry read.
-func TestAPrivateBaseIsRebasedOnTheLayersTheEngineFirstPulled(t *testing.T) {
+// A base is taken as the engine first exported it, kept by the first
+// publish's normalize: an image an engine restarted on its state builds
+// again on it (its base layers made anew, fact 48) gets the digest a fresh
+// engine gives it. Nothing kept before the restart: nothing to put back.
+func TestARemadeBaseIsRebasedOnTheLayersTheEngineFirstExported(t *testing.T) {
 	pulled, anew, base, d := remadeBaseImage(t)
-	ref := privateRegistry(t, d)
+	ref := "registry.example/team/base:stable@" + d.String()
 	remadeExport := imageOf(t, anew) // the base as a restarted engine exports it
 	web := layer(t, commit.Add(3600e9), map[string]string{"usr/share/nginx/html/index.html": "<p>1</p>"})
 	changed := layer(t, commit.Add(3600e9), map[string]string{"usr/share/nginx/html/index.html": "<p>2</p>"})
-	freshDigest := digestOf(t, publishedOn(t, imageOf(t, pulled, changed), base, ref, Cache{Dir: t.TempDir()}, nil))
+	fresh, _ := publishedOn(t, imageOf(t, pulled, changed), base, ref, Cache{Dir: t.TempDir()})
 
 	for _, tc := range []struct {
 		name string
@@ -60,16 +41,12 @@ func TestAPrivateBaseIsRebasedOnTheLayersTheEngineFirstPulled(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			v := Cache{Dir: t.TempDir()}
 			if tc.published {
-				var said strings.Builder
-				publishedOn(t, imageOf(t, pulled, web), base, ref, v, &said)
-				assert.Contains(t, said.String(), "from its registry: GET ", "the request")
-				assert.Contains(t, said.String(), ": UNAUTHORIZED: authentication required", "why, not how the read ended")
-				assert.Contains(t, said.String(), "its export from the engine is read instead, and kept")
+				_, said := publishedOn(t, imageOf(t, pulled, web), base, ref, v)
+				assert.Empty(t, said)
 			}
-			var said strings.Builder
-			restarted := publishedOn(t, imageOf(t, anew, changed), remadeExport, ref, v, &said)
-			assert.Equal(t, tc.rebased, freshDigest == digestOf(t, restarted), "the fresh engine's digest: %s", said.String())
-			assert.Equal(t, tc.rebased, strings.Contains(said.String(), "1 of its base's layers are the ones the engine first pulled"), said.String())
+			restarted, said := publishedOn(t, imageOf(t, anew, changed), remadeExport, ref, v)
+			assert.Equal(t, tc.rebased, digestOf(t, fresh) == digestOf(t, restarted), "the fresh engine's digest: %s", said)
+			assert.Equal(t, tc.rebased, strings.Contains(said, "1 "+putBack), said)
 		})
 	}
 }
@@ -83,41 +60,6 @@ func remadeBaseImage(t *testing.T) (pulled, anew v1.Layer, base v1.Image, d v1.H
 	d, err := base.Digest()
 	require.NoError(t, err)
 	return pulled, anew, base, d
-}
-
-// publishedOn is built normalized as a publish does it on an engine that
-// exports its base as export and resolved it to ref: the image.
-func publishedOn(t *testing.T, built, export v1.Image, ref string, v Cache, said io.Writer) v1.Image {
-	t.Helper()
-	if said == nil {
-		said = io.Discard
-	}
-	out := filepath.Join(t.TempDir(), "out")
-	require.NoError(t, Normalized(context.Background(), Prepare{Kind: "frontend", Tarball: layoutTarball(t, built), Created: commit,
-		BaseTarball: layoutTarball(t, export), BaseRef: ref, Cache: v.Dir}, t.TempDir(), out, said))
-	a, err := loadBack(t, out)
-	require.NoError(t, err)
-	return a.(v1.Image)
-}
-
-// A registry that can be read comes first: what it says is the base, whatever
-// a publish kept from an export made after a restart, when the registry
-// could not be read.
-func TestTheRegistryComesBeforeTheKeptExport(t *testing.T) {
-	pulled, anew := remadeBase(t)
-	base := imageOf(t, pulled)
-	ref := inRegistry(t, base)
-	d, err := base.Digest()
-	require.NoError(t, err)
-	v := Cache{Dir: t.TempDir()}
-	own := layer(t, commit.Add(3600e9), map[string]string{"app/server.mjs": "listen()"})
-	publishedOn(t, imageOf(t, anew, own), imageOf(t, anew), privateRegistry(t, d), v, nil)
-	_, kept := v.basesIn(v.exportedBasesFile(d))
-	require.True(t, kept, "the export after a restart was kept")
-	fresh, _ := normalizedOn(t, imageOf(t, pulled, own), ref, Cache{})
-	restarted, said := normalizedOn(t, imageOf(t, anew, own), ref, v)
-	assert.Contains(t, said, "1 of its base's layers are the registry's")
-	assert.Equal(t, digestOf(t, fresh), digestOf(t, restarted))
 }
 
 // An image an engine restarted on its state builds again, whose build
@@ -139,8 +81,8 @@ func TestAReusedSnapshotGivesTheImageItsFreshDigest(t *testing.T) {
 		return img
 	}
 	base := imageOf(t, pulled)
-	fresh := publishedOn(t, built("Directory.withDirectoryDockerfileCompat"), base, "", Cache{Dir: t.TempDir()}, nil)
-	restarted := publishedOn(t, built("rehydrated persisted snapshot"), base, "", Cache{Dir: t.TempDir()}, nil)
+	fresh, _ := publishedOn(t, built("Directory.withDirectoryDockerfileCompat"), base, "", Cache{Dir: t.TempDir()})
+	restarted, _ := publishedOn(t, built("rehydrated persisted snapshot"), base, "", Cache{Dir: t.TempDir()})
 	assert.Equal(t, digestOf(t, fresh), digestOf(t, restarted))
 	cfg, err := restarted.ConfigFile()
 	require.NoError(t, err)
@@ -148,10 +90,10 @@ func TestAReusedSnapshotGivesTheImageItsFreshDigest(t *testing.T) {
 	assert.Empty(t, cfg.History[1].CreatedBy, "nothing of the engine's snapshot")
 }
 
-// A base of two platforms the publish cannot read from its registry is kept
-// as the engine exported it, each platform's own: after a restart each
-// image of a two-platform publish gets its fresh digest.
-func TestAPrivateBaseOfTwoPlatformsGivesEachImageItsFreshDigest(t *testing.T) {
+// A base of two platforms is kept as the engine first exported it, each
+// platform's own: after a restart each image of a two-platform publish gets
+// its fresh digest.
+func TestABaseOfTwoPlatformsGivesEachImageItsFreshDigest(t *testing.T) {
 	arm64 := v1.Platform{OS: "linux", Architecture: "arm64"}
 	old := commit.Add(-30 * 24 * time.Hour)
 	pulledOf := func(arch string) (pulled, anew v1.Layer) {
@@ -169,12 +111,12 @@ func TestAPrivateBaseOfTwoPlatformsGivesEachImageItsFreshDigest(t *testing.T) {
 	base := index(imageOn(t, amd64, amdPulled), imageOn(t, arm64, armPulled))
 	d, err := base.Digest()
 	require.NoError(t, err)
-	ref := privateRegistry(t, d)
+	ref := "registry.example/team/base:stable@" + d.String()
 	app := layer(t, commit.Add(3600e9), map[string]string{"usr/share/nginx/html/index.html": "<p>1</p>"})
 
 	published := func(built, export v1.ImageIndex, v Cache) v1.ImageIndex {
 		out := filepath.Join(t.TempDir(), "out")
-		require.NoError(t, Normalized(context.Background(), Prepare{Kind: "frontend", Tarball: layoutTarball(t, built), Created: commit,
+		require.NoError(t, Normalized(Prepare{Kind: "frontend", Tarball: layoutTarball(t, built), Created: commit,
 			Platforms: []string{"linux/amd64", "linux/arm64"}, BaseTarball: layoutTarball(t, export), BaseRef: ref, Cache: v.Dir}, t.TempDir(), out, io.Discard))
 		a, err := loadBack(t, out)
 		require.NoError(t, err)
@@ -187,8 +129,8 @@ func TestAPrivateBaseOfTwoPlatformsGivesEachImageItsFreshDigest(t *testing.T) {
 }
 
 // Each platform of an image finds its base, the variant of an arm64
-// platform written out on one side only (a registry's linux/arm64/v8, the
-// engine's linux/arm64): its base layers keep their times.
+// platform written out on one side only (a base kept as linux/arm64/v8, the
+// image's linux/arm64): its base layers keep their times.
 func TestAnArm64BaseIsFoundWhateverItsVariant(t *testing.T) {
 	late := commit.Add(time.Hour) // base layers newer than --created: kept as they are, or clamped if not found
 	arm64v8 := v1.Platform{OS: "linux", Architecture: "arm64", Variant: "v8"}
@@ -196,19 +138,26 @@ func TestAnArm64BaseIsFoundWhateverItsVariant(t *testing.T) {
 	amdBase := layer(t, late, map[string]string{"arch": "amd64"})
 	armBase := layer(t, late, map[string]string{"arch": "arm64"})
 	app := layer(t, late, map[string]string{"app/server.mjs": "listen()"})
-	host := loopbackRegistry(t)
-	base := mutate.AppendManifests(empty.Index,
-		mutate.IndexAddendum{Add: imageOn(t, amd64, amdBase), Descriptor: v1.Descriptor{Platform: &amd64}},
-		mutate.IndexAddendum{Add: imageOn(t, arm64v8, armBase), Descriptor: v1.Descriptor{Platform: &arm64v8}})
-	registrytest.WriteIndex(t, host+"/library/base:stable", base)
-	d, err := base.Digest()
-	require.NoError(t, err)
+	ref := "registry.example/library/base:stable@sha256:" + strings.Repeat("b", 64)
+	v := Cache{Dir: t.TempDir()}
+	var kept []keptBase
+	for _, b := range []struct {
+		p *v1.Platform
+		l v1.Layer
+	}{{&amd64, amdBase}, {&arm64v8, armBase}} {
+		id, err := b.l.DiffID()
+		require.NoError(t, err)
+		d, err := b.l.Digest()
+		require.NoError(t, err)
+		kept = append(kept, keptBase{Platform: b.p, DiffIDs: []v1.Hash{id}, Layers: []v1.Descriptor{{MediaType: types.OCILayer, Digest: d}}})
+	}
+	v.keepFirstExports(ref, kept)
 	built := mutate.AppendManifests(empty.Index,
 		mutate.IndexAddendum{Add: imageOn(t, amd64, amdBase, app), Descriptor: v1.Descriptor{Platform: &amd64}},
 		mutate.IndexAddendum{Add: imageOn(t, arm64, armBase, app), Descriptor: v1.Descriptor{Platform: &arm64}})
 	out := filepath.Join(t.TempDir(), "out")
-	require.NoError(t, Normalized(context.Background(), Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit,
-		Platforms: []string{"linux/amd64", "linux/arm64"}, BaseRef: host + "/library/base:stable@" + d.String()}, t.TempDir(), out, io.Discard))
+	require.NoError(t, Normalized(Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit,
+		Platforms: []string{"linux/amd64", "linux/arm64"}, BaseRef: ref, Cache: v.Dir}, t.TempDir(), out, io.Discard))
 	a, err := loadBack(t, out)
 	require.NoError(t, err)
 	im, err := a.(v1.ImageIndex).IndexManifest()
@@ -241,7 +190,7 @@ func TestABaseKeptForOnePlatformLeavesTheOtherToTheEnginesExport(t *testing.T) {
 	base := index(amdBase, armBase)
 	d, err := base.Digest()
 	require.NoError(t, err)
-	ref := privateRegistry(t, d)
+	ref := "registry.example/team/base:stable@" + d.String()
 	app := layer(t, late, map[string]string{"app/server.mjs": "listen()"})
 	on := func(b v1.Image) v1.Image {
 		layers, err := b.Layers()
@@ -253,7 +202,7 @@ func TestABaseKeptForOnePlatformLeavesTheOtherToTheEnginesExport(t *testing.T) {
 	built := index(on(amdBase), on(armBase))
 	published := func(v Cache) string {
 		out := filepath.Join(t.TempDir(), "out")
-		require.NoError(t, Normalized(context.Background(), Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit,
+		require.NoError(t, Normalized(Prepare{Kind: "backend", Tarball: layoutTarball(t, built), Created: commit,
 			Platforms: []string{"linux/amd64", "linux/arm64"}, BaseTarball: layoutTarball(t, base), BaseRef: ref, Cache: v.Dir}, t.TempDir(), out, io.Discard))
 		a, err := loadBack(t, out)
 		require.NoError(t, err)
@@ -262,10 +211,10 @@ func TestABaseKeptForOnePlatformLeavesTheOtherToTheEnginesExport(t *testing.T) {
 	want := published(Cache{Dir: t.TempDir()})
 
 	v := Cache{Dir: t.TempDir()}
-	publishedOn(t, on(amdBase), amdBase, ref, v, nil) // the amd64 image alone first
+	publishedOn(t, on(amdBase), amdBase, ref, v) // the amd64 image alone first
 	assert.Equal(t, want, published(v), "two platforms after one")
 	assert.Equal(t, want, published(v), "and again, from what is kept")
-	kept, ok := v.basesIn(v.exportedBasesFile(d))
+	kept, ok := v.keptBases(v.firstExportFile(ref))
 	require.True(t, ok)
 	assert.Len(t, kept, 2, "each platform's first export kept")
 }
@@ -274,28 +223,29 @@ func TestABaseKeptForOnePlatformLeavesTheOtherToTheEnginesExport(t *testing.T) {
 // turn: none is lost, none written over; a kept file that cannot be read is
 // left as it is.
 func TestEachPlatformsFirstExportIsKeptBesideTheOthers(t *testing.T) {
-	h := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("e", 64)}
+	ref := "registry.example/library/base@sha256:" + strings.Repeat("e", 64)
 	v := Cache{Dir: t.TempDir()}
-	first := func(arch string) registryImage {
+	file := v.firstExportFile(ref)
+	first := func(arch string) keptBase {
 		id, _, err := v1.SHA256(strings.NewReader(arch))
 		require.NoError(t, err)
-		return registryImage{Platform: &v1.Platform{OS: "linux", Architecture: arch}, DiffIDs: []v1.Hash{id}}
+		return keptBase{Platform: &v1.Platform{OS: "linux", Architecture: arch}, DiffIDs: []v1.Hash{id}}
 	}
-	v.keepExported(h, []registryImage{first("amd64")})
+	v.keepFirstExports(ref, []keptBase{first("amd64")})
 	var wg sync.WaitGroup
 	for _, arch := range []string{"arm64", "ppc64le", "s390x", "riscv64"} {
-		wg.Go(func() { v.keepExported(h, []registryImage{first(arch)}) })
+		wg.Go(func() { v.keepFirstExports(ref, []keptBase{first(arch)}) })
 	}
 	wg.Wait()
-	v.keepExported(h, []registryImage{{Platform: first("amd64").Platform, DiffIDs: []v1.Hash{{Algorithm: "sha256", Hex: strings.Repeat("0", 64)}}}})
-	kept, ok := v.basesIn(v.exportedBasesFile(h))
+	v.keepFirstExports(ref, []keptBase{{Platform: first("amd64").Platform, DiffIDs: []v1.Hash{{Algorithm: "sha256", Hex: strings.Repeat("0", 64)}}}})
+	kept, ok := v.keptBases(file)
 	require.True(t, ok)
 	require.Len(t, kept, 5, "every platform's")
 	assert.Equal(t, first("amd64").DiffIDs, kept[0].DiffIDs, "the first export of a platform stays")
 
-	require.NoError(t, os.WriteFile(v.exportedBasesFile(h), []byte("not json"), 0o644))
-	v.keepExported(h, []registryImage{first("arm64")})
-	data, err := os.ReadFile(v.exportedBasesFile(h))
+	require.NoError(t, os.WriteFile(file, []byte("not json"), 0o644))
+	v.keepFirstExports(ref, []keptBase{first("arm64")})
+	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	assert.Equal(t, "not json", string(data), "a file not read is not written over")
 }

@@ -1,7 +1,6 @@
 package ocipublish
 
 import (
-	"context"
 	"io"
 	"path/filepath"
 	"testing"
@@ -40,15 +39,17 @@ func TestNormalizedDigestsStayWhatTheyWere(t *testing.T) {
 		{"on a base read from the engine's export", func() Prepare {
 			return Prepare{Tarball: layoutTarball(t, onBase(t, base, commit.Add(96*time.Hour))), BaseTarball: layoutTarball(t, base)}
 		}, "sha256:6fe96bb23664d1d9c1755f0455bfdb81fa4e02f80070d027a55cf47634c75d71"},
-		{"on a base its registry gives, remade by a restarted engine", func() Prepare {
-			return Prepare{Tarball: layoutTarball(t, imageOf(t, anew, own)), BaseRef: inRegistry(t, imageOf(t, pulled)), Cache: t.TempDir()}
+		{"on a base first exported, remade by a restarted engine", func() Prepare {
+			v := Cache{Dir: t.TempDir()}
+			ref := firstExported(t, imageOf(t, pulled), v)
+			return Prepare{Tarball: layoutTarball(t, imageOf(t, anew, own)), BaseTarball: layoutTarball(t, imageOf(t, anew)), BaseRef: ref, Cache: v.Dir}
 		}, "sha256:185d4f401ae96209114ddb318ed5d6c8e405ed949e981830fcae64a33eb5a514"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := tc.prep()
 			p.Kind, p.Created = "backend", commit
 			out := filepath.Join(t.TempDir(), "out")
-			require.NoError(t, Normalized(context.Background(), p, t.TempDir(), out, io.Discard))
+			require.NoError(t, Normalized(p, t.TempDir(), out, io.Discard))
 			got, err := loadBack(t, out)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, digestOf(t, got))

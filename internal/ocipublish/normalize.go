@@ -60,7 +60,7 @@ func normalizeImage(dir string, img image, epoch time.Time, v Cache, base *Base)
 	epoch = epoch.UTC().Truncate(time.Second)
 	cfg := img.config.DeepCopy()
 	keptLayers := keptOf(cfg, base)
-	rebasedLayers, err := base.rebased(dir, img, keptLayers)
+	rebasedLayers, err := base.rebased(dir, img, keptLayers, v)
 	if err != nil {
 		return v1.Descriptor{}, err
 	}
@@ -69,7 +69,7 @@ func normalizeImage(dir string, img image, epoch time.Time, v Cache, base *Base)
 		mt = img.desc.MediaType
 	}
 	for i := keptLayers; i < rebasedLayers; i++ {
-		l := base.registry.layers[i]
+		l := base.firstExport[i]
 		if isGzip(l.MediaType) && isGzip(img.manifest.Layers[i].MediaType) {
 			// the same bytes are an OCI and a Docker gzip layer: named as
 			// the exporter named the image's, as on a fresh engine
@@ -79,7 +79,7 @@ func normalizeImage(dir string, img image, epoch time.Time, v Cache, base *Base)
 		cfg.RootFS.DiffIDs[i] = base.DiffIDs[i]
 	}
 	if rebasedLayers > keptLayers {
-		base.registry.tookPlace = max(base.registry.tookPlace, rebasedLayers-keptLayers)
+		base.tookPlace = max(base.tookPlace, rebasedLayers-keptLayers)
 	}
 	keptLayers = rebasedLayers
 	layers := make([]v1.Descriptor, len(img.manifest.Layers))
@@ -93,11 +93,6 @@ func normalizeImage(dir string, img image, epoch time.Time, v Cache, base *Base)
 			if i < keptLayers {
 				// the base's times stay: they are the base's, not the build's
 				layers[i], errs[i] = reencode(dir, l, cfg.RootFS.DiffIDs[i], v)
-				if r := base.layerAsRead(i); errs[i] == nil && r != nil && r.Digest != l.Digest && isGzip(r.MediaType) && isGzip(layers[i].MediaType) {
-					// kept by the blob the base was read as too: a repair
-					// after a restart looks it up so (baseRegistry.path)
-					v.keepReencoded(dir, *r, layers[i])
-				}
 			} else {
 				layers[i], cfg.RootFS.DiffIDs[i], errs[i] = clampLayer(dir, l, cfg.RootFS.DiffIDs[i], epoch, v)
 			}

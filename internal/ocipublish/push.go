@@ -273,12 +273,9 @@ const (
 	answerLimit    = 8 << 20
 )
 
-// boundedAnswers bounds every answer's body: errorBodyLimit, answerLimit;
-// with blobs, an answer that is no error is a layer's download, which its
-// reader bounds by the layer's size.
+// boundedAnswers bounds every answer's body: errorBodyLimit, answerLimit.
 type boundedAnswers struct {
 	http.RoundTripper
-	blobs bool
 }
 
 func (b boundedAnswers) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -290,7 +287,6 @@ func (b boundedAnswers) RoundTrip(r *http.Request) (*http.Response, error) {
 			io.Reader
 			io.Closer
 		}{io.LimitReader(resp.Body, errorBodyLimit), resp.Body}
-	case b.blobs:
 	default:
 		resp.Body = &overLimit{rc: resp.Body, left: answerLimit}
 	}

@@ -2,7 +2,6 @@ package ocipublish
 
 import (
 	"archive/tar"
-	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -13,103 +12,51 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"golang.org/x/sync/errgroup"
 )
 
-// fetchRebaseLayers brings, for each layer of the base the image img does
-// not have by diff ID (keptOf), a file holding the base's own tar of it
-// (baseRegistry.path): an engine restarted on its state makes a base's
-// layers anew from its unpacked files (tests/engine-facts.md, fact 48), and
-// rebased then compares their files with the base's own. A base read from
-// no registry brings nothing; one read from the engine's first export takes
-// the blobs kept of it.
-func (b *Base) fetchRebaseLayers(ctx context.Context, dir string, img image) error {
-	if b == nil || b.registry == nil {
-		return nil
-	}
-	r := b.registry
-	kept := keptOf(img.config, b)
-	if !b.rebasable(img, kept) {
-		return nil
-	}
-	ctx, cancel := context.WithTimeoutCause(ctx, baseLayersLimit, fmt.Errorf("its layers did not come within %s", baseLayersLimit))
-	defer cancel()
-	paths := make([]string, len(r.layers))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(4)
-	for n := kept; n < len(r.layers); n++ {
-		g.Go(func() (err error) {
-			if paths[n], err = r.blobs.path(gctx, dir, r.layers[n], b.DiffIDs[n]); err != nil {
-				return fmt.Errorf("the base's layer %d: %w", n, limitErr(gctx, err))
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return limitErr(ctx, err)
-	}
-	if r.paths == nil {
-		r.paths = map[v1.Hash]string{}
-	}
-	for n := kept; n < len(r.layers); n++ {
-		if paths[n] != "" {
-			r.paths[r.layers[n].Digest] = paths[n]
-		}
-	}
-	return nil
-}
-
 // rebasable reports whether img, of whose leading layers kept are b's by
-// diff ID, may have more of b's registry's layers past those: b is read
-// from its registry, its layers there are as many as its diff IDs, and img
-// has at least as many layers.
+// diff ID, may have more of b's first exported layers past those: b was
+// first exported as many layers as its diff IDs, and img has as many.
 func (b *Base) rebasable(img image, kept int) bool {
-	return b != nil && b.registry != nil && kept < len(b.registry.layers) &&
-		len(b.registry.layers) == len(b.DiffIDs) && len(img.manifest.Layers) >= len(b.registry.layers)
+	return b != nil && kept < len(b.firstExport) && len(b.firstExport) == len(b.DiffIDs) && len(img.manifest.Layers) >= len(b.firstExport)
 }
 
 // rebased is how many leading layers of img are its base's, counting, past
 // the first kept (equal by diff ID), those that hold the same files as the
-// base's layer at the same place but not its bytes: a layer an engine
-// restarted on its state made anew (fetchRebaseLayers). The base's own
-// layer then takes its place, so the image gets the digest a fresh engine
-// gives it. A layer that differs in any file, mode, owner, link or time is
-// the build's, and so is every layer after it.
-func (b *Base) rebased(dir string, img image, kept int) (int, error) {
+// base's first exported layer at the same place (its canonical blob, which
+// v keeps) but not its bytes: a layer an engine restarted on its state made
+// anew (tests/engine-facts.md, fact 48). The first exported layer then
+// takes its place, so the image gets the digest a fresh engine gives it. A
+// layer that differs in any file, mode, owner, link or time is the build's,
+// and so is every layer after it.
+func (b *Base) rebased(dir string, img image, kept int, v Cache) (int, error) {
 	if !b.rebasable(img, kept) {
 		return kept, nil
 	}
-	r := b.registry
 	lower := map[string]entry{} // the files of the base's layers below, the upper one's over the lower's
-	for n := range r.layers {
-		var base map[string]entry
-		if n < kept {
-			// the image's own layer is the base's: the same diff ID
-			l := img.manifest.Layers[n]
-			var err error
-			if base, err = entriesOf(blobPath(dir, l.Digest), l); err != nil {
-				return kept, fmt.Errorf("layer %d: %w", n, err)
-			}
-		} else {
-			basePath, ok := r.paths[r.layers[n].Digest]
-			if !ok {
+	for n, first := range b.firstExport {
+		l := img.manifest.Layers[n]
+		built, err := entriesOf(blobPath(dir, l.Digest), l)
+		if err != nil {
+			return kept, fmt.Errorf("layer %d: %w", n, err)
+		}
+		if n >= kept {
+			p := v.reencodedFile(first.Digest)
+			if v.Dir == "" || !fileExists(p) {
 				return n, nil
 			}
-			var err error
-			if base, err = entriesOf(basePath, r.layers[n]); err != nil {
-				return kept, fmt.Errorf("the base's layer %d: %w", n, err)
-			}
-			built, err := entriesOf(blobPath(dir, img.manifest.Layers[n].Digest), img.manifest.Layers[n])
+			base, err := entriesOf(p, first)
 			if err != nil {
-				return kept, fmt.Errorf("layer %d: %w", n, err)
+				return kept, fmt.Errorf("the base's layer %d: %w", n, err)
 			}
 			if !sameOver(built, base, lower) {
 				return n, nil
 			}
+			built = base
 		}
-		maps.Copy(lower, base)
+		maps.Copy(lower, built)
 	}
-	return len(r.layers), nil
+	return len(b.firstExport), nil
 }
 
 // sameOver reports whether a layer built holds what the base's layer does,

@@ -2,7 +2,6 @@ package ocipublish
 
 import (
 	"archive/tar"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -38,23 +37,21 @@ type Prepare struct {
 	// stage starts from, for the same platforms (see Base); none: no layer is
 	// known to be the base image's.
 	BaseTarball string `json:"baseTarball,omitempty"`
-	// BaseRef is that image's reference pinned by digest, as the engine
-	// resolved it: read from its registry (RegistryBases), it names the
-	// base's layers as they are on every engine, which BaseTarball does not
-	// on an engine restarted on its state. None: BaseTarball alone.
+	// BaseRef is that image's reference pinned by the digest the engine
+	// resolved it to: what the first export of it is kept by (firstExports).
+	// None: nothing is kept.
 	BaseRef string `json:"baseRef,omitempty"`
 }
 
 // Normalized normalizes the image of the tarball, checks its platforms and
 // writes it as an OCI layout into out; work holds the base's metadata. The
-// tarball is unpacked into out itself, so each blob normalizing keeps (every
-// base layer, every layer with no later time) is written once, not copied
-// again, and what it replaced is removed after. The base is read from its
-// registry (BaseRef), else from its tarball; a base that cannot be read
-// there is said on warn and read from the tarball, one read nowhere is
-// left out: the publish stays right, every layer is then checked for later
-// times.
-func Normalized(ctx context.Context, p Prepare, work, out string, warn io.Writer) error {
+// tarball is unpacked into out itself, so each blob normalizing keeps is
+// written once, not copied again, and what it replaced is removed after.
+// The base is the one first exported (firstExports), else the one in the
+// base tarball, for each platform; one that cannot be read is said on warn
+// and left out: the publish stays right, every layer is then checked for
+// later times. It reads no network.
+func Normalized(p Prepare, work, out string, warn io.Writer) error {
 	if err := Unpack(p.Tarball, out); err != nil {
 		return err
 	}
@@ -67,42 +64,28 @@ func Normalized(ctx context.Context, p Prepare, work, out string, warn io.Writer
 		return err
 	}
 	o := Options{Epoch: p.Created, Platforms: p.Platforms, Cache: Cache{Dir: p.Cache}}
-	// the base as the engine exported it, when its registry could not be
-	// read: kept for a publish after a restart
-	var exported []registryImage
-	if p.BaseRef != "" {
-		if o.Bases, err = RegistryBases(ctx, p.BaseRef, o.Cache); err != nil {
-			fmt.Fprintf(warn, "oci-publish: the %s image's base: %v; its export from the engine is read instead, and kept by its digest for a publish after a restart (tests/engine-facts.md, fact 48 and fact 52)\n", p.Kind, shown(err))
-		}
-	}
-	// the engine's export of the base gives each platform the registry, or
-	// an export kept before, did not
-	if lacksBase(imgs, o.Bases) && p.BaseTarball != "" {
+	o.Bases = o.Cache.firstExports(p.BaseRef)
+	// the engine's export of the base gives each platform no first export
+	// is kept for; those it gives whole are kept as first exported
+	var exported []keptBase
+	if slices.ContainsFunc(imgs, func(img image) bool { return baseFor(o.Bases, img.platform) == nil }) && p.BaseTarball != "" {
 		if read, err := ReadBases(p.BaseTarball, filepath.Join(work, "base")); err != nil {
 			fmt.Fprintf(warn, "oci-publish: the %s image's base could not be read from the engine's export, so the layers of a platform it was to give a base are not known to be the base's: %v\n", p.Kind, shown(err))
 		} else {
-			added := slices.DeleteFunc(read, func(b Base) bool { return baseFor(o.Bases, b.Platform) != nil })
-			o.Bases = append(o.Bases, added...)
-			if p.BaseRef != "" {
-				exported = exportedIn(imgs, added)
-			}
+			read = slices.DeleteFunc(read, func(b Base) bool { return baseFor(o.Bases, b.Platform) != nil })
+			o.Bases = append(o.Bases, read...)
+			exported = exportedIn(imgs, read)
 		}
-	}
-	if err := fetchRebaseLayers(ctx, loaded.dir, imgs, o.Bases); err != nil {
-		fmt.Fprintf(warn, "oci-publish: the %s image: %v; its base layers are pushed as the engine made them, so its digest may differ from a fresh engine's (tests/engine-facts.md, fact 48)\n", p.Kind, shown(err))
 	}
 	n, err := Normalize(p.Kind, loaded, o)
 	if err != nil {
 		return err
 	}
-	if len(exported) > 0 {
-		// after Normalize: it kept the canonical blobs of the layers named
-		_, h, _ := pinnedDigest(p.BaseRef)
-		o.Cache.keepExported(h, exported)
-	}
+	// after Normalize: it kept the canonical blobs of the layers named
+	o.Cache.keepFirstExports(p.BaseRef, exported)
 	for _, b := range o.Bases {
-		if b.registry != nil && b.registry.tookPlace > 0 {
-			fmt.Fprintf(warn, "oci-publish: the %s image: %d of its base's layers are %s, in place of the engine's copies made anew from the same files (tests/engine-facts.md, fact 48)\n", p.Kind, b.registry.tookPlace, b.registry.from)
+		if b.tookPlace > 0 {
+			fmt.Fprintf(warn, "oci-publish: the %s image: %d of its base's layers are the ones the engine first exported (kept in the publish's cache volume), in place of its copies made anew from the same files (tests/engine-facts.md, fact 48)\n", p.Kind, b.tookPlace)
 			break
 		}
 	}
@@ -114,32 +97,10 @@ func Normalized(ctx context.Context, p Prepare, work, out string, warn io.Writer
 	return keepOnly(out, n)
 }
 
-// lacksBase reports whether an image of imgs has no base in bases.
-func lacksBase(imgs []image, bases []Base) bool {
-	return slices.ContainsFunc(imgs, func(img image) bool { return baseFor(bases, img.platform) == nil })
-}
-
-// shown is an error as a publish's log says it: a registry's words in it,
-// printable and cut (the body of its answer was read up to errorBodyLimit).
+// shown is an error as a publish's log says it: printable and cut (it may
+// name a tar entry).
 func shown(err error) string {
 	return fielderr.Cut(fielderr.Printable(err.Error()), 500)
-}
-
-// fetchRebaseLayers fetches, for each image of imgs (of the layout in
-// dir), the layers of its base it may have to take the place of
-// (Base.fetchRebaseLayers). On an error no base takes any place.
-func fetchRebaseLayers(ctx context.Context, dir string, imgs []image, bases []Base) error {
-	for _, img := range imgs {
-		if err := baseFor(bases, img.platform).fetchRebaseLayers(ctx, dir, img); err != nil {
-			for _, b := range bases {
-				if b.registry != nil {
-					b.registry.paths = nil
-				}
-			}
-			return err
-		}
-	}
-	return nil
 }
 
 // keepOnly removes from the layout in dir every file that is not the
