@@ -60,10 +60,12 @@ func (b *Base) rebased(dir string, img image, kept int, v Cache) (int, error) {
 }
 
 // sameOver reports whether a layer built holds what the base's layer does,
-// over lower: the same entries, but for a folder the layers below have too,
-// which the engine leaves out of a layer it makes anew when only the
-// folder's own time changed (engine run: `usr/lib` of nginx's second layer).
-// The base's layer, pushed in its place, keeps that time as the base has it.
+// over lower: the same entries, but for those the layers below hold, which
+// the engine leaves out of a layer it makes anew: a folder whose own time
+// alone changed (engine run: `usr/lib` of nginx's second layer), an entry
+// written again as it was (engine run: `etc/.pwd.lock` of a layer that ran
+// `useradd`). The base's layer, pushed in its place, keeps them as the base
+// has them.
 func sameOver(built, base, lower map[string]entry) bool {
 	for name, e := range built {
 		if be, ok := base[name]; !ok || be != e {
@@ -74,7 +76,8 @@ func sameOver(built, base, lower map[string]entry) bool {
 		if _, ok := built[name]; ok {
 			continue
 		}
-		if le, ok := lower[name]; !ok || e.typeflag != tar.TypeDir || le.typeflag != tar.TypeDir {
+		le, ok := lower[name]
+		if !ok || le != e && (e.typeflag != tar.TypeDir || le.typeflag != tar.TypeDir) {
 			return false
 		}
 	}

@@ -168,28 +168,31 @@ func TestLayerPathReadsANameAsAFileSystemDoes(t *testing.T) {
 }
 
 // A layer the engine makes anew leaves out a folder of its base's layer
-// that the layers below have, whatever its time there; a file left out
-// makes it another layer than the base's.
-func TestAFolderTheEngineLeftOutIsTheLayersBelow(t *testing.T) {
+// that the layers below have, whatever its time there, and a file the
+// base's layer wrote again as the layers below have it; a file left out
+// that differs below makes it another layer than the base's.
+func TestWhatTheEngineLeftOutIsTheLayersBelow(t *testing.T) {
 	old := commit.Add(-30 * 24 * time.Hour)
 	lowerLayer := rawLayer(t, file{name: "./", dir: true, mtime: old}, file{name: "./usr/", dir: true, mtime: old},
 		file{name: "./usr/lib/", dir: true, mtime: old}, file{name: "./usr/bin/a", body: "a", mtime: old})
 	app := layer(t, commit.Add(time.Hour), map[string]string{"app/server.mjs": "listen()"})
 	for _, tc := range []struct {
-		name     string
-		libTime  time.Time
-		baseFile string // a file of the layers below the base's layer also has
-		rebased  bool
+		name    string
+		libTime time.Time
+		again   *file // a file of the layers below the base's layer writes again
+		rebased bool
 	}{
-		{"as below", old, "", true},
-		{"its time differs below", old.Add(time.Hour), "", true},
-		{"a file below left out too", old, "usr/bin/a", false},
+		{"a folder as below", old, nil, true},
+		{"a folder whose time differs below", old.Add(time.Hour), nil, true},
+		{"a file written again as it was", old, &file{name: "./usr/bin/a", body: "a", mtime: old}, true},
+		{"a file written again with another content", old, &file{name: "./usr/bin/a", body: "b", mtime: old}, false},
+		{"a file written again with another time", old, &file{name: "./usr/bin/a", body: "a", mtime: old.Add(time.Second)}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			files := []file{{name: "./", dir: true, mtime: old}, {name: "./usr/", dir: true, mtime: old},
 				{name: "./usr/lib/", dir: true, mtime: tc.libTime}, {name: "./usr/lib/x.so", body: "x", mtime: old}}
-			if tc.baseFile != "" {
-				files = append(files, file{name: "./" + tc.baseFile, body: "a", mtime: old})
+			if tc.again != nil {
+				files = append(files, *tc.again)
 			}
 			upper := rawLayer(t, files...)
 			anew := rawLayer(t, file{name: "usr/lib/x.so", body: "x", mtime: old})
