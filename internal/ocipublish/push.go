@@ -164,31 +164,23 @@ func Push(ctx context.Context, r Request, password secret.Text, dir string, log 
 // remote writes whole, or puts as a manifest.
 type root = remote.Taggable
 
-// layoutRoot is the image or index the layout in dir names first, and its
-// digest.
+// layoutRoot is the image or index the layout in dir names first (Load),
+// and its digest.
 func layoutRoot(dir string) (root, v1.Hash, error) {
-	p, err := layout.FromPath(dir)
+	a, err := Load(dir)
+	if err != nil {
+		return nil, v1.Hash{}, err
+	}
+	idx, err := layout.Path(dir).ImageIndex()
 	if err != nil {
 		return nil, v1.Hash{}, fmt.Errorf("read the OCI layout: %w", err)
 	}
-	idx, err := p.ImageIndex()
-	if err != nil {
-		return nil, v1.Hash{}, fmt.Errorf("read the OCI layout: %w", err)
+	if a.root.MediaType.IsIndex() {
+		ii, err := idx.ImageIndex(a.root.Digest)
+		return ii, a.root.Digest, err
 	}
-	im, err := idx.IndexManifest()
-	if err != nil || len(im.Manifests) == 0 {
-		return nil, v1.Hash{}, fmt.Errorf("the OCI layout names no image (%v)", err)
-	}
-	d := im.Manifests[0]
-	switch {
-	case d.MediaType.IsIndex():
-		ii, err := idx.ImageIndex(d.Digest)
-		return ii, d.Digest, err
-	case d.MediaType.IsImage():
-		img, err := idx.Image(d.Digest)
-		return img, d.Digest, err
-	}
-	return nil, v1.Hash{}, fmt.Errorf("the OCI layout names a %s, not an image", d.MediaType)
+	img, err := idx.Image(a.root.Digest)
+	return img, a.root.Digest, err
 }
 
 // tagged is the digest each tag holds, in order (a HEAD of each, at once);

@@ -52,7 +52,7 @@ type Prepare struct {
 // and left out: the publish stays right, every layer is then checked for
 // later times. It reads no network.
 func Normalized(p Prepare, work, out string, warn io.Writer) error {
-	if err := Unpack(p.Tarball, out); err != nil {
+	if err := unpack(p.Tarball, out, -1); err != nil {
 		return err
 	}
 	loaded, err := Load(out)
@@ -134,14 +134,10 @@ func keepOnly(dir string, a Artifact) error {
 	})
 }
 
-// Unpack extracts an image tarball's directories and regular files into
-// dir, refusing any entry that would land outside it.
-func Unpack(tarball, dir string) error {
-	return unpack(tarball, dir, -1)
-}
-
-// unpack is Unpack leaving out every file larger than maxSize (none when
-// negative): the file is skipped, not read, as the tarball is a file.
+// unpack extracts an image tarball's directories and regular files into
+// dir, refusing any entry that would land outside it, and leaving out every
+// file larger than maxSize (none when negative): the file is skipped, not
+// read, as the tarball is a file.
 func unpack(tarball, dir string, maxSize int64) error {
 	f, err := os.Open(tarball)
 	if err != nil {

@@ -61,7 +61,7 @@ func TestASparseFileIsRefusedNotExpanded(t *testing.T) {
 	dir := t.TempDir()
 	tarball := filepath.Join(dir, "image.tar")
 	require.NoError(t, os.WriteFile(tarball, sparseEntry("blobs/sha256/junk", 1<<40), 0o644))
-	err := Unpack(tarball, filepath.Join(dir, "out"))
+	err := unpack(tarball, filepath.Join(dir, "out"), -1)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `read the image tarball: "blobs/sha256/junk" is a sparse file, which no image the engine exports holds`)
 	assert.NoFileExists(t, filepath.Join(dir, "out", "blobs", "sha256", "junk"))
