@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -76,7 +77,8 @@ func newPublishSpec(f publishFlags, hasCodeAsData, drawVersionKnown bool) (*publ
 // resolved it to (Container.imageRef of its first platform's): what
 // normalize keeps the base's first export by (ocipublish.Prepare.BaseRef);
 // "" for none, or when the engine does not say, and normalize then keeps
-// nothing. The engine pulled the base for the build already. The ref keeps
+// nothing. The engine pulled the base for the build already; the base's
+// tarball is exported from this ref, so both name one image. The ref keeps
 // the registry the Dockerfile names: imageRef names the address the engine
 // first pulled that digest from, which may be another (tests/engine-facts.md,
 // fact 50).
@@ -92,7 +94,7 @@ func pinnedBase(ctx context.Context, ref string, platforms []string) string {
 		platform = platforms[0]
 	}
 	var pinned string
-	// a failure or the limit only leaves the registry unread
+	// a failure or the limit only leaves the base's first export unkept
 	_ = steplimit.Wait(ctx, steplimit.Pull, "resolve the base image "+ref, func(ctx context.Context) (err error) {
 		pinned, err = dag.Container(dagger.ContainerOpts{Platform: dagger.Platform(platform)}).From(ref).ImageRef(ctx)
 		return err
@@ -138,7 +140,8 @@ func (s *publishSpec) run(ctx context.Context, b *Build) (*Release, error) {
 				if err := recipes[i].built(ctx, variants); err != nil {
 					return nil, err
 				}
-				return s.push(ctx, target, variants, baseTarball(recipes[i].base, s.platforms), pinnedBase(ctx, recipes[i].base, s.platforms))
+				pinned := pinnedBase(ctx, recipes[i].base, s.platforms)
+				return s.push(ctx, target, variants, baseTarball(cmp.Or(pinned, recipes[i].base), s.platforms), pinned)
 			})
 			mu.Lock()
 			defer mu.Unlock()

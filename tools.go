@@ -163,10 +163,11 @@ const (
 )
 
 // Normalize keeps, in a cache volume, what its output depends on only by
-// digest (ocipublish.Cache): re-encoded layers, a base's first export. The volume keeps its name across versions of the
-// module (those built by one Go release share its canonical blobs): a base's
-// first export cannot be made again on an engine restarted since it pulled
-// the base (tests/engine-facts.md, fact 52).
+// digest (ocipublish.Cache): re-encoded layers, a base's first export. The
+// volume keeps its name across versions of the module (those built by one
+// Go release share its canonical blobs): a base's first export cannot be
+// made again on an engine restarted since it pulled the base
+// (tests/engine-facts.md, fact 52).
 const (
 	cacheDir    = "/var/cache/lowcode-pipeline/publish"
 	cacheVolume = "lowcode-pipeline-layer-verdicts"

@@ -82,8 +82,8 @@ const maxName = 255 // registry/repository, as both libraries bound it
 // go-containerregistry as the repository). A repository of one character
 // (r.example.com/a) is taken, as Docker and the OCI distribution spec take
 // it, though go-containerregistry asks for two: no such name is pushed
-// (each has its {kind}), and a base image so named is read from its
-// export, not its registry.
+// (each has its {kind}), and a base image is only read from the engine's
+// export of it.
 // Errors do not repeat ref: the caller names its flag and value.
 func Parse(ref string) (Ref, error) {
 	if ref == "" {

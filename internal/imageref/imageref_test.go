@@ -39,7 +39,7 @@ func TestValidateDeployable(t *testing.T) {
 	}
 }
 
-// A base is read at the registry its Dockerfile names, by the digest the
+// A base is named as its Dockerfile names it, pinned by the digest the
 // engine resolved: the engine's imageRef may name another address it pulled
 // that digest from first (engine-facts 50).
 func TestPinnedAsKeepsTheNamedRegistry(t *testing.T) {

@@ -8,9 +8,9 @@ import (
 
 // Cache is a folder kept between publishes (the module keeps it in a
 // cache volume): the blob a layer was re-encoded to (reencode), so a layer
-// is compressed once, and what a base's registry said or the engine first
-// exported of a base (basereg.go). A zero Cache keeps nothing, and what
-// cannot be written only loses the saving.
+// is compressed once, and what the engine first exported of a base
+// (firstexport.go). A zero Cache keeps nothing, and what cannot be written
+// only loses the saving.
 type Cache struct {
 	Dir string
 }

@@ -34,11 +34,20 @@ type keptBase struct {
 // for a ref without a digest or nothing kept.
 func (v Cache) firstExports(ref string) []Base {
 	kept, _ := v.keptBases(v.firstExportFile(ref))
-	bases := make([]Base, len(kept))
-	for i, k := range kept {
-		bases[i] = Base{Platform: k.Platform, DiffIDs: k.DiffIDs, firstExport: k.Layers}
+	var bases []Base
+	for _, k := range kept {
+		if v.holdsBlobsOf(k) {
+			bases = append(bases, Base{Platform: k.Platform, DiffIDs: k.DiffIDs, firstExport: k.Layers})
+		}
 	}
 	return bases
+}
+
+// holdsBlobsOf reports whether v holds the canonical blob of each of k's
+// layers, which a module built by another Go release does not (encoder),
+// nor a cache that could not write them.
+func (v Cache) holdsBlobsOf(k keptBase) bool {
+	return !slices.ContainsFunc(k.Layers, func(l v1.Descriptor) bool { return !fileExists(v.reencodedFile(l.Digest)) })
 }
 
 // exportedIn is the base of each image of imgs that holds it whole (every
@@ -56,9 +65,11 @@ func exportedIn(imgs []image, read []Base) []keptBase {
 	return found
 }
 
-// keepFirstExports keeps found (exportedIn) for the base ref, for each
-// platform none is kept for: an export the engine makes after a restart
-// holds other tars.
+// keepFirstExports keeps found (exportedIn) for the base ref, each whose
+// canonical blobs v holds, for each platform none is kept for: an export
+// the engine makes after a restart holds other tars. One kept whose blobs
+// are gone stays: the next publish on an engine that exports the base as
+// pulled writes them again.
 func (v Cache) keepFirstExports(ref string, found []keptBase) {
 	file := v.firstExportFile(ref)
 	if file == "" || len(found) == 0 {
@@ -71,7 +82,7 @@ func (v Cache) keepFirstExports(ref string, found []keptBase) {
 	}
 	all := slices.Clone(kept)
 	for _, f := range found {
-		if !slices.ContainsFunc(all, func(k keptBase) bool {
+		if v.holdsBlobsOf(f) && !slices.ContainsFunc(all, func(k keptBase) bool {
 			return samePlatform(k.Platform, f.Platform) || k.Platform == nil && f.Platform == nil
 		}) {
 			all = append(all, f)

@@ -65,7 +65,9 @@ func (b *Base) rebased(dir string, img image, kept int, v Cache) (int, error) {
 // alone changed (engine run: `usr/lib` of nginx's second layer), an entry
 // written again as it was (engine run: `etc/.pwd.lock` of a layer that ran
 // `useradd`). The base's layer, pushed in its place, keeps them as the base
-// has them.
+// has them. lower holds every entry of the layers below, whiteouts not
+// applied: the engine's copy, a diff over those layers, holds an entry one
+// of them deletes.
 func sameOver(built, base, lower map[string]entry) bool {
 	for name, e := range built {
 		if be, ok := base[name]; !ok || be != e {
@@ -77,7 +79,10 @@ func sameOver(built, base, lower map[string]entry) bool {
 			continue
 		}
 		le, ok := lower[name]
-		if !ok || le != e && (e.typeflag != tar.TypeDir || le.typeflag != tar.TypeDir) {
+		if ok && e.typeflag == tar.TypeDir {
+			le.mtime = e.mtime
+		}
+		if !ok || le != e {
 			return false
 		}
 	}
@@ -90,7 +95,7 @@ func sameOver(built, base, lower map[string]entry) bool {
 // as the link.
 type entry struct {
 	typeflag                      byte
-	mode                          int64
+	mode, devmajor, devminor      int64
 	uid, gid                      int
 	size                          int64
 	linkname, mtime, xattr, group string
@@ -135,7 +140,8 @@ func entriesOf(p string, d v1.Descriptor) (map[string]entry, error) {
 			links[target] = append(links[target], name)
 			continue
 		}
-		e := entry{typeflag: h.Typeflag, mode: h.Mode, uid: h.Uid, gid: h.Gid, size: h.Size,
+		e := entry{typeflag: h.Typeflag, mode: h.Mode, devmajor: h.Devmajor, devminor: h.Devminor, uid: h.Uid, gid: h.Gid,
+			size:     h.Size,
 			linkname: h.Linkname, mtime: h.ModTime.UTC().Truncate(1e9).String(), xattr: xattrsOf(h)}
 		hash := sha256.New()
 		if _, err := io.Copy(hash, tr); err != nil {

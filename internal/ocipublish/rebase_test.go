@@ -28,6 +28,7 @@ type file struct {
 	name, body, link string
 	dir              bool
 	mtime            time.Time
+	mode             int64 // none: 0644, a directory 0755
 }
 
 // rawLayer is a gzip layer of files, in order, names as given.
@@ -42,6 +43,9 @@ func rawLayer(t *testing.T, files ...file) v1.Layer {
 		}
 		if f.link != "" {
 			h.Typeflag, h.Linkname, h.Size = tar.TypeLink, f.link, 0
+		}
+		if f.mode != 0 {
+			h.Mode = f.mode
 		}
 		require.NoError(t, tw.WriteHeader(h))
 		_, err := tw.Write([]byte(f.body))
@@ -179,18 +183,20 @@ func TestWhatTheEngineLeftOutIsTheLayersBelow(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		libTime time.Time
+		libMode int64
 		again   *file // a file of the layers below the base's layer writes again
 		rebased bool
 	}{
-		{"a folder as below", old, nil, true},
-		{"a folder whose time differs below", old.Add(time.Hour), nil, true},
-		{"a file written again as it was", old, &file{name: "./usr/bin/a", body: "a", mtime: old}, true},
-		{"a file written again with another content", old, &file{name: "./usr/bin/a", body: "b", mtime: old}, false},
-		{"a file written again with another time", old, &file{name: "./usr/bin/a", body: "a", mtime: old.Add(time.Second)}, false},
+		{"a folder as below", old, 0, nil, true},
+		{"a folder whose time differs below", old.Add(time.Hour), 0, nil, true},
+		{"a folder whose mode differs below", old, 0o700, nil, false},
+		{"a file written again as it was", old, 0, &file{name: "./usr/bin/a", body: "a", mtime: old}, true},
+		{"a file written again with another content", old, 0, &file{name: "./usr/bin/a", body: "b", mtime: old}, false},
+		{"a file written again with another time", old, 0, &file{name: "./usr/bin/a", body: "a", mtime: old.Add(time.Second)}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			files := []file{{name: "./", dir: true, mtime: old}, {name: "./usr/", dir: true, mtime: old},
-				{name: "./usr/lib/", dir: true, mtime: tc.libTime}, {name: "./usr/lib/x.so", body: "x", mtime: old}}
+				{name: "./usr/lib/", dir: true, mtime: tc.libTime, mode: tc.libMode}, {name: "./usr/lib/x.so", body: "x", mtime: old}}
 			if tc.again != nil {
 				files = append(files, *tc.again)
 			}
@@ -264,9 +270,11 @@ func TestEveryImageOnARemadeBaseGetsItsFreshDigest(t *testing.T) {
 	}
 }
 
-// A first export whose canonical blobs are gone from the cache puts nothing
-// back: the image keeps the engine's layers, whole, as with nothing kept; a
-// base ref without a digest keeps nothing.
+// A first export whose canonical blobs are gone from the cache (a module
+// built by another Go release, a cache that could not write them) puts
+// nothing back: the image keeps the engine's layers, whole, as with nothing
+// kept, and the next first export takes its place. A base ref without a
+// digest keeps nothing.
 func TestAFirstExportWithoutItsBlobsLeavesTheEnginesLayers(t *testing.T) {
 	pulled, anew := remadeBase(t)
 	own := layer(t, commit.Add(time.Hour), map[string]string{"app/server.mjs": "listen()"})
@@ -275,10 +283,18 @@ func TestAFirstExportWithoutItsBlobsLeavesTheEnginesLayers(t *testing.T) {
 
 	v := Cache{Dir: t.TempDir()}
 	ref := firstExported(t, imageOf(t, pulled), v)
+	fresh, _ := publishedOn(t, imageOf(t, pulled, own), imageOf(t, pulled), ref, v)
 	require.NoError(t, os.RemoveAll(filepath.Join(v.Dir, encoder)))
 	got, said := publishedOn(t, built, imageOf(t, anew), ref, v)
 	assert.Empty(t, said)
 	assert.Equal(t, digestOf(t, unkept), digestOf(t, got))
+
+	// the next first export takes its place: after it, a restarted engine's
+	// image gets its fresh digest again
+	publishedOn(t, imageOf(t, pulled, own), imageOf(t, pulled), ref, v)
+	again, said := publishedOn(t, built, imageOf(t, anew), ref, v)
+	assert.Contains(t, said, "1 "+putBack)
+	assert.Equal(t, digestOf(t, fresh), digestOf(t, again))
 
 	none := Cache{Dir: t.TempDir()}
 	publishedOn(t, imageOf(t, pulled), imageOf(t, pulled), "registry.example/library/base:stable", none)
