@@ -1,6 +1,7 @@
 package ocipublish
 
 import (
+	"compress/gzip"
 	"fmt"
 	"io"
 	"os"
@@ -36,45 +37,62 @@ func reencode(dir string, l v1.Descriptor, diffID v1.Hash, v Cache) (v1.Descript
 	if d, ok := v.reencoded(dir, l); ok {
 		return d, nil
 	}
-	f, err := os.Open(blobPath(dir, l.Digest))
-	if err != nil {
-		return v1.Descriptor{}, fmt.Errorf("read the layer: %w", err)
-	}
-	defer f.Close()
-	zr, err := newLayerReader(f)
-	if err != nil {
-		return v1.Descriptor{}, fmt.Errorf("read the layer: %w", err)
-	}
-	defer zr.Close()
-	w, err := newBlobWriter(dir)
-	if err != nil {
-		return v1.Descriptor{}, err
-	}
-	zw, err := newCanonicalWriter(w)
-	if err != nil {
-		w.abort()
-		return v1.Descriptor{}, err
-	}
-	tarSum := newHashCounter()
-	if _, err := io.CopyBuffer(io.MultiWriter(&tarSum, zw), zr, make([]byte, 256<<10)); err != nil {
-		w.abort()
-		return v1.Descriptor{}, fmt.Errorf("read the layer: %w", err)
-	}
-	if err := zw.Close(); err != nil {
-		w.abort()
-		return v1.Descriptor{}, err
-	}
-	if got := tarSum.sum(); got != diffID {
-		w.abort()
-		return v1.Descriptor{}, fmt.Errorf("the layer %s holds content %s, not the %s its image's config says", short(l.Digest), short(got), short(diffID))
-	}
-	d, err := w.commit(l.MediaType)
+	d, _, err := recompress(dir, l, diffID, func(r io.Reader, w io.Writer) error {
+		if _, err := io.CopyBuffer(w, r, make([]byte, 256<<10)); err != nil {
+			return fmt.Errorf("read the layer: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
 		return v1.Descriptor{}, err
 	}
 	d.Annotations = l.Annotations
 	v.keepReencoded(dir, l, d)
 	return d, nil
+}
+
+// recompress writes into the layout in dir the tar stream of the layer l
+// (gzip or uncompressed) as transform copies it, in one pass: the tar is
+// hashed (its diff ID, which must be want unless that is zero) and, for a
+// gzip layer, compressed in the canonical encoding as it is written, so the
+// layer is never held whole; an uncompressed one stays a plain tar.
+func recompress(dir string, l v1.Descriptor, want v1.Hash, transform func(tar io.Reader, out io.Writer) error) (v1.Descriptor, v1.Hash, error) {
+	f, err := os.Open(blobPath(dir, l.Digest))
+	if err != nil {
+		return v1.Descriptor{}, v1.Hash{}, fmt.Errorf("read the layer: %w", err)
+	}
+	defer f.Close()
+	r, err := uncompressed(f, l.MediaType)
+	if err != nil {
+		return v1.Descriptor{}, v1.Hash{}, err
+	}
+	defer r.Close()
+	w, err := newBlobWriter(dir)
+	if err != nil {
+		return v1.Descriptor{}, v1.Hash{}, err
+	}
+	var out io.Writer = w
+	var zw *gzip.Writer
+	if isGzip(l.MediaType) {
+		zw, err = newCanonicalWriter(w)
+		out = zw
+	}
+	diffID := newHashCounter()
+	if err == nil {
+		err = transform(r, io.MultiWriter(&diffID, out))
+	}
+	if err == nil && zw != nil {
+		err = zw.Close()
+	}
+	if got := diffID.sum(); err == nil && want != (v1.Hash{}) && got != want {
+		err = fmt.Errorf("the layer %s holds content %s, not the %s its image's config says", short(l.Digest), short(got), short(want))
+	}
+	if err != nil {
+		w.abort()
+		return v1.Descriptor{}, v1.Hash{}, err
+	}
+	d, err := w.commit(l.MediaType)
+	return d, diffID.sum(), err
 }
 
 // short is a digest's first 12 hex digits, as an error names it.

@@ -141,12 +141,7 @@ func clampLayer(dir string, l v1.Descriptor, diffID v1.Hash, epoch time.Time, v 
 		d, err := reencode(dir, l, diffID, v)
 		return d, diffID, err
 	}
-	f, err := os.Open(blobPath(dir, l.Digest))
-	if err != nil {
-		return v1.Descriptor{}, v1.Hash{}, fmt.Errorf("read the layer: %w", err)
-	}
-	defer f.Close()
-	return rewrite(dir, f, l.MediaType, epoch)
+	return rewrite(dir, l, epoch)
 }
 
 // hasTimeAfter reads the layer's headers for a time after epoch.
@@ -173,47 +168,19 @@ func hasTimeAfter(dir string, l v1.Descriptor, epoch time.Time) (bool, error) {
 	}
 }
 
-// rewrite copies the layer blob's tar stream, media type mt, with every
-// time clamped into a new blob of the layout in dir, in one pass: the tar is
-// hashed (its diff ID) and compressed as it is written, so the layer is
-// never held whole. Each header is built anew from the fields that describe
-// the file (as archive/tar asks of a header read and written back), without a
-// format: the writer then rounds times to the second and writes no access or
-// change time. A gzip layer is compressed in the canonical encoding
-// (newCanonicalWriter), whose output depends on the bytes alone, not on how
-// they are written: equal contents give equal bytes. An uncompressed one
-// stays a plain tar.
-func rewrite(dir string, blob io.Reader, mt types.MediaType, epoch time.Time) (v1.Descriptor, v1.Hash, error) {
-	r, err := uncompressed(blob, mt)
-	if err != nil {
-		return v1.Descriptor{}, v1.Hash{}, err
-	}
-	defer r.Close()
-	w, err := newBlobWriter(dir)
-	if err != nil {
-		return v1.Descriptor{}, v1.Hash{}, err
-	}
-	diffID := newHashCounter()
-	var tarOut io.Writer = io.MultiWriter(&diffID, w)
-	var zw io.WriteCloser
-	if isGzip(mt) {
-		if zw, err = newCanonicalWriter(w); err != nil {
-			w.abort()
-			return v1.Descriptor{}, v1.Hash{}, err
-		}
-		tarOut = io.MultiWriter(&diffID, zw)
-	}
-	if err := clampTar(tar.NewReader(r), tar.NewWriter(tarOut), epoch, zw); err != nil {
-		w.abort()
-		return v1.Descriptor{}, v1.Hash{}, err
-	}
-	d, err := w.commit(mt)
-	return d, diffID.sum(), err
+// rewrite writes the layer l anew into the layout in dir with every time
+// clamped to epoch (recompress): each header is built anew from the fields
+// that describe the file (as archive/tar asks of a header read and written
+// back), without a format, so the writer rounds times to the second and
+// writes no access or change time. Equal contents give equal bytes.
+func rewrite(dir string, l v1.Descriptor, epoch time.Time) (v1.Descriptor, v1.Hash, error) {
+	return recompress(dir, l, v1.Hash{}, func(r io.Reader, w io.Writer) error {
+		return clampTar(tar.NewReader(r), tar.NewWriter(w), epoch)
+	})
 }
 
-// clampTar copies tr to tw with every time clamped, and closes tw, then zw
-// when there is one.
-func clampTar(tr *tar.Reader, tw *tar.Writer, epoch time.Time, zw io.WriteCloser) error {
+// clampTar copies tr to tw with every time clamped, and closes tw.
+func clampTar(tr *tar.Reader, tw *tar.Writer, epoch time.Time) error {
 	buf := make([]byte, 256<<10)
 	for {
 		h, err := tr.Next()
@@ -238,13 +205,7 @@ func clampTar(tr *tar.Reader, tw *tar.Writer, epoch time.Time, zw io.WriteCloser
 			return fmt.Errorf("copy %s: %w", h.Name, err)
 		}
 	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	if zw != nil {
-		return zw.Close()
-	}
-	return nil
+	return tw.Close()
 }
 
 // openTar opens the layer blob at p (media type mt) as a tar stream; done

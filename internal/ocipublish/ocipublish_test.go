@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -296,22 +297,27 @@ func TestARewrittenLayerIsTheSameBytesWhateverTheBuildsCompression(t *testing.T)
 				require.NoError(t, err)
 				c, err := in.Compressed()
 				require.NoError(t, err)
-				var stored io.Reader = c // the layer's blob, as a layout holds it
-				if mt == types.OCIUncompressedLayer {
-					stored = bytes.NewReader(raw.Bytes())
-				}
-				dir := t.TempDir()
-				got, diffID, err := rewrite(dir, stored, mt, commit)
+				stored, err := io.ReadAll(c) // the layer's blob, as a layout holds it
 				require.NoError(t, err)
 				require.NoError(t, c.Close())
+				if mt == types.OCIUncompressedLayer {
+					stored = raw.Bytes()
+				}
+				dir := t.TempDir()
+				h, _, err := v1.SHA256(bytes.NewReader(stored))
+				require.NoError(t, err)
+				require.NoError(t, os.MkdirAll(filepath.Dir(blobPath(dir, h)), 0o755))
+				require.NoError(t, os.WriteFile(blobPath(dir, h), stored, 0o644))
+				got, diffID, err := rewrite(dir, v1.Descriptor{MediaType: mt, Digest: h, Size: int64(len(stored))}, commit)
+				require.NoError(t, err)
 
 				blob, err := os.ReadFile(blobPath(dir, got.Digest))
 				require.NoError(t, err)
 				assert.EqualValues(t, len(blob), got.Size)
 				assert.Equal(t, mt, got.MediaType)
-				h, _, err := v1.SHA256(bytes.NewReader(blob))
+				sum, _, err := v1.SHA256(bytes.NewReader(blob))
 				require.NoError(t, err)
-				assert.Equal(t, h, got.Digest, "the digest is the blob's")
+				assert.Equal(t, sum, got.Digest, "the digest is the blob's")
 				clamped := blob
 				if mt != types.OCIUncompressedLayer {
 					zr, err := gzip.NewReader(bytes.NewReader(blob))

@@ -75,7 +75,7 @@ func TestASparseFileIsRefusedNotExpanded(t *testing.T) {
 	for name, read := range map[string]func() error{
 		"the check for later times": func() error { _, err := hasTimeAfter(dir, l, commit); return err },
 		"the rewrite": func() error {
-			_, _, err := rewrite(dir, bytes.NewReader(data), l.MediaType, commit)
+			_, _, err := rewrite(dir, l, commit)
 			return err
 		},
 		"the comparison with the base's": func() error { _, err := entriesOf(blobPath(dir, h), l); return err },
