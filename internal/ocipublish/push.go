@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -129,6 +131,11 @@ func Push(ctx context.Context, r Request, password secret.Text, dir string, log 
 	root, digest, err := layoutRoot(dir)
 	if err != nil {
 		return Result{}, err
+	}
+	if notes, err := os.ReadFile(filepath.Join(dir, notesFile)); err == nil {
+		for line := range strings.Lines(fielderr.Cut(string(notes), 4000)) {
+			fmt.Fprintln(log, fielderr.Printable(strings.TrimSuffix(line, "\n")))
+		}
 	}
 	held, readErr := t.tagged()
 	plan := PlanPush(t.kind, digest, r.Refs, held, readErr)

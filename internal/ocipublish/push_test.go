@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -105,6 +107,17 @@ func TestPushLeavesWhatTheTagsHoldAndPinsEveryTag(t *testing.T) {
 			assert.Contains(t, log, tc.log)
 		})
 	}
+}
+
+// What normalize said, kept beside the layout, the push says again, each
+// line printable: the engine shows no output of the normalize it mounts.
+func TestPushSaysWhatNormalizeSaid(t *testing.T) {
+	host, _ := writesCounted(t, registry.New())
+	dir := layoutOf(t, build(t, commit, amd64))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, notesFile), []byte("oci-publish: the frontend image: a note\noci-publish: a tar entry \"a\x1b[2Jb\"\n"), 0o644))
+	_, log, err := pushOf(dir, []string{host + "/team/app-frontend:1"}, "", nil)
+	require.NoError(t, err)
+	assert.Contains(t, log, "oci-publish: the frontend image: a note\noci-publish: a tar entry \"a\\x1b[2Jb\"\n")
 }
 
 func TestPushWritesAPlatformIndexWhole(t *testing.T) {

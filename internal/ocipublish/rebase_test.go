@@ -106,6 +106,10 @@ func publishedOn(t *testing.T, built, export v1.Image, ref string, v Cache) (v1.
 	require.NoError(t, err)
 	img := a.(v1.Image)
 	require.NoError(t, validate.Image(img), "every blob there, each as its digest and diff ID say")
+	notes, err := os.ReadFile(filepath.Join(out, notesFile))
+	if said.Len() > 0 || !errors.Is(err, os.ErrNotExist) {
+		assert.Equal(t, said.String(), string(notes), "what was said, kept for the push")
+	}
 	return img, said.String()
 }
 

@@ -50,8 +50,12 @@ type Prepare struct {
 // The base is the one first exported (firstExports), else the one in the
 // base tarball, for each platform; one that cannot be read is said on warn
 // and left out: the publish stays right, every layer is then checked for
-// later times. It reads no network.
+// later times. What is said on warn is kept in out too (notesFile), for the
+// push to say: the engine shows no output of a step another one mounts. It
+// reads no network.
 func Normalized(p Prepare, work, out string, warn io.Writer) error {
+	var said strings.Builder
+	warn = io.MultiWriter(warn, &said)
 	if err := unpack(p.Tarball, out, -1); err != nil {
 		return err
 	}
@@ -94,8 +98,15 @@ func Normalized(p Prepare, work, out string, warn io.Writer) error {
 	if err := writeIndex(out, n.root); err != nil {
 		return err
 	}
-	return keepOnly(out, n)
+	if err := keepOnly(out, n); err != nil || said.Len() == 0 {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, notesFile), []byte(said.String()), 0o644)
 }
+
+// notesFile is where, beside the layout it writes, normalize keeps what it
+// said, which the push says again.
+const notesFile = "oci-publish-notes.txt"
 
 // shown is an error as a publish's log says it: printable and cut (it may
 // name a tar entry).
