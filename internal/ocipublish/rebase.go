@@ -41,11 +41,8 @@ func (b *Base) rebased(dir string, img image, kept int, v Cache) (int, error) {
 			return kept, fmt.Errorf("layer %d: %w", n, err)
 		}
 		if n >= kept {
-			p := v.reencodedFile(first.Digest)
-			if v.Dir == "" || !fileExists(p) {
-				return n, nil
-			}
-			base, err := entriesOf(p, first)
+			// firstExports took only a base whose canonical blobs v holds
+			base, err := entriesOf(v.reencodedFile(first.Digest), first)
 			if err != nil {
 				return kept, fmt.Errorf("the base's layer %d: %w", n, err)
 			}
