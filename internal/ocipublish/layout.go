@@ -135,22 +135,6 @@ func (c *hashCounter) sum() v1.Hash {
 	return v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(c.h.Sum(nil))}
 }
 
-// readIndex is the platform index a's root names.
-func readIndex(a Artifact) (*v1.IndexManifest, error) {
-	idx, err := layout.Path(a.dir).ImageIndex()
-	if err == nil {
-		idx, err = idx.ImageIndex(a.root.Digest)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read the image index: %w", err)
-	}
-	im, err := idx.IndexManifest()
-	if err != nil {
-		return nil, fmt.Errorf("read the image index: %w", err)
-	}
-	return im, nil
-}
-
 // image is one image of an artifact: its descriptor (in its index, or the
 // artifact's root), manifest, config and platform (its index's word for it,
 // else its config's).
@@ -178,10 +162,26 @@ func readImage(img v1.Image, d v1.Descriptor) (image, error) {
 	return image{desc: d, manifest: m, config: cfg, platform: cmp.Or(d.Platform, cfg.Platform())}, nil
 }
 
-// imagesIn are the images of idx, attestation manifests left out: a
-// layout's or a registry's.
-func imagesIn(idx v1.ImageIndex) ([]image, error) {
-	im, err := idx.IndexManifest()
+// imagesOf are the images of an artifact: the one image it is, or those of
+// its platform index, attestation manifests left out.
+func imagesOf(a Artifact) ([]image, error) {
+	top, err := layout.Path(a.dir).ImageIndex()
+	if err != nil {
+		return nil, fmt.Errorf("read the OCI layout: %w", err)
+	}
+	if a.root.MediaType.IsImage() {
+		img, err := top.Image(a.root.Digest)
+		if err != nil {
+			return nil, fmt.Errorf("read the OCI layout: %w", err)
+		}
+		i, err := readImage(img, v1.Descriptor{MediaType: a.root.MediaType, Size: a.root.Size, Digest: a.root.Digest})
+		return []image{i}, err
+	}
+	idx, err := top.ImageIndex(a.root.Digest)
+	var im *v1.IndexManifest
+	if err == nil {
+		im, err = idx.IndexManifest()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read the image index: %w", err)
 	}
@@ -204,26 +204,4 @@ func imagesIn(idx v1.ImageIndex) ([]image, error) {
 		return nil, errors.New("the image index holds no image")
 	}
 	return imgs, nil
-}
-
-// imagesOf are the images of an artifact: the one image it is, or its
-// index's (imagesIn).
-func imagesOf(a Artifact) ([]image, error) {
-	top, err := layout.Path(a.dir).ImageIndex()
-	if err != nil {
-		return nil, fmt.Errorf("read the OCI layout: %w", err)
-	}
-	if a.root.MediaType.IsImage() {
-		img, err := top.Image(a.root.Digest)
-		if err != nil {
-			return nil, fmt.Errorf("read the OCI layout: %w", err)
-		}
-		i, err := readImage(img, v1.Descriptor{MediaType: a.root.MediaType, Size: a.root.Size, Digest: a.root.Digest})
-		return []image{i}, err
-	}
-	idx, err := top.ImageIndex(a.root.Digest)
-	if err != nil {
-		return nil, fmt.Errorf("read the image index: %w", err)
-	}
-	return imagesIn(idx)
 }

@@ -64,10 +64,6 @@ func normalizeImage(dir string, img image, epoch time.Time, v Cache, base *Base)
 	if err != nil {
 		return v1.Descriptor{}, err
 	}
-	mt := img.manifest.MediaType
-	if mt == "" {
-		mt = img.desc.MediaType
-	}
 	for i := keptLayers; i < rebasedLayers; i++ {
 		l := base.firstExport[i]
 		if isGzip(l.MediaType) && isGzip(img.manifest.Layers[i].MediaType) {
@@ -120,7 +116,7 @@ func normalizeImage(dir string, img image, epoch time.Time, v Cache, base *Base)
 	if err != nil {
 		return v1.Descriptor{}, err
 	}
-	return writeJSON(dir, mt, v1.Manifest{SchemaVersion: 2, MediaType: img.manifest.MediaType, Config: config,
+	return writeJSON(dir, img.desc.MediaType, v1.Manifest{SchemaVersion: 2, MediaType: img.desc.MediaType, Config: config,
 		Layers: layers, Annotations: img.manifest.Annotations})
 }
 

@@ -26,11 +26,7 @@ func Normalize(kind string, a Artifact, o Options) (Artifact, error) {
 		d, err := normalizeImage(a.dir, imgs[0], o.Epoch, o.Cache, baseFor(o.Bases, imgs[0].platform))
 		return Artifact{dir: a.dir, root: d}, err
 	}
-	im, err := readIndex(a)
-	if err != nil {
-		return Artifact{}, err
-	}
-	out := v1.IndexManifest{SchemaVersion: 2, MediaType: im.MediaType}
+	out := v1.IndexManifest{SchemaVersion: 2, MediaType: a.root.MediaType}
 	for _, img := range imgs {
 		d, err := normalizeImage(a.dir, img, o.Epoch, o.Cache, baseFor(o.Bases, img.platform))
 		if err != nil {
@@ -39,11 +35,7 @@ func Normalize(kind string, a Artifact, o Options) (Artifact, error) {
 		d.Platform = img.desc.Platform
 		out.Manifests = append(out.Manifests, d)
 	}
-	mt := im.MediaType
-	if mt == "" {
-		mt = a.root.MediaType
-	}
-	d, err := writeJSON(a.dir, mt, out)
+	d, err := writeJSON(a.dir, a.root.MediaType, out)
 	return Artifact{dir: a.dir, root: d}, err
 }
 
