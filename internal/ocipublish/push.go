@@ -246,17 +246,10 @@ func (t *target) readBack(digest v1.Hash) error {
 	}
 	for i, h := range held {
 		if h != digest {
-			return fmt.Errorf("%s: the registry holds %s, not the %s pushed", t.named[i], holdingWhat(h), digest)
+			return fmt.Errorf("read back: %s, not the %s pushed", holding(t.named[i].String(), h), digest)
 		}
 	}
 	return nil
-}
-
-func holdingWhat(h v1.Hash) string {
-	if h == (v1.Hash{}) {
-		return "nothing"
-	}
-	return h.String()
 }
 
 // What is read of a registry's answers, which go-containerregistry reads

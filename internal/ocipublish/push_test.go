@@ -109,6 +109,26 @@ func TestPushLeavesWhatTheTagsHoldAndPinsEveryTag(t *testing.T) {
 	}
 }
 
+// A registry that takes a manifest and does not keep it under the tag fails
+// the push at the read back, naming the tag and what it holds: the result
+// pins only digests the registry was seen to serve.
+func TestPushFailsWhenATagDoesNotReadBackAsPushed(t *testing.T) {
+	reg := registry.New()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/manifests/1.5.0") {
+			w.WriteHeader(http.StatusCreated) // said taken, not kept
+			return
+		}
+		reg.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	img := build(t, commit, amd64)
+	_, _, err := pushOf(layoutOf(t, img), []string{host + "/team/app-frontend:1.5.0"}, "", nil)
+	require.Error(t, err)
+	assert.Equal(t, "read back: "+host+"/team/app-frontend:1.5.0 is not in the registry, not the "+digestOf(t, img)+" pushed", err.Error())
+}
+
 // What normalize said, kept beside the layout, the push says again, each
 // line printable: the engine shows no output of the normalize it mounts.
 func TestPushSaysWhatNormalizeSaid(t *testing.T) {
