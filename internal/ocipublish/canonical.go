@@ -33,7 +33,7 @@ func reencode(dir string, l v1.Descriptor, diffID v1.Hash, v Cache) (v1.Descript
 	}
 	// publishes beside each other (a deliver's images, often of one base)
 	// wait for the first to compress a layer they share, then copy it
-	defer v.lock(l.Digest)()
+	defer v.lock(v.reencodedFile(l.Digest))()
 	if d, ok := v.reencoded(dir, l); ok {
 		return d, nil
 	}
@@ -154,16 +154,9 @@ func (v Cache) reencodedFile(from v1.Hash) string {
 // they share before it re-encodes the layer itself.
 const reencodeWait = 2 * time.Minute
 
-// lock takes the lock of the re-encoding of the blob from, kept in v's
-// folder, and returns what releases it. A lock not taken within
-// reencodeWait (or that cannot be) only loses the saving.
-func (v Cache) lock(from v1.Hash) (unlock func()) {
-	return v.lockOf(v.reencodedFile(from))
-}
-
-// lockOf takes the lock of file, kept in v's folder, within reencodeWait,
+// lock takes the lock of file, kept in v's folder, within reencodeWait,
 // and returns what releases it; one not taken only loses the saving.
-func (v Cache) lockOf(file string) (unlock func()) {
+func (v Cache) lock(file string) (unlock func()) {
 	if v.Dir == "" || os.MkdirAll(filepath.Dir(file), 0o755) != nil {
 		return func() {}
 	}

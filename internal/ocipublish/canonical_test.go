@@ -28,7 +28,7 @@ func TestPublishesBesideEachOtherCompressASharedLayerOnce(t *testing.T) {
 	v := Cache{Dir: t.TempDir()}
 
 	// another publish holds the layer's re-encoding
-	unlock := v.lock(l.Digest)
+	unlock := v.lock(v.reencodedFile(l.Digest))
 	done := make(chan v1.Descriptor)
 	go func() {
 		d, err := reencode(a.dir, l, diffID, v)
@@ -80,7 +80,7 @@ func TestALockHeldElsewhereIsWaitedForWithinItsLimit(t *testing.T) {
 	require.NoError(t, err, "taken once released")
 	require.NoError(t, again.Close())
 
-	unlock := Cache{Dir: "/proc/no-such-place"}.lock(v1.Hash{Algorithm: "sha256", Hex: "00"})
+	unlock := Cache{Dir: "/proc/no-such-place"}.lock("/proc/no-such-place/x")
 	unlock() // a lock that cannot be taken only loses the saving
 }
 

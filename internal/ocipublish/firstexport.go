@@ -75,7 +75,7 @@ func (v Cache) keepFirstExports(ref string, found []keptBase) {
 	if file == "" || len(found) == 0 {
 		return
 	}
-	defer v.lockOf(file)() // publishes beside each other add their platforms in turn
+	defer v.lock(file)() // publishes beside each other add their platforms in turn
 	kept, ok := v.keptBases(file)
 	if !ok && fileExists(file) {
 		return // not read, so not written over
