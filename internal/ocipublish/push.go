@@ -1,7 +1,6 @@
 package ocipublish
 
 import (
-	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -69,15 +68,13 @@ const (
 // target is a Request parsed, once: each ref as it is named and as it is
 // reached, and how to log in.
 type target struct {
-	kind     string
-	refs     []string
-	named    []name.Tag
-	reached  []name.Tag
-	username string
-	login    bool
-	scrub    redact.Scrubber
-	ctx      context.Context
-	opts     []remote.Option
+	Request
+	named   []name.Tag
+	reached []name.Tag
+	login   bool
+	scrub   redact.Scrubber
+	ctx     context.Context
+	opts    []remote.Option
 }
 
 // parse checks r, naming the field of any problem, and logs in with
@@ -90,7 +87,7 @@ func (r Request) parse(ctx context.Context, password secret.Text) (_ *target, ca
 	if len(r.Refs) == 0 {
 		return nil, nil, errors.New("refs: no reference to push to")
 	}
-	t := &target{kind: r.Kind, refs: r.Refs, username: r.Username, login: password.Set(), scrub: redact.NewScrubber(password)}
+	t := &target{Request: r, login: password.Set(), scrub: redact.NewScrubber(password)}
 	for i, ref := range r.Refs {
 		tag, err := name.NewTag(ref, name.StrictValidation)
 		if err != nil {
@@ -138,42 +135,37 @@ func Push(ctx context.Context, r Request, password secret.Text, dir string, log 
 		}
 	}
 	held, readErr := t.tagged()
-	plan := PlanPush(t.kind, digest, r.Refs, held, readErr)
+	plan := PlanPush(t.Kind, digest, r.Refs, held, readErr)
 	fmt.Fprintln(log, plan.Why)
-	outcome := map[string]string{}
-	for _, ref := range plan.Retag {
-		outcome[ref] = OutcomeTagged
-	}
 	switch {
 	case plan.Push:
-		if err := t.push(root, r.Refs); err != nil {
-			return Result{}, err
-		}
-		for _, ref := range r.Refs {
-			outcome[ref] = OutcomePushed
-		}
+		err = t.push(root)
 	case len(plan.Retag) > 0:
-		if err := t.put(root, plan.Retag); err != nil {
-			return Result{}, err
-		}
+		err = t.put(root, plan.Retag)
 	}
-	if err := t.readBack(digest); err != nil {
+	if err == nil {
+		err = t.readBack(digest)
+	}
+	if err != nil {
 		return Result{}, err
 	}
 	res := Result{Digest: digest.String()}
 	for _, ref := range r.Refs {
-		res.Pushed = append(res.Pushed, Pushed{Ref: ref + "@" + digest.String(), Digest: digest.String(), Outcome: cmp.Or(outcome[ref], OutcomeUnchanged)})
+		outcome := OutcomeUnchanged
+		if plan.Push {
+			outcome = OutcomePushed
+		} else if slices.Contains(plan.Retag, ref) {
+			outcome = OutcomeTagged
+		}
+		res.Pushed = append(res.Pushed, Pushed{Ref: ref + "@" + digest.String(), Digest: digest.String(), Outcome: outcome})
 	}
 	return res, nil
 }
 
-// root is what a layout names first: an image or a platform index, which
-// remote writes whole, or puts as a manifest.
-type root = remote.Taggable
-
-// layoutRoot is the image or index the layout in dir names first (Load),
-// and its digest.
-func layoutRoot(dir string) (root, v1.Hash, error) {
+// layoutRoot is what the layout in dir names first (Load), an image or a
+// platform index, which remote writes whole or puts as a manifest, and its
+// digest.
+func layoutRoot(dir string) (remote.Taggable, v1.Hash, error) {
 	a, err := Load(dir)
 	if err != nil {
 		return nil, v1.Hash{}, err
@@ -214,25 +206,18 @@ func (t *target) tagged() ([]v1.Hash, error) {
 
 // push writes the image under the first ref (the blobs the repository
 // lacks, then the manifest), then tags the others.
-func (t *target) push(r root, refs []string) error {
-	var err error
-	switch r := r.(type) {
-	case v1.ImageIndex:
-		err = remote.WriteIndex(t.reached[0], r, t.opts...)
-	case v1.Image:
-		err = remote.Write(t.reached[0], r, t.opts...)
+func (t *target) push(r remote.Taggable) error {
+	if err := remote.Push(t.reached[0], r, t.opts...); err != nil {
+		return t.wrap("push "+t.Refs[0], err)
 	}
-	if err != nil {
-		return t.wrap("push "+refs[0], err)
-	}
-	return t.put(r, refs[1:])
+	return t.put(r, t.Refs[1:])
 }
 
 // put writes the manifest under refs: the repository holds what it names.
-func (t *target) put(r root, refs []string) error {
+func (t *target) put(r remote.Taggable, refs []string) error {
 	var g errgroup.Group
 	for _, ref := range refs {
-		i := slices.Index(t.refs, ref)
+		i := slices.Index(t.Refs, ref)
 		g.Go(func() error { return t.wrap("tag "+ref, remote.Put(t.reached[i], r, t.opts...)) })
 	}
 	return g.Wait()
@@ -280,16 +265,16 @@ func (b boundedAnswers) RoundTrip(r *http.Request) (*http.Response, error) {
 			io.Closer
 		}{io.LimitReader(resp.Body, errorBodyLimit), resp.Body}
 	default:
-		resp.Body = &overLimit{rc: resp.Body, left: answerLimit}
+		resp.Body = &overLimit{resp.Body, answerLimit}
 	}
 	return resp, err
 }
 
 var errOverLimit = fmt.Errorf("the registry's answer is over %d MiB, more than a manifest or a token", answerLimit>>20)
 
-// overLimit reads rc, failing once more than left bytes came.
+// overLimit reads an answer, failing once more than left bytes came.
 type overLimit struct {
-	rc   io.ReadCloser
+	io.ReadCloser
 	left int64
 }
 
@@ -297,16 +282,12 @@ func (o *overLimit) Read(p []byte) (int, error) {
 	if o.left < 0 {
 		return 0, errOverLimit
 	}
-	p = p[:min(int64(len(p)), o.left+1)]
-	n, err := o.rc.Read(p)
-	o.left -= int64(n)
-	if o.left < 0 {
-		return n, errOverLimit
+	n, err := o.ReadCloser.Read(p[:min(int64(len(p)), o.left+1)])
+	if o.left -= int64(n); o.left < 0 {
+		err = errOverLimit
 	}
 	return n, err
 }
-
-func (o *overLimit) Close() error { return o.rc.Close() }
 
 // wrap says what failed, in words the registry's answer cannot forge: the
 // time limit when it stopped the push, a refused login's flags first, a
@@ -324,7 +305,7 @@ func (t *target) wrap(what string, err error) error {
 	case errors.As(err, &verify):
 		said = "its certificate is not trusted here: give the engine its CA (README, \"A registry signed by a private CA\"): " + said
 	case errors.As(err, &terr) && terr.StatusCode == http.StatusUnauthorized && t.login:
-		said = "the registry refused the login of --registry-username " + fielderr.Quote(t.username) + " with --registry-password: " + said
+		said = "the registry refused the login of --registry-username " + fielderr.Quote(t.Username) + " with --registry-password: " + said
 	case errors.As(err, &terr) && terr.StatusCode == http.StatusUnauthorized:
 		said = "the registry asks for a login, and none was given: " + said
 	}
@@ -340,17 +321,14 @@ type Plan struct {
 	Push bool
 	// Retag are the refs to point at the artifact, which another of its
 	// refs holds already: the repository has it whole (a registry takes a
-	// manifest only once it has what the manifest names), so only these
-	// tags move (Retag).
+	// manifest only once it has what the manifest names).
 	Retag []string
 	// Why says which, in a line for the log.
 	Why string
 }
 
 // PlanPush decides how the kind image of digest reaches refs, from what
-// Tagged read of them (held, or err): nothing to do when every tag holds
-// the digest; a retag when some do; a push otherwise, or when they could not
-// be read.
+// tagged read of them (held, or err; not read: a push).
 func PlanPush(kind string, digest v1.Hash, refs []string, held []v1.Hash, err error) Plan {
 	switch {
 	case err != nil:
