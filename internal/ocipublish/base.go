@@ -25,16 +25,15 @@ type Options struct {
 // starts from: the leading layers (by diff ID). Their content and times are
 // kept, as BuildKit's own rewrite-timestamp keeps them (tests/engine-facts.md,
 // fact 15): they are the base's, the same whenever the base image was built,
-// not the build's. The engine may hold another blob than the registry's for
-// them (fact 41), so each is pushed as the canonical re-encoding of its tar
-// (reencode), as every layer is: the blob depends on the content alone.
+// not the build's. Each is pushed re-encoded, as every layer is (reencode).
 type Base struct {
-	Platform *v1.Platform
-	DiffIDs  []v1.Hash
-	// firstExport are the layers as the engine first exported them
-	// (firstExports), which may take the place of remade copies (rebased);
-	// nil for a base read from the engine's export now (ReadBases).
-	firstExport []v1.Descriptor
+	Platform *v1.Platform `json:"platform,omitempty"`
+	DiffIDs  []v1.Hash    `json:"diffIDs"`
+	// FirstExport are the layers as the engine first exported them, as the
+	// cache folder keeps them (firstexport.go), which may take the place of
+	// remade copies (rebase); none for a base read from the engine's
+	// export now (ReadBases).
+	FirstExport []v1.Descriptor `json:"layers"`
 	// tookPlace is how many of them took the place of an image's layers.
 	tookPlace int
 }

@@ -1,11 +1,13 @@
 package ocipublish
 
 import (
+	"bufio"
 	"compress/gzip"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -13,41 +15,80 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
+// newCanonicalWriter compresses a layer's tar into w in its canonical
+// encoding: the standard library's gzip at BestSpeed, no name, no time. Its
+// bytes depend on the tar's bytes alone (and on the Go release the module
+// is built with, which the module's engine version fixes), not on how they
+// are written.
+func newCanonicalWriter(w io.Writer) (*gzip.Writer, error) {
+	return gzip.NewWriterLevel(w, gzip.BestSpeed)
+}
+
+// newLayerReader is a gzip layer's tar stream, decompressed a piece ahead
+// of its reader on a goroutine of its own, so reading a layer and
+// compressing it again run at once; Close stops it.
+func newLayerReader(r io.Reader) (io.ReadCloser, error) {
+	zr, err := gzip.NewReader(bufio.NewReaderSize(r, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := io.CopyBuffer(pw, zr, make([]byte, 256<<10))
+		pw.CloseWithError(err)
+	}()
+	return pr, nil
+}
+
+// encoder names the canonical encoding, as the folder the re-encoded blobs
+// kept across publishes are in: the Go release whose gzip compresses, and
+// its level. Another release may give other bytes, and a blob kept by a
+// module built with it must not stand for this one's.
+var encoder = encoderName(runtime.Version())
+
+// encoderName is encoder for the Go release goVersion.
+func encoderName(goVersion string) string {
+	return "gzip-" + strings.Map(func(r rune) rune {
+		if r == '.' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '_'
+	}, goVersion) + "-level-1"
+}
+
 // reencode returns the layer l (diff ID diffID) as its canonical blob: its
-// tar stream as it is, in the canonical encoding (newCanonicalWriter), whose
-// output depends on the bytes alone. The engine exports a
-// layer as whichever blob it holds for that content (the registry's gzip, a
-// zstd blob of another image with the same layer, its own gzip of that:
-// tests/engine-facts.md, fact 41), so the blob a build's image comes with is
-// no function of the image's content; this one is. An uncompressed layer is
-// its tar already. A blob made once is kept in v's folder by the digest of
-// the blob it was made from, so a base image's layers are re-encoded once
-// per engine, not on every publish.
+// tar as it is, in the canonical encoding (newCanonicalWriter). The engine
+// exports a layer as whichever blob it holds for that content (the
+// registry's gzip, another image's zstd, its own gzip of that:
+// tests/engine-facts.md, fact 41); this blob depends on the content alone.
+// An uncompressed layer is its tar already. A blob made once is kept in v
+// by the digest of the blob it was made from: once per engine, not on
+// every publish.
 func reencode(dir string, l v1.Descriptor, diffID v1.Hash, v Cache) (v1.Descriptor, error) {
-	switch l.MediaType {
-	case types.OCIUncompressedLayer, types.DockerUncompressedLayer:
+	if l.MediaType == types.OCIUncompressedLayer || l.MediaType == types.DockerUncompressedLayer {
 		return l, nil
-	case types.OCILayer, types.DockerLayer:
-	default:
-		return v1.Descriptor{}, fmt.Errorf("media type %s: only gzip and uncompressed layers can be normalized", l.MediaType)
 	}
 	// publishes beside each other (a deliver's images, often of one base)
 	// wait for the first to compress a layer they share, then copy it
 	defer v.lock(v.reencodedFile(l.Digest))()
-	if d, ok := v.reencoded(dir, l); ok {
-		return d, nil
-	}
-	d, _, err := recompress(dir, l, diffID, func(r io.Reader, w io.Writer) error {
-		if _, err := io.CopyBuffer(w, r, make([]byte, 256<<10)); err != nil {
-			return fmt.Errorf("read the layer: %w", err)
+	d, ok := v.reencoded(dir, l)
+	if !ok {
+		var err error
+		d, _, err = recompress(dir, l, diffID, func(r io.Reader, w io.Writer) error {
+			if _, err := io.CopyBuffer(w, r, make([]byte, 256<<10)); err != nil {
+				return fmt.Errorf("read the layer: %w", err)
+			}
+			return nil
+		})
+		if err != nil {
+			return v1.Descriptor{}, err
 		}
-		return nil
-	})
-	if err != nil {
-		return v1.Descriptor{}, err
+		if blob, err := os.Open(blobPath(dir, d.Digest)); err == nil {
+			v.keep(v.reencodedFile(l.Digest), blob)
+			blob.Close()
+		}
 	}
 	d.Annotations = l.Annotations
-	v.keepReencoded(dir, l, d)
 	return d, nil
 }
 
@@ -57,12 +98,7 @@ func reencode(dir string, l v1.Descriptor, diffID v1.Hash, v Cache) (v1.Descript
 // gzip layer, compressed in the canonical encoding as it is written, so the
 // layer is never held whole; an uncompressed one stays a plain tar.
 func recompress(dir string, l v1.Descriptor, want v1.Hash, transform func(tar io.Reader, out io.Writer) error) (v1.Descriptor, v1.Hash, error) {
-	f, err := os.Open(blobPath(dir, l.Digest))
-	if err != nil {
-		return v1.Descriptor{}, v1.Hash{}, fmt.Errorf("read the layer: %w", err)
-	}
-	defer f.Close()
-	r, err := uncompressed(f, l.MediaType)
+	r, err := openLayer(blobPath(dir, l.Digest), l.MediaType)
 	if err != nil {
 		return v1.Descriptor{}, v1.Hash{}, err
 	}
@@ -103,44 +139,20 @@ func short(h v1.Hash) string {
 	return h.String()
 }
 
-// exporterImport is how the engine's exporter describes a layer of a base
-// image that has no history: "import image layer <digest>", naming the blob
-// it held for the layer, not the one it exported.
-const (
-	exporterImport  = "import image layer "
-	exporterComment = "buildkit.exporter.image.v0"
-)
+// Cache is a folder kept between publishes (the module keeps it in a
+// cache volume): the blob a layer was re-encoded to (reencode), so a layer
+// is compressed once, and what the engine first exported of a base
+// (firstexport.go). A zero Cache keeps nothing; what cannot be written or
+// locked only loses the saving.
+type Cache struct {
+	Dir string
+}
 
-// nameLayersAsPushed points each history entry the engine's exporter wrote
-// for a layer of a base without history at the layer as it is pushed, when
-// the history's layer entries match the layers one for one. For the first
-// base layers (the base's, kept or rebased), any entry the exporter wrote
-// is one: an engine restarted on its state describes such a layer as its
-// snapshot, "rehydrated persisted snapshot" (tests/engine-facts.md, fact 48).
-// The exporter's entry for a layer of the build describes the engine's
-// snapshot of it too: the call that made it ("Directory.withDirectory…"),
-// or "rehydrated persisted snapshot" where an engine restarted since reuses
-// the snapshot for an output equal to one it made before (engine run: a
-// source change that left the web build's output as it was). That says
-// nothing of the layer and depends on the engine's past, so it is left out.
-func nameLayersAsPushed(history []v1.History, layers []v1.Descriptor, base int) {
-	var withLayer []int
-	for i, h := range history {
-		if !h.EmptyLayer {
-			withLayer = append(withLayer, i)
-		}
-	}
-	if len(withLayer) != len(layers) {
-		return
-	}
-	for n, i := range withLayer {
-		switch {
-		case history[i].Comment != exporterComment:
-		case n < base || strings.HasPrefix(history[i].CreatedBy, exporterImport):
-			history[i].CreatedBy = exporterImport + layers[n].Digest.String()
-		default:
-			history[i].CreatedBy = ""
-		}
+// keep writes what r holds to file in the folder, whole (writeFile), since
+// concurrent publishes share the folder.
+func (v Cache) keep(file string, r io.Reader) {
+	if v.Dir != "" {
+		writeFile(file, r)
 	}
 }
 
@@ -155,7 +167,7 @@ func (v Cache) reencodedFile(from v1.Hash) string {
 const reencodeWait = 2 * time.Minute
 
 // lock takes the lock of file, kept in v's folder, within reencodeWait,
-// and returns what releases it; one not taken only loses the saving.
+// and returns what releases it.
 func (v Cache) lock(file string) (unlock func()) {
 	if v.Dir == "" || os.MkdirAll(filepath.Dir(file), 0o755) != nil {
 		return func() {}
@@ -187,20 +199,5 @@ func (v Cache) reencoded(dir string, l v1.Descriptor) (_ v1.Descriptor, ok bool)
 		return v1.Descriptor{}, false
 	}
 	d, err := w.commit(l.MediaType)
-	d.Annotations = l.Annotations
 	return d, err == nil
-}
-
-// keepReencoded keeps a copy of the layout's blob d, the canonical blob
-// made from l.
-func (v Cache) keepReencoded(dir string, l, d v1.Descriptor) {
-	if v.Dir == "" {
-		return
-	}
-	src, err := os.Open(blobPath(dir, d.Digest))
-	if err != nil {
-		return
-	}
-	defer src.Close()
-	v.keep(v.reencodedFile(l.Digest), src)
 }

@@ -156,14 +156,14 @@ func TestAnArm64BaseIsFoundWhateverItsVariant(t *testing.T) {
 	app := layer(t, late, map[string]string{"app/server.mjs": "listen()"})
 	ref := "registry.example/library/base:stable@sha256:" + strings.Repeat("b", 64)
 	v := Cache{Dir: t.TempDir()}
-	var kept []keptBase
+	var kept []Base
 	for _, b := range []struct {
 		p *v1.Platform
 		l v1.Layer
 	}{{&amd64, amdBase}, {&arm64v8, armBase}} {
 		id, err := b.l.DiffID()
 		require.NoError(t, err)
-		kept = append(kept, keptBase{Platform: b.p, DiffIDs: []v1.Hash{id}})
+		kept = append(kept, Base{Platform: b.p, DiffIDs: []v1.Hash{id}})
 	}
 	v.keepFirstExports(ref, kept)
 	built := mutate.AppendManifests(empty.Index,
@@ -240,25 +240,25 @@ func TestEachPlatformsFirstExportIsKeptBesideTheOthers(t *testing.T) {
 	ref := "registry.example/library/base@sha256:" + strings.Repeat("e", 64)
 	v := Cache{Dir: t.TempDir()}
 	file := v.firstExportFile(ref)
-	first := func(arch string) keptBase {
+	first := func(arch string) Base {
 		id, _, err := v1.SHA256(strings.NewReader(arch))
 		require.NoError(t, err)
-		return keptBase{Platform: &v1.Platform{OS: "linux", Architecture: arch}, DiffIDs: []v1.Hash{id}}
+		return Base{Platform: &v1.Platform{OS: "linux", Architecture: arch}, DiffIDs: []v1.Hash{id}}
 	}
-	v.keepFirstExports(ref, []keptBase{first("amd64")})
+	v.keepFirstExports(ref, []Base{first("amd64")})
 	var wg sync.WaitGroup
 	for _, arch := range []string{"arm64", "ppc64le", "s390x", "riscv64"} {
-		wg.Go(func() { v.keepFirstExports(ref, []keptBase{first(arch)}) })
+		wg.Go(func() { v.keepFirstExports(ref, []Base{first(arch)}) })
 	}
 	wg.Wait()
-	v.keepFirstExports(ref, []keptBase{{Platform: first("amd64").Platform, DiffIDs: []v1.Hash{{Algorithm: "sha256", Hex: strings.Repeat("0", 64)}}}})
+	v.keepFirstExports(ref, []Base{{Platform: first("amd64").Platform, DiffIDs: []v1.Hash{{Algorithm: "sha256", Hex: strings.Repeat("0", 64)}}}})
 	kept, ok := v.keptBases(file)
 	require.True(t, ok)
 	require.Len(t, kept, 5, "every platform's")
 	assert.Equal(t, first("amd64").DiffIDs, kept[0].DiffIDs, "the first export of a platform stays")
 
 	require.NoError(t, os.WriteFile(file, []byte("not json"), 0o644))
-	v.keepFirstExports(ref, []keptBase{first("arm64")})
+	v.keepFirstExports(ref, []Base{first("arm64")})
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	assert.Equal(t, "not json", string(data), "a file not read is not written over")

@@ -19,58 +19,43 @@ import (
 // (keepFirstExports): each platform's diff IDs and layers, whose canonical
 // blobs normalize keeps anyway (reencode). A later publish takes that as
 // the base (firstExports), and puts a kept layer in the place of a remade
-// copy with the same files (Base.rebased).
-
-// keptBase is one platform's base as the engine first exported it, as the
-// cache folder keeps it.
-type keptBase struct {
-	Platform *v1.Platform    `json:"platform,omitempty"`
-	DiffIDs  []v1.Hash       `json:"diffIDs"`
-	Layers   []v1.Descriptor `json:"layers"`
-}
+// copy with the same files (Base.rebase).
 
 // firstExports are the bases kept for the base ref (pinned by the digest
 // the engine resolved it to: Container.imageRef), one per platform; none
 // for a ref without a digest or nothing kept.
 func (v Cache) firstExports(ref string) []Base {
 	kept, _ := v.keptBases(v.firstExportFile(ref))
-	var bases []Base
-	for _, k := range kept {
-		if v.holdsBlobsOf(k) {
-			bases = append(bases, Base{Platform: k.Platform, DiffIDs: k.DiffIDs, firstExport: k.Layers})
-		}
-	}
-	return bases
+	return slices.DeleteFunc(kept, func(b Base) bool { return !v.holdsBlobsOf(b) })
 }
 
-// holdsBlobsOf reports whether v holds the canonical blob of each of k's
+// holdsBlobsOf reports whether v holds the canonical blob of each of b's first exported
 // layers, which a module built by another Go release does not (encoder),
 // nor a cache that could not write them.
-func (v Cache) holdsBlobsOf(k keptBase) bool {
-	return !slices.ContainsFunc(k.Layers, func(l v1.Descriptor) bool { return !fileExists(v.reencodedFile(l.Digest)) })
+func (v Cache) holdsBlobsOf(b Base) bool {
+	return !slices.ContainsFunc(b.FirstExport, func(l v1.Descriptor) bool { return !fileExists(v.reencodedFile(l.Digest)) })
 }
 
 // exportedIn is the base of each image of imgs that holds it whole (every
 // layer of it, by diff ID) among read (bases read from the engine's export
 // now), named by the image's own blobs, whose canonical blobs normalize
 // keeps (reencode): what keepFirstExports keeps.
-func exportedIn(imgs []image, read []Base) []keptBase {
-	var found []keptBase
+func exportedIn(imgs []image, read []Base) []Base {
+	var found []Base
 	for _, img := range imgs {
 		b := baseFor(read, img.platform)
 		if b != nil && len(b.DiffIDs) > 0 && keptOf(img.config, b) == len(b.DiffIDs) {
-			found = append(found, keptBase{Platform: b.Platform, DiffIDs: b.DiffIDs, Layers: slices.Clone(img.manifest.Layers[:len(b.DiffIDs)])})
+			found = append(found, Base{Platform: b.Platform, DiffIDs: b.DiffIDs, FirstExport: slices.Clone(img.manifest.Layers[:len(b.DiffIDs)])})
 		}
 	}
 	return found
 }
 
 // keepFirstExports keeps found (exportedIn) for the base ref, each whose
-// canonical blobs v holds, for each platform none is kept for: an export
-// the engine makes after a restart holds other tars. One kept whose blobs
-// are gone stays: the next publish on an engine that exports the base as
-// pulled writes them again.
-func (v Cache) keepFirstExports(ref string, found []keptBase) {
+// canonical blobs v holds, for each platform none is kept for. One kept
+// whose blobs are gone stays: the next publish on an engine that exports
+// the base as pulled writes them again.
+func (v Cache) keepFirstExports(ref string, found []Base) {
 	file := v.firstExportFile(ref)
 	if file == "" || len(found) == 0 {
 		return
@@ -82,7 +67,7 @@ func (v Cache) keepFirstExports(ref string, found []keptBase) {
 	}
 	all := slices.Clone(kept)
 	for _, f := range found {
-		if v.holdsBlobsOf(f) && !slices.ContainsFunc(all, func(k keptBase) bool {
+		if v.holdsBlobsOf(f) && !slices.ContainsFunc(all, func(k Base) bool {
 			return samePlatform(k.Platform, f.Platform) || k.Platform == nil && f.Platform == nil
 		}) {
 			all = append(all, f)
@@ -108,7 +93,7 @@ func (v Cache) firstExportFile(ref string) string {
 }
 
 // keptBases is what file holds, and whether it could be read.
-func (v Cache) keptBases(file string) ([]keptBase, bool) {
+func (v Cache) keptBases(file string) ([]Base, bool) {
 	if file == "" {
 		return nil, false
 	}
@@ -116,7 +101,7 @@ func (v Cache) keptBases(file string) ([]keptBase, bool) {
 	if err != nil {
 		return nil, false
 	}
-	var kept []keptBase
+	var kept []Base
 	if json.Unmarshal(data, &kept) != nil || len(kept) == 0 {
 		return nil, false
 	}

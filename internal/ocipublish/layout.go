@@ -26,9 +26,6 @@ type Artifact struct {
 	root v1.Descriptor
 }
 
-// Digest is the artifact's: the digest its tags point at.
-func (a Artifact) Digest() (v1.Hash, error) { return a.root.Digest, nil }
-
 // Load reads the image of an OCI image layout (Container.asTarball,
 // unpacked): its index's first manifest, an image or a platform index.
 func Load(dir string) (Artifact, error) {
@@ -84,11 +81,7 @@ type blobWriter struct {
 }
 
 func newBlobWriter(dir string) (*blobWriter, error) {
-	tmp := filepath.Join(dir, "blobs", "sha256")
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.CreateTemp(tmp, ".new-*")
+	f, err := newTemp(filepath.Join(dir, "blobs", "sha256"))
 	if err != nil {
 		return nil, err
 	}
@@ -102,20 +95,33 @@ func (w *blobWriter) Write(p []byte) (int, error) {
 
 // commit closes the blob and files it; abort removes it.
 func (w *blobWriter) commit(mt types.MediaType) (v1.Descriptor, error) {
-	err := w.f.Close()
 	d := v1.Descriptor{MediaType: mt, Size: w.hash.n, Digest: w.hash.sum()}
-	if err == nil {
-		err = os.Rename(w.f.Name(), blobPath(w.dir, d.Digest))
-	}
-	if err != nil {
-		os.Remove(w.f.Name())
-	}
-	return d, err
+	return d, settle(w.f, blobPath(w.dir, d.Digest), nil)
 }
 
-func (w *blobWriter) abort() {
-	w.f.Close()
-	os.Remove(w.f.Name())
+func (w *blobWriter) abort() { w.f.Close(); os.Remove(w.f.Name()) }
+
+// newTemp is a new temporary file in dir (made if need be), for settle.
+func newTemp(dir string) (*os.File, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return os.CreateTemp(dir, ".new-*")
+}
+
+// settle closes tmp and renames it to path, unless err; if err, or either
+// fails, it removes tmp: a file is written whole or not at all.
+func settle(tmp *os.File, path string, err error) error {
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }
 
 // hashCounter is a sha256 with the count of bytes it read.
@@ -145,60 +151,46 @@ type image struct {
 	platform *v1.Platform
 }
 
-// readImage reads img, described as d (its platform, if any, the index's
-// word), and checks that its config lists as many layers as its manifest.
-func readImage(img v1.Image, d v1.Descriptor) (image, error) {
-	m, err := img.Manifest()
-	if err != nil {
-		return image{}, fmt.Errorf("read the image manifest: %w", err)
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return image{}, fmt.Errorf("read the image config: %w", err)
-	}
-	if len(cfg.RootFS.DiffIDs) != len(m.Layers) {
-		return image{}, fmt.Errorf("the image config lists %d layers (rootfs.diff_ids), its manifest %d", len(cfg.RootFS.DiffIDs), len(m.Layers))
-	}
-	return image{desc: d, manifest: m, config: cfg, platform: cmp.Or(d.Platform, cfg.Platform())}, nil
-}
-
 // imagesOf are the images of an artifact: the one image it is, or those of
-// its platform index, attestation manifests left out.
+// its platform index, attestation manifests left out. Each image's config
+// must list as many layers as its manifest.
 func imagesOf(a Artifact) ([]image, error) {
-	top, err := layout.Path(a.dir).ImageIndex()
+	idx, err := layout.Path(a.dir).ImageIndex()
+	descs := []v1.Descriptor{{MediaType: a.root.MediaType, Size: a.root.Size, Digest: a.root.Digest}}
+	if err == nil && a.root.MediaType.IsIndex() {
+		var im *v1.IndexManifest
+		if idx, err = idx.ImageIndex(a.root.Digest); err == nil {
+			im, err = idx.IndexManifest()
+		}
+		if err == nil {
+			descs = im.Manifests
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read the OCI layout: %w", err)
 	}
-	if a.root.MediaType.IsImage() {
-		img, err := top.Image(a.root.Digest)
-		if err != nil {
-			return nil, fmt.Errorf("read the OCI layout: %w", err)
-		}
-		i, err := readImage(img, v1.Descriptor{MediaType: a.root.MediaType, Size: a.root.Size, Digest: a.root.Digest})
-		return []image{i}, err
-	}
-	idx, err := top.ImageIndex(a.root.Digest)
-	var im *v1.IndexManifest
-	if err == nil {
-		im, err = idx.IndexManifest()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read the image index: %w", err)
-	}
 	var imgs []image
-	for _, d := range im.Manifests {
+	for _, d := range descs {
 		if !d.MediaType.IsImage() || d.Annotations["vnd.docker.reference.type"] == "attestation-manifest" {
 			continue
 		}
+		var m *v1.Manifest
+		var cfg *v1.ConfigFile
 		img, err := idx.Image(d.Digest)
-		if err != nil {
-			return nil, fmt.Errorf("read the image index: %w", err)
+		if err == nil {
+			m, err = img.Manifest()
 		}
-		i, err := readImage(img, d)
-		if err != nil {
-			return nil, err
+		if err == nil {
+			cfg, err = img.ConfigFile()
 		}
-		imgs = append(imgs, i)
+		if err != nil {
+			return nil, fmt.Errorf("read the image: %w", err)
+		}
+		if len(cfg.RootFS.DiffIDs) != len(m.Layers) {
+			return nil, fmt.Errorf("the image config lists %d layers (rootfs.diff_ids), its manifest %d", len(cfg.RootFS.DiffIDs), len(m.Layers))
+		}
+		// its platform: the index's word for it, else its config's
+		imgs = append(imgs, image{desc: d, manifest: m, config: cfg, platform: cmp.Or(d.Platform, cfg.Platform())})
 	}
 	if len(imgs) == 0 {
 		return nil, errors.New("the image index holds no image")

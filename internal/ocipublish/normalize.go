@@ -16,6 +16,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
+	"maps"
 	"os"
 	"runtime"
 	"strings"
@@ -47,37 +49,18 @@ func Epoch(created time.Time) time.Time {
 }
 
 // normalizeImage writes into the layout in dir the image img with every
-// time the build wrote clamped to epoch: the config's created, each history
-// entry's, and the file times in each layer; it returns the new manifest's
-// descriptor. Every layer is pushed as a blob that depends on its content
-// alone, whatever blob the engine held for it: the layers img has of its
-// base (see Base; nil for none) keep their content and are re-encoded
-// (reencode, kept in v), as is any other layer with no time after epoch; a
-// layer with a later time is rewritten with every time clamped, no access
-// or change time, in the canonical gzip (rewrite), so equal contents give
-// equal bytes whenever they were built.
+// time the build wrote clamped to epoch (the config's created, each history
+// entry's, each layer's file times) and returns the new manifest's
+// descriptor. The layers img has of its base (Base, nil for none; kept or
+// put back: rebase) and every other layer with no time after epoch keep
+// their content, re-encoded (reencode); the others are rewritten (rewrite).
 func normalizeImage(dir string, img image, epoch time.Time, v Cache, base *Base) (v1.Descriptor, error) {
 	epoch = epoch.UTC().Truncate(time.Second)
 	cfg := img.config.DeepCopy()
-	keptLayers := keptOf(cfg, base)
-	rebasedLayers, err := base.rebased(dir, img, keptLayers, v)
+	keptLayers, err := base.rebase(dir, img, cfg, keptOf(cfg, base), v)
 	if err != nil {
 		return v1.Descriptor{}, err
 	}
-	for i := keptLayers; i < rebasedLayers; i++ {
-		l := base.firstExport[i]
-		if isGzip(l.MediaType) && isGzip(img.manifest.Layers[i].MediaType) {
-			// the same bytes are an OCI and a Docker gzip layer: named as
-			// the exporter named the image's, as on a fresh engine
-			l.MediaType = img.manifest.Layers[i].MediaType
-		}
-		img.manifest.Layers[i] = l
-		cfg.RootFS.DiffIDs[i] = base.DiffIDs[i]
-	}
-	if rebasedLayers > keptLayers {
-		base.tookPlace = max(base.tookPlace, rebasedLayers-keptLayers)
-	}
-	keptLayers = rebasedLayers
 	layers := make([]v1.Descriptor, len(img.manifest.Layers))
 	// each layer is read and compressed on a core of its own: a base
 	// image's two largest layers take about as long as the larger
@@ -120,15 +103,49 @@ func normalizeImage(dir string, img image, epoch time.Time, v Cache, base *Base)
 		Layers: layers, Annotations: img.manifest.Annotations})
 }
 
+// exporterImport is how the engine's exporter describes a layer of a base
+// image that has no history: "import image layer <digest>", naming the blob
+// it held for the layer, not the one it exported.
+const (
+	exporterImport  = "import image layer "
+	exporterComment = "buildkit.exporter.image.v0"
+)
+
+// nameLayersAsPushed points each history entry the engine's exporter wrote
+// for a layer of a base without history at the layer as it is pushed, when
+// the history's layer entries match the layers one for one; for the first
+// base layers (kept or put back) any exporter entry is one, since a
+// restarted engine says "rehydrated persisted snapshot" of them
+// (tests/engine-facts.md, fact 48). Its entry for a layer of the build names
+// the engine's snapshot (the call that made it, or "rehydrated persisted
+// snapshot" when a restarted engine reuses one: engine run, a source change
+// that left the web build's output as it was): it depends on the engine's
+// past, not the layer, so it is left out.
+func nameLayersAsPushed(history []v1.History, layers []v1.Descriptor, base int) {
+	var withLayer []int
+	for i, h := range history {
+		if !h.EmptyLayer {
+			withLayer = append(withLayer, i)
+		}
+	}
+	if len(withLayer) != len(layers) {
+		return
+	}
+	for n, i := range withLayer {
+		switch {
+		case history[i].Comment != exporterComment:
+		case n < base || strings.HasPrefix(history[i].CreatedBy, exporterImport):
+			history[i].CreatedBy = exporterImport + layers[n].Digest.String()
+		default:
+			history[i].CreatedBy = ""
+		}
+	}
+}
+
 // clampLayer returns the layer l (diff ID diffID) re-encoded when no time
 // in it is after epoch, else l rewritten with every time clamped, and its
 // diff ID.
 func clampLayer(dir string, l v1.Descriptor, diffID v1.Hash, epoch time.Time, v Cache) (v1.Descriptor, v1.Hash, error) {
-	switch l.MediaType {
-	case types.OCILayer, types.DockerLayer, types.OCIUncompressedLayer, types.DockerUncompressedLayer:
-	default:
-		return v1.Descriptor{}, v1.Hash{}, fmt.Errorf("media type %s: only gzip and uncompressed layers can be normalized", l.MediaType)
-	}
 	late, err := hasTimeAfter(dir, l, epoch)
 	if err != nil {
 		return v1.Descriptor{}, v1.Hash{}, err
@@ -142,26 +159,17 @@ func clampLayer(dir string, l v1.Descriptor, diffID v1.Hash, epoch time.Time, v 
 
 // hasTimeAfter reads the layer's headers for a time after epoch.
 func hasTimeAfter(dir string, l v1.Descriptor, epoch time.Time) (bool, error) {
-	tr, done, err := openTar(blobPath(dir, l.Digest), l.MediaType)
+	r, err := openLayer(blobPath(dir, l.Digest), l.MediaType)
 	if err != nil {
-		return false, fmt.Errorf("read the layer: %w", err)
+		return false, err
 	}
-	defer done()
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return false, nil
-		}
-		if err != nil {
-			return false, fmt.Errorf("read the layer: %w", err)
-		}
-		if err := errSparse(h); err != nil {
-			return false, fmt.Errorf("read the layer: %w", err)
-		}
-		if h.ModTime.After(epoch) || h.AccessTime.After(epoch) || h.ChangeTime.After(epoch) {
-			return true, nil
+	defer r.Close()
+	for h, err := range entries(tar.NewReader(r), "the layer") {
+		if err != nil || h.ModTime.After(epoch) || h.AccessTime.After(epoch) || h.ChangeTime.After(epoch) {
+			return err == nil, err
 		}
 	}
+	return false, nil
 }
 
 // rewrite writes the layer l anew into the layout in dir with every time
@@ -171,67 +179,82 @@ func hasTimeAfter(dir string, l v1.Descriptor, epoch time.Time) (bool, error) {
 // writes no access or change time. Equal contents give equal bytes.
 func rewrite(dir string, l v1.Descriptor, epoch time.Time) (v1.Descriptor, v1.Hash, error) {
 	return recompress(dir, l, v1.Hash{}, func(r io.Reader, w io.Writer) error {
-		return clampTar(tar.NewReader(r), tar.NewWriter(w), epoch)
+		tr, tw, buf := tar.NewReader(r), tar.NewWriter(w), make([]byte, 256<<10)
+		for h, err := range entries(tr, "the layer") {
+			if err != nil {
+				return err
+			}
+			out := &tar.Header{
+				Typeflag: h.Typeflag, Name: h.Name, Linkname: h.Linkname, Size: h.Size, Mode: h.Mode,
+				Uid: h.Uid, Gid: h.Gid, Uname: h.Uname, Gname: h.Gname, Devmajor: h.Devmajor, Devminor: h.Devminor,
+				ModTime: Clamp(h.ModTime, epoch), PAXRecords: withoutTimes(h.PAXRecords),
+			}
+			if err := tw.WriteHeader(out); err != nil {
+				return fmt.Errorf("write %s: %w", h.Name, err)
+			}
+			if _, err := io.CopyBuffer(tw, tr, buf); err != nil {
+				return fmt.Errorf("copy %s: %w", h.Name, err)
+			}
+		}
+		return tw.Close()
 	})
 }
 
-// clampTar copies tr to tw with every time clamped, and closes tw.
-func clampTar(tr *tar.Reader, tw *tar.Writer, epoch time.Time) error {
-	buf := make([]byte, 256<<10)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("read the layer: %w", err)
-		}
-		if err := errSparse(h); err != nil {
-			return fmt.Errorf("read the layer: %w", err)
-		}
-		out := &tar.Header{
-			Typeflag: h.Typeflag, Name: h.Name, Linkname: h.Linkname, Size: h.Size, Mode: h.Mode,
-			Uid: h.Uid, Gid: h.Gid, Uname: h.Uname, Gname: h.Gname, Devmajor: h.Devmajor, Devminor: h.Devminor,
-			ModTime: Clamp(h.ModTime, epoch), PAXRecords: withoutTimes(h.PAXRecords),
-		}
-		if err := tw.WriteHeader(out); err != nil {
-			return fmt.Errorf("write %s: %w", h.Name, err)
-		}
-		if _, err := io.CopyBuffer(tw, tr, buf); err != nil {
-			return fmt.Errorf("copy %s: %w", h.Name, err)
+// entries are the entries of tr, each refused when errSparse says so; the
+// first that cannot be read ends them, with an error said as reading what.
+func entries(tr *tar.Reader, what string) iter.Seq2[*tar.Header, error] {
+	return func(yield func(*tar.Header, error) bool) {
+		for {
+			h, err := tr.Next()
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if err == nil {
+				err = errSparse(h)
+			}
+			if err != nil {
+				err = fmt.Errorf("read %s: %w", what, err)
+			}
+			if !yield(h, err) || err != nil {
+				return
+			}
 		}
 	}
-	return tw.Close()
 }
 
-// openTar opens the layer blob at p (media type mt) as a tar stream; done
-// closes it.
-func openTar(p string, mt types.MediaType) (_ *tar.Reader, done func(), _ error) {
+// openLayer is the tar stream of the layer blob at p (media type mt): a gzip
+// layer decompressed (newLayerReader), an uncompressed one as it is; any
+// other is refused.
+func openLayer(p string, mt types.MediaType) (io.ReadCloser, error) {
+	switch mt {
+	case types.OCILayer, types.DockerLayer, types.OCIUncompressedLayer, types.DockerUncompressedLayer:
+	default:
+		return nil, fmt.Errorf("media type %s: only gzip and uncompressed layers can be normalized", mt)
+	}
 	f, err := os.Open(p)
-	if err != nil {
-		return nil, nil, err
-	}
-	r, err := uncompressed(f, mt)
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return tar.NewReader(r), func() { r.Close(); f.Close() }, nil
-}
-
-func isGzip(mt types.MediaType) bool { return mt == types.OCILayer || mt == types.DockerLayer }
-
-// uncompressed is a layer blob's tar stream.
-func uncompressed(blob io.Reader, mt types.MediaType) (io.ReadCloser, error) {
-	if !isGzip(mt) {
-		return io.NopCloser(blob), nil
-	}
-	zr, err := newLayerReader(blob)
 	if err != nil {
 		return nil, fmt.Errorf("read the layer: %w", err)
 	}
-	return zr, nil
+	if !isGzip(mt) {
+		return f, nil
+	}
+	zr, err := newLayerReader(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("read the layer: %w", err)
+	}
+	return readCloser{zr, f}, nil
 }
+
+// readCloser closes its reader, then what that reads.
+type readCloser struct {
+	io.ReadCloser
+	under io.Closer
+}
+
+func (r readCloser) Close() error { r.ReadCloser.Close(); return r.under.Close() }
+
+func isGzip(mt types.MediaType) bool { return mt == types.OCILayer || mt == types.DockerLayer }
 
 // errSparse is a tar entry archive/tar would expand to the size it declares
 // (a GNU or PAX sparse file: holes of up to 2^63 bytes), which no engine
@@ -250,16 +273,13 @@ func errSparse(h *tar.Header) error {
 // withoutTimes keeps a header's extended records (xattrs, capabilities)
 // but neither the times nor what the header's own fields carry.
 func withoutTimes(records map[string]string) map[string]string {
-	var out map[string]string
-	for k, v := range records {
+	out := maps.Clone(records)
+	maps.DeleteFunc(out, func(k, _ string) bool {
 		switch k {
 		case "mtime", "atime", "ctime", "LIBARCHIVE.creationtime", "path", "linkpath", "size", "uid", "gid", "uname", "gname":
-			continue
+			return true
 		}
-		if out == nil {
-			out = map[string]string{}
-		}
-		out[k] = v
-	}
+		return false
+	})
 	return out
 }

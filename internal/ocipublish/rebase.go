@@ -3,7 +3,6 @@ package ocipublish
 import (
 	"archive/tar"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -14,28 +13,24 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
-// rebasable reports whether img, of whose leading layers kept are b's by
-// diff ID, may have more of b's first exported layers past those: b was
-// first exported as many layers as its diff IDs, and img has as many.
-func (b *Base) rebasable(img image, kept int) bool {
-	return b != nil && kept < len(b.firstExport) && len(b.firstExport) == len(b.DiffIDs) && len(img.manifest.Layers) >= len(b.firstExport)
-}
-
-// rebased is how many leading layers of img are its base's, counting, past
-// the first kept (equal by diff ID), those that hold the same files as the
-// base's first exported layer at the same place (its canonical blob, which
-// v keeps) but not its bytes: a layer an engine restarted on its state made
-// anew (tests/engine-facts.md, fact 48). The first exported layer then
-// takes its place, so the image gets the digest a fresh engine gives it. A
-// layer that differs in any file, mode, owner, link or time is the build's,
-// and so is every layer after it.
-func (b *Base) rebased(dir string, img image, kept int, v Cache) (int, error) {
-	if !b.rebasable(img, kept) {
+// rebase returns how many leading layers of img are its base's, past the
+// first kept (equal by diff ID) counting each that holds the same files as
+// the base's first exported layer at its place (whose canonical blob v
+// keeps) but not its bytes: a layer an engine restarted on its state made
+// anew (tests/engine-facts.md, fact 48). The first exported layer takes its
+// place in img's manifest and cfg, so the image gets the digest a fresh
+// engine gives it. A layer that differs in any file, mode, owner, link or
+// time is the build's, and so is every layer after it. Only a base first
+// exported as many layers as its diff IDs, under an image with as many, is
+// looked at.
+func (b *Base) rebase(dir string, img image, cfg *v1.ConfigFile, kept int, v Cache) (int, error) {
+	if b == nil || kept >= len(b.FirstExport) || len(b.FirstExport) != len(b.DiffIDs) || len(img.manifest.Layers) < len(b.FirstExport) {
 		return kept, nil
 	}
 	lower := map[string]entry{} // the files of the base's layers below, the upper one's over the lower's
-	for n, first := range b.firstExport {
-		l := img.manifest.Layers[n]
+	n := 0
+	for ; n < len(b.FirstExport); n++ {
+		first, l := b.FirstExport[n], img.manifest.Layers[n]
 		built, err := entriesOf(blobPath(dir, l.Digest), l)
 		if err != nil {
 			return kept, fmt.Errorf("layer %d: %w", n, err)
@@ -47,13 +42,19 @@ func (b *Base) rebased(dir string, img image, kept int, v Cache) (int, error) {
 				return kept, fmt.Errorf("the base's layer %d: %w", n, err)
 			}
 			if !sameOver(built, base, lower) {
-				return n, nil
+				break
 			}
-			built = base
+			if isGzip(first.MediaType) && isGzip(l.MediaType) {
+				// the same bytes are an OCI and a Docker gzip layer: named
+				// as the exporter named the image's, as on a fresh engine
+				first.MediaType = l.MediaType
+			}
+			img.manifest.Layers[n], cfg.RootFS.DiffIDs[n], built = first, b.DiffIDs[n], base
 		}
 		maps.Copy(lower, built)
 	}
-	return len(b.firstExport), nil
+	b.tookPlace = max(b.tookPlace, n-kept)
+	return n, nil
 }
 
 // sameOver reports whether a layer built holds what the base's layer does,
@@ -100,24 +101,18 @@ type entry struct {
 }
 
 func entriesOf(p string, d v1.Descriptor) (map[string]entry, error) {
-	tr, done, err := openTar(p, d.MediaType)
+	r, err := openLayer(p, d.MediaType)
 	if err != nil {
 		return nil, err
 	}
-	defer done()
+	defer r.Close()
+	tr := tar.NewReader(r)
 	out := map[string]entry{}
 	links := map[string][]string{} // a linked file's name → every name it has
 	linkOf := map[string]string{}  // a link's name → the file's
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for h, err := range entries(tr, "the layer") {
 		if err != nil {
-			return nil, fmt.Errorf("read the layer: %w", err)
-		}
-		if err := errSparse(h); err != nil {
-			return nil, fmt.Errorf("read the layer: %w", err)
+			return nil, err
 		}
 		name := layerPath(h.Name)
 		if name == "" {

@@ -2,7 +2,6 @@ package ocipublish
 
 import (
 	"archive/tar"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -70,11 +69,12 @@ func Normalized(p Prepare, work, out string, warn io.Writer) error {
 	o := Options{Epoch: p.Created, Platforms: p.Platforms, Cache: Cache{Dir: p.Cache}}
 	o.Bases = o.Cache.firstExports(p.BaseRef)
 	// the engine's export of the base gives each platform no first export
-	// is kept for; those it gives whole are kept as first exported
-	var exported []keptBase
+	// is kept for; those it gives whole are kept as first exported. Its
+	// error is said printable and cut: it may name a tar entry.
+	var exported []Base
 	if slices.ContainsFunc(imgs, func(img image) bool { return baseFor(o.Bases, img.platform) == nil }) && p.BaseTarball != "" {
 		if read, err := ReadBases(p.BaseTarball, filepath.Join(work, "base")); err != nil {
-			fmt.Fprintf(warn, "oci-publish: the %s image's base could not be read from the engine's export, so the layers of a platform it was to give a base are not known to be the base's: %v\n", p.Kind, shown(err))
+			fmt.Fprintf(warn, "oci-publish: the %s image's base could not be read from the engine's export, so the layers of a platform it was to give a base are not known to be the base's: %v\n", p.Kind, fielderr.Cut(fielderr.Printable(err.Error()), 500))
 		} else {
 			read = slices.DeleteFunc(read, func(b Base) bool { return baseFor(o.Bases, b.Platform) != nil })
 			o.Bases = append(o.Bases, read...)
@@ -87,18 +87,15 @@ func Normalized(p Prepare, work, out string, warn io.Writer) error {
 	}
 	// after Normalize: it kept the canonical blobs of the layers named
 	o.Cache.keepFirstExports(p.BaseRef, exported)
-	for _, b := range o.Bases {
-		if b.tookPlace > 0 {
-			fmt.Fprintf(warn, "oci-publish: the %s image: %d of its base's layers are the ones the engine first exported (kept in the publish's cache volume), in place of its copies made anew from the same files (tests/engine-facts.md, fact 48)\n", p.Kind, b.tookPlace)
-			break
-		}
+	if i := slices.IndexFunc(o.Bases, func(b Base) bool { return b.tookPlace > 0 }); i >= 0 {
+		fmt.Fprintf(warn, "oci-publish: the %s image: %d of its base's layers are the ones the engine first exported (kept in the publish's cache volume), in place of its copies made anew from the same files (tests/engine-facts.md, fact 48)\n", p.Kind, o.Bases[i].tookPlace)
 	}
 	// normalizing wrote what it made beside the unpacked blobs: out's
 	// index.json becomes n's alone
 	if err := writeIndex(out, n.root); err != nil {
 		return err
 	}
-	if err := keepOnly(out, n); err != nil || said.Len() == 0 {
+	if err := keepOnly(n); err != nil || said.Len() == 0 {
 		return err
 	}
 	return os.WriteFile(filepath.Join(out, notesFile), []byte(said.String()), 0o644)
@@ -108,37 +105,23 @@ func Normalized(p Prepare, work, out string, warn io.Writer) error {
 // said, which the push says again.
 const notesFile = "oci-publish-notes.txt"
 
-// shown is an error as a publish's log says it: printable and cut (it may
-// name a tar entry).
-func shown(err error) string {
-	return fielderr.Cut(fielderr.Printable(err.Error()), 500)
-}
-
-// keepOnly removes from the layout in dir every file that is not the
-// layout's own or a blob of a (a manifest, a config, a layer): what the
-// unpacked tarball held that normalizing replaced (the build's manifest and
-// config, a rewritten layer).
-func keepOnly(dir string, a Artifact) error {
+// keepOnly removes from a's layout every file that is not the layout's own
+// or a blob of a (a manifest, a config, a layer): what the unpacked tarball
+// held that normalizing replaced (the build's manifest and config, a
+// rewritten layer).
+func keepOnly(a Artifact) error {
 	imgs, err := imagesOf(a)
 	if err != nil {
 		return err
 	}
-	keep := map[string]bool{"index.json": true, "oci-layout": true}
-	add := func(h v1.Hash) { keep["blobs/"+h.Algorithm+"/"+h.Hex] = true }
-	add(a.root.Digest)
+	keep := map[string]bool{filepath.Join(a.dir, "index.json"): true, filepath.Join(a.dir, "oci-layout"): true, blobPath(a.dir, a.root.Digest): true}
 	for _, img := range imgs {
-		add(img.desc.Digest)
-		add(img.manifest.Config.Digest)
-		for _, l := range img.manifest.Layers {
-			add(l.Digest)
+		for _, d := range append([]v1.Descriptor{img.desc, img.manifest.Config}, img.manifest.Layers...) {
+			keep[blobPath(a.dir, d.Digest)] = true
 		}
 	}
-	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(dir, path)
-		if err != nil || keep[filepath.ToSlash(rel)] {
+	return filepath.WalkDir(a.dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || keep[path] {
 			return err
 		}
 		return os.Remove(path)
@@ -156,16 +139,9 @@ func unpack(tarball, dir string, maxSize int64) error {
 	}
 	defer f.Close()
 	tr := tar.NewReader(f)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
+	for h, err := range entries(tr, "the image tarball") {
 		if err != nil {
-			return fmt.Errorf("read the image tarball: %w", err)
-		}
-		if err := errSparse(h); err != nil {
-			return fmt.Errorf("read the image tarball: %w", err)
+			return err
 		}
 		target := filepath.Join(dir, filepath.FromSlash(h.Name))
 		if rel, err := filepath.Rel(dir, target); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
@@ -183,19 +159,15 @@ func unpack(tarball, dir string, maxSize int64) error {
 			return err
 		}
 	}
+	return nil
 }
 
+// writeFile writes what r holds to path whole (settle).
 func writeFile(path string, r io.Reader) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(path)
+	tmp, err := newTemp(filepath.Dir(path))
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(f, r); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	_, err = io.Copy(tmp, r)
+	return settle(tmp, path, err)
 }
