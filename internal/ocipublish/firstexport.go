@@ -29,9 +29,9 @@ func (v Cache) firstExports(ref string) []Base {
 	return slices.DeleteFunc(kept, func(b Base) bool { return !v.holdsBlobsOf(b) })
 }
 
-// holdsBlobsOf reports whether v holds the canonical blob of each of b's first exported
-// layers, which a module built by another Go release does not (encoder),
-// nor a cache that could not write them.
+// holdsBlobsOf reports whether v holds the canonical blob of each of b's
+// first exported layers, which a module built by another Go release does
+// not (encoder), nor a cache that could not write them.
 func (v Cache) holdsBlobsOf(b Base) bool {
 	return !slices.ContainsFunc(b.FirstExport, func(l v1.Descriptor) bool { return !fileExists(v.reencodedFile(l.Digest)) })
 }

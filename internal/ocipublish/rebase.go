@@ -59,28 +59,49 @@ func (b *Base) rebase(dir string, img image, cfg *v1.ConfigFile, kept int, v Cac
 
 // sameOver reports whether a layer built holds what the base's layer does,
 // over lower: the same entries, but for those the layers below hold, which
-// the engine leaves out of a layer it makes anew: a folder whose own time
-// alone changed (engine run: `usr/lib` of nginx's second layer), an entry
-// written again as it was (engine run: `etc/.pwd.lock` of a layer that ran
-// `useradd`). The base's layer, pushed in its place, keeps them as the base
-// has them. lower holds every entry of the layers below, whiteouts not
-// applied: the engine's copy, a diff over those layers, holds an entry one
-// of them deletes.
+// one has and the other not: the engine's copy leaves out a folder whose
+// own time alone changed (engine run: `usr/lib` of nginx's second layer) and
+// an entry written again as it was (`etc/.pwd.lock` of a layer that ran
+// `useradd`), and names a parent folder a tar may leave out. It also leaves
+// out the marker of an opaque folder (`.wh..wh..opq`) over nothing below
+// (engine run: 27 of them in the second layer of the vendor's frontend
+// base). The base's layer, pushed in its place, keeps them as the base has
+// them. lower holds every entry of the layers below, whiteouts not applied:
+// the engine's copy, a diff over those layers, holds an entry one of them
+// deletes.
 func sameOver(built, base, lower map[string]entry) bool {
 	for name, e := range built {
-		if be, ok := base[name]; !ok || be != e {
+		if be, ok := base[name]; ok && be != e || !ok && !asBelow(lower, name, e) {
 			return false
 		}
 	}
 	for name, e := range base {
-		if _, ok := built[name]; ok {
-			continue
+		if _, ok := built[name]; !ok && !asBelow(lower, name, e) && !hidesNothing(lower, name) {
+			return false
 		}
-		le, ok := lower[name]
-		if ok && e.typeflag == tar.TypeDir {
-			le.mtime = e.mtime
-		}
-		if !ok || le != e {
+	}
+	return true
+}
+
+// asBelow reports whether the layers below hold e at name as it is, but
+// for a folder's time.
+func asBelow(lower map[string]entry, name string, e entry) bool {
+	le, ok := lower[name]
+	if ok && e.typeflag == tar.TypeDir {
+		le.mtime = e.mtime
+	}
+	return ok && le == e
+}
+
+// hidesNothing reports whether name is the marker of an opaque folder that
+// the layers below hold nothing in.
+func hidesNothing(lower map[string]entry, name string) bool {
+	dir, file := path.Split(name)
+	if file != ".wh..wh..opq" {
+		return false
+	}
+	for n := range lower {
+		if strings.HasPrefix(n, dir) {
 			return false
 		}
 	}

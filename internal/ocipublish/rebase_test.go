@@ -185,27 +185,37 @@ func TestWhatTheEngineLeftOutIsTheLayersBelow(t *testing.T) {
 		file{name: "./usr/lib/", dir: true, mtime: old}, file{name: "./usr/bin/a", body: "a", mtime: old})
 	app := layer(t, commit.Add(time.Hour), map[string]string{"app/server.mjs": "listen()"})
 	for _, tc := range []struct {
-		name    string
-		libTime time.Time
-		libMode int64
-		again   *file // a file of the layers below the base's layer writes again
-		rebased bool
+		name       string
+		libTime    time.Time
+		libMode    int64
+		upper      []file // more in the base's layer
+		anew       []file // more in the engine's copy of it
+		parentsOut bool   // the base's layer leaves out usr/ and its parent
+		rebased    bool
 	}{
-		{"a folder as below", old, 0, nil, true},
-		{"a folder whose time differs below", old.Add(time.Hour), 0, nil, true},
-		{"a folder whose mode differs below", old, 0o700, nil, false},
-		{"a file written again as it was", old, 0, &file{name: "./usr/bin/a", body: "a", mtime: old}, true},
-		{"a file written again with another content", old, 0, &file{name: "./usr/bin/a", body: "b", mtime: old}, false},
-		{"a file written again with another time", old, 0, &file{name: "./usr/bin/a", body: "a", mtime: old.Add(time.Second)}, false},
+		{"a folder as below", old, 0, nil, nil, false, true},
+		{"a folder whose time differs below", old.Add(time.Hour), 0, nil, nil, false, true},
+		{"a folder whose mode differs below", old, 0o700, nil, nil, false, false},
+		{"a file written again as it was", old, 0, []file{{name: "./usr/bin/a", body: "a", mtime: old}}, nil, false, true},
+		{"a file written again with another content", old, 0, []file{{name: "./usr/bin/a", body: "b", mtime: old}}, nil, false, false},
+		{"a file written again with another time", old, 0, []file{{name: "./usr/bin/a", body: "a", mtime: old.Add(time.Second)}}, nil, false, false},
+		{"a parent folder the engine names, as below but for its time", old, 0, nil,
+			[]file{{name: "usr/", dir: true, mtime: commit}}, true, true},
+		{"a parent folder the engine names, not as below", old, 0, nil,
+			[]file{{name: "usr/", dir: true, mtime: old, mode: 0o700}}, true, false},
+		{"a new folder marked opaque", old, 0,
+			[]file{{name: "./usr/lib/new/", dir: true, mtime: old}, {name: "./usr/lib/new/.wh..wh..opq", mtime: old}, {name: "./usr/lib/new/n", body: "n", mtime: old}},
+			[]file{{name: "usr/lib/new/", dir: true, mtime: old}, {name: "usr/lib/new/n", body: "n", mtime: old}}, false, true},
+		{"a folder marked opaque over what the layers below hold", old, 0,
+			[]file{{name: "./usr/bin/.wh..wh..opq", mtime: old}}, nil, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			files := []file{{name: "./", dir: true, mtime: old}, {name: "./usr/", dir: true, mtime: old},
-				{name: "./usr/lib/", dir: true, mtime: tc.libTime, mode: tc.libMode}, {name: "./usr/lib/x.so", body: "x", mtime: old}}
-			if tc.again != nil {
-				files = append(files, *tc.again)
+			files := []file{{name: "./usr/lib/", dir: true, mtime: tc.libTime, mode: tc.libMode}, {name: "./usr/lib/x.so", body: "x", mtime: old}}
+			if !tc.parentsOut {
+				files = append([]file{{name: "./", dir: true, mtime: old}, {name: "./usr/", dir: true, mtime: old}}, files...)
 			}
-			upper := rawLayer(t, files...)
-			anew := rawLayer(t, file{name: "usr/lib/x.so", body: "x", mtime: old})
+			upper := rawLayer(t, append(files, tc.upper...)...)
+			anew := rawLayer(t, append([]file{{name: "usr/lib/x.so", body: "x", mtime: old}}, tc.anew...)...)
 			v := Cache{Dir: t.TempDir()}
 			base := imageOf(t, lowerLayer, upper)
 			ref := firstExported(t, base, v)
