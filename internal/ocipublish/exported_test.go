@@ -263,3 +263,22 @@ func TestEachPlatformsFirstExportIsKeptBesideTheOthers(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "not json", string(data), "a file not read is not written over")
 }
+
+// The first exports a persistent engine's cache volume holds are read as
+// they were written: the file's format is part of what a publish keeps.
+func TestAFirstExportKeptBeforeIsReadAsWritten(t *testing.T) {
+	ref := "registry.example/library/base@sha256:" + strings.Repeat("f", 64)
+	v := Cache{Dir: t.TempDir()}
+	layer := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("1", 64)}
+	diffID := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("2", 64)}
+	require.NoError(t, os.MkdirAll(filepath.Dir(v.firstExportFile(ref)), 0o755))
+	require.NoError(t, os.WriteFile(v.firstExportFile(ref), []byte(`[{"platform":{"architecture":"amd64","os":"linux"},`+
+		`"diffIDs":["`+diffID.String()+`"],"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar+gzip","size":3,"digest":"`+layer.String()+`"}]}]`), 0o644))
+	assert.Empty(t, v.firstExports(ref), "none without its canonical blobs")
+	v.keep(v.reencodedFile(layer), strings.NewReader("gz"))
+	got := v.firstExports(ref)
+	require.Len(t, got, 1)
+	assert.Equal(t, &v1.Platform{OS: "linux", Architecture: "amd64"}, got[0].Platform)
+	assert.Equal(t, []v1.Hash{diffID}, got[0].DiffIDs)
+	assert.Equal(t, []v1.Descriptor{{MediaType: types.OCILayer, Size: 3, Digest: layer}}, got[0].FirstExport)
+}
