@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
-	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -27,7 +26,7 @@ func (b *Base) rebase(dir string, img image, cfg *v1.ConfigFile, kept int, v Cac
 	if b == nil || kept >= len(b.FirstExport) || len(b.FirstExport) != len(b.DiffIDs) || len(img.manifest.Layers) < len(b.FirstExport) {
 		return kept, nil
 	}
-	lower := map[string]entry{} // the files of the base's layers below, the upper one's over the lower's
+	lower := map[string]entry{} // the files of the base's layers below, as a file system has them
 	n := 0
 	for ; n < len(b.FirstExport); n++ {
 		first, l := b.FirstExport[n], img.manifest.Layers[n]
@@ -51,27 +50,26 @@ func (b *Base) rebase(dir string, img image, cfg *v1.ConfigFile, kept int, v Cac
 			}
 			img.manifest.Layers[n], cfg.RootFS.DiffIDs[n], built = first, b.DiffIDs[n], base
 		}
-		maps.Copy(lower, built)
+		over(lower, built)
 	}
 	b.tookPlace = max(b.tookPlace, n-kept)
 	return n, nil
 }
 
 // sameOver reports whether a layer built holds what the base's layer does,
-// over lower: the same entries, but for those the layers below hold, which
-// one has and the other not: the engine's copy leaves out a folder whose
-// own time alone changed (engine run: `usr/lib` of nginx's second layer) and
-// an entry written again as it was (`etc/.pwd.lock` of a layer that ran
-// `useradd`), and names a parent folder a tar may leave out. It also leaves
-// out the marker of an opaque folder (`.wh..wh..opq`) over nothing below
-// (engine run: 27 of them in the second layer of the vendor's frontend
-// base). The base's layer, pushed in its place, keeps them as the base has
-// them. lower holds every entry of the layers below, whiteouts not applied:
-// the engine's copy, a diff over those layers, holds an entry one of them
-// deletes.
+// over lower (the file system of the layers below): the same entries, but
+// for those the layers below hold, which one has and the other not: the
+// engine's copy leaves out a folder whose own time alone changed (engine
+// run: `usr/lib` of nginx's second layer) and an entry written again as it
+// was (`etc/.pwd.lock` of a layer that ran `useradd`), and names a parent
+// folder a tar may leave out, unless the base's layer deletes it. It also
+// leaves out the marker of an opaque folder (`.wh..wh..opq`) over nothing
+// below (engine run: 27 of them in the second layer of the vendor's
+// frontend base). The base's layer, pushed in its place, keeps them as the
+// base has them.
 func sameOver(built, base, lower map[string]entry) bool {
 	for name, e := range built {
-		if be, ok := base[name]; ok && be != e || !ok && !asBelow(lower, name, e) {
+		if be, ok := base[name]; ok && be != e || !ok && (!asBelow(lower, name, e) || deletes(base, name)) {
 			return false
 		}
 	}
@@ -83,6 +81,34 @@ func sameOver(built, base, lower map[string]entry) bool {
 	return true
 }
 
+// over puts a layer's entries over lower: its whiteouts delete what they
+// name (a file, a folder and what is in it, or, for an opaque folder's
+// marker, what is in the folder); its other entries take their place.
+func over(lower, layer map[string]entry) {
+	for name := range layer {
+		dir, file := path.Split(name)
+		if !strings.HasPrefix(file, ".wh.") {
+			continue
+		}
+		gone := dir
+		if file != ".wh..wh..opq" {
+			gone = dir + strings.TrimPrefix(file, ".wh.")
+			delete(lower, gone)
+			gone += "/"
+		}
+		for n := range lower {
+			if strings.HasPrefix(n, gone) {
+				delete(lower, n)
+			}
+		}
+	}
+	for name, e := range layer {
+		if !strings.HasPrefix(path.Base(name), ".wh.") {
+			lower[name] = e
+		}
+	}
+}
+
 // asBelow reports whether the layers below hold e at name as it is, but
 // for a folder's time.
 func asBelow(lower map[string]entry, name string, e entry) bool {
@@ -91,6 +117,25 @@ func asBelow(lower map[string]entry, name string, e entry) bool {
 		le.mtime = e.mtime
 	}
 	return ok && le == e
+}
+
+// deletes reports whether layer deletes name from the layers below: a
+// whiteout of it or of a folder it is in, or the opaque marker of such a
+// folder.
+func deletes(layer map[string]entry, name string) bool {
+	for p := name; ; {
+		dir, file := path.Split(p)
+		if _, ok := layer[dir+".wh."+file]; ok {
+			return true
+		}
+		if _, ok := layer[dir+".wh..wh..opq"]; ok {
+			return true
+		}
+		if dir == "" {
+			return false
+		}
+		p = strings.TrimSuffix(dir, "/")
+	}
 }
 
 // hidesNothing reports whether name is the marker of an opaque folder that

@@ -176,9 +176,11 @@ func TestLayerPathReadsANameAsAFileSystemDoes(t *testing.T) {
 }
 
 // A layer the engine makes anew leaves out a folder of its base's layer
-// that the layers below have, whatever its time there, and a file the
-// base's layer wrote again as the layers below have it; a file left out
-// that differs below makes it another layer than the base's.
+// that the layers below have, whatever its time there, a file the base's
+// layer wrote again as the layers below have it, and the marker of an
+// opaque folder over nothing below; it names a parent folder the base's tar
+// leaves out. Anything else that differs makes it another layer than the
+// base's.
 func TestWhatTheEngineLeftOutIsTheLayersBelow(t *testing.T) {
 	old := commit.Add(-30 * 24 * time.Hour)
 	lowerLayer := rawLayer(t, file{name: "./", dir: true, mtime: old}, file{name: "./usr/", dir: true, mtime: old},
@@ -226,6 +228,51 @@ func TestWhatTheEngineLeftOutIsTheLayersBelow(t *testing.T) {
 			} else {
 				assert.NotEqual(t, digestOf(t, want), digestOf(t, got))
 			}
+		})
+	}
+}
+
+// A layer whose files differ from the base's layer once the layers below
+// are applied (their whiteouts and opaque folders) is the build's: its
+// entries as the layers below hold them are no proof then.
+func TestALayerThatDiffersOverTheLayersBelowIsTheBuilds(t *testing.T) {
+	old := commit.Add(-30 * 24 * time.Hour)
+	f := func(name, body string) file { return file{name: name, body: body, mtime: old} }
+	dir := func(name string) file { return file{name: name, dir: true, mtime: old} }
+	app := layer(t, commit.Add(time.Hour), map[string]string{"app/server.mjs": "listen()"})
+	for _, tc := range []struct {
+		name        string
+		below       [][]file
+		upper, anew []file
+	}{
+		{"a file a layer below deleted, brought back",
+			[][]file{{dir("./"), dir("./etc/"), dir("./usr/"), f("./etc/secret", "s")}, {f("./etc/.wh.secret", "")}},
+			[]file{dir("./usr/"), f("./usr/x", "x")}, []file{f("usr/x", "x"), f("etc/secret", "s")}},
+		{"a whiteout written again over a file brought back",
+			[][]file{{dir("./"), dir("./usr/"), f("./f", "f")}, {f("./.wh.f", "")}, {f("./f", "f2")}},
+			[]file{dir("./usr/"), f("./usr/x", "x")}, []file{f("usr/x", "x"), f(".wh.f", "")}},
+		{"a file the base's layer brings back, left out",
+			[][]file{{dir("./"), dir("./etc/"), dir("./usr/"), f("./etc/f", "f")}, {f("./etc/.wh.f", "")}},
+			[]file{f("./usr/x", "x"), f("./etc/f", "f")}, []file{f("usr/x", "x")}},
+		{"a file as below, under the base's layer's opaque folder",
+			[][]file{{dir("./"), dir("./etc/"), dir("./etc/conf.d/"), f("./etc/conf.d/old.conf", "o")}},
+			[]file{dir("./etc/conf.d/"), f("./etc/conf.d/.wh..wh..opq", ""), f("./etc/conf.d/new.conf", "n")},
+			[]file{dir("etc/conf.d/"), f("etc/conf.d/.wh..wh..opq", ""), f("etc/conf.d/new.conf", "n"), f("etc/conf.d/old.conf", "o")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var below []v1.Layer
+			for _, files := range tc.below {
+				below = append(below, rawLayer(t, files...))
+			}
+			stack := func(top ...v1.Layer) []v1.Layer { return append(append([]v1.Layer{}, below...), top...) }
+			upper, anew := rawLayer(t, tc.upper...), rawLayer(t, tc.anew...)
+			v := Cache{Dir: t.TempDir()}
+			base := imageOf(t, stack(upper)...)
+			ref := firstExported(t, base, v)
+			want, _ := publishedOn(t, imageOf(t, stack(upper, app)...), base, ref, v)
+			got, said := publishedOn(t, imageOf(t, stack(anew, app)...), imageOf(t, stack(anew)...), ref, v)
+			assert.NotContains(t, said, putBack)
+			assert.NotEqual(t, digestOf(t, want), digestOf(t, got))
 		})
 	}
 }
