@@ -8,7 +8,7 @@ import (
 	"dagger/lowcode-pipeline/internal/images"
 )
 
-// Options are how Normalize rewrites an image.
+// Options are how normalizeArtifact rewrites an image.
 type Options struct {
 	// Epoch is the time every time the build wrote is clamped to.
 	Epoch time.Time

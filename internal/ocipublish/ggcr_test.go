@@ -76,11 +76,16 @@ func readBack(t testing.TB, a Artifact) digester {
 	return normImage{img, a}
 }
 
-// normalize is Normalize of x (an image or index of go-containerregistry's),
-// read back.
+// normalize is normalizeArtifact of x (an image or index of
+// go-containerregistry's), read back.
 func normalize(t testing.TB, kind string, x digester, o Options) (digester, error) {
 	t.Helper()
-	n, err := Normalize(kind, loaded(t, x), o)
+	a := loaded(t, x)
+	imgs, err := imagesOf(a)
+	if err != nil {
+		return nil, err
+	}
+	n, err := normalizeArtifact(kind, a, imgs, o)
 	if err != nil {
 		return nil, err
 	}

@@ -8,17 +8,14 @@ import (
 	"dagger/lowcode-pipeline/internal/images"
 )
 
-// Normalize clamps every time the build wrote in the artifact to o.Epoch
+// normalizeArtifact clamps every time the build wrote in the artifact a,
+// whose images are imgs (imagesOf, read once by the caller), to o.Epoch
 // (normalizeImage on each platform's image, with that platform's base),
 // writing what it makes into the artifact's layout, and checks, before
 // anything is pushed, that it holds exactly the platforms asked for (none
 // asked: one image, any platform). Attestation manifests are left out: they
 // name the digests before normalization.
-func Normalize(kind string, a Artifact, o Options) (Artifact, error) {
-	imgs, err := imagesOf(a)
-	if err != nil {
-		return Artifact{}, err
-	}
+func normalizeArtifact(kind string, a Artifact, imgs []image, o Options) (Artifact, error) {
 	if err := checkPlatforms(kind, imgs, o.Platforms); err != nil {
 		return Artifact{}, err
 	}

@@ -81,11 +81,11 @@ func Normalized(p Prepare, work, out string, warn io.Writer) error {
 			exported = exportedIn(imgs, read)
 		}
 	}
-	n, err := Normalize(p.Kind, loaded, o)
+	n, err := normalizeArtifact(p.Kind, loaded, imgs, o)
 	if err != nil {
 		return err
 	}
-	// after Normalize: it kept the canonical blobs of the layers named
+	// after normalizing: it kept the canonical blobs of the layers named
 	o.Cache.keepFirstExports(p.BaseRef, exported)
 	if i := slices.IndexFunc(o.Bases, func(b Base) bool { return b.tookPlace > 0 }); i >= 0 {
 		fmt.Fprintf(warn, "oci-publish: the %s image: %d of its base's layers are the ones the engine first exported (kept in the publish's cache volume), in place of its copies made anew from the same files (tests/engine-facts.md, fact 48)\n", p.Kind, o.Bases[i].tookPlace)
