@@ -5,28 +5,28 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"maps"
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
-// rebase returns how many leading layers of img are its base's, past the
-// first kept (equal by diff ID) counting each that holds the same files as
-// the base's first exported layer at its place (whose canonical blob v
-// keeps) but not its bytes: a layer an engine restarted on its state made
-// anew (tests/engine-facts.md, fact 48). The first exported layer takes its
-// place in img's manifest and cfg, so the image gets the digest a fresh
-// engine gives it. A layer that differs in any file, mode, owner, link or
-// time is the build's, and so is every layer after it. Only a base first
-// exported as many layers as its diff IDs, under an image with as many, is
-// looked at.
+// rebase returns how many leading layers of img are its base's: past the
+// first kept (equal by diff ID), each that gives the same file system as
+// the base's first exported layer at its place, over the layers below, but
+// not its bytes: a layer an engine restarted on its state made anew, which
+// leaves out what changes nothing below, such as a folder's time
+// (tests/engine-facts.md, fact 48). The first exported layer (whose
+// canonical blob v keeps) takes its place in img's manifest and cfg, so the
+// image gets the digest a fresh engine gives it.
 func (b *Base) rebase(dir string, img image, cfg *v1.ConfigFile, kept int, v Cache) (int, error) {
 	if b == nil || kept >= len(b.FirstExport) || len(b.FirstExport) != len(b.DiffIDs) || len(img.manifest.Layers) < len(b.FirstExport) {
 		return kept, nil
 	}
-	lower := map[string]entry{} // the files of the base's layers below, as a file system has them
+	lower := map[string]entry{} // the file system of the layers below
 	n := 0
 	for ; n < len(b.FirstExport); n++ {
 		first, l := b.FirstExport[n], img.manifest.Layers[n]
@@ -34,57 +34,35 @@ func (b *Base) rebase(dir string, img image, cfg *v1.ConfigFile, kept int, v Cac
 		if err != nil {
 			return kept, fmt.Errorf("layer %d: %w", n, err)
 		}
-		if n >= kept {
-			// firstExports took only a base whose canonical blobs v holds
-			base, err := entriesOf(v.reencodedFile(first.Digest), first)
-			if err != nil {
-				return kept, fmt.Errorf("the base's layer %d: %w", n, err)
-			}
-			if !sameOver(built, base, lower) {
-				break
-			}
-			if isGzip(first.MediaType) && isGzip(l.MediaType) {
-				// the same bytes are an OCI and a Docker gzip layer: named
-				// as the exporter named the image's, as on a fresh engine
-				first.MediaType = l.MediaType
-			}
-			img.manifest.Layers[n], cfg.RootFS.DiffIDs[n], built = first, b.DiffIDs[n], base
+		if n < kept {
+			over(lower, built)
+			continue
 		}
-		over(lower, built)
+		// firstExports took only a base whose canonical blobs v holds
+		base, err := entriesOf(v.reencodedFile(first.Digest), first)
+		if err != nil {
+			return kept, fmt.Errorf("the base's layer %d: %w", n, err)
+		}
+		withBase := over(maps.Clone(lower), base)
+		if !maps.Equal(over(lower, built), withBase) {
+			break
+		}
+		if isGzip(first.MediaType) && isGzip(l.MediaType) {
+			// the same bytes are an OCI and a Docker gzip layer: named
+			// as the exporter named the image's, as on a fresh engine
+			first.MediaType = l.MediaType
+		}
+		img.manifest.Layers[n], cfg.RootFS.DiffIDs[n], lower = first, b.DiffIDs[n], withBase
 	}
 	b.tookPlace = max(b.tookPlace, n-kept)
 	return n, nil
 }
 
-// sameOver reports whether a layer built holds what the base's layer does,
-// over lower (the file system of the layers below): the same entries, but
-// for those the layers below hold, which one has and the other not: the
-// engine's copy leaves out a folder whose own time alone changed (engine
-// run: `usr/lib` of nginx's second layer) and an entry written again as it
-// was (`etc/.pwd.lock` of a layer that ran `useradd`), and names a parent
-// folder a tar may leave out, unless the base's layer deletes it. It also
-// leaves out the marker of an opaque folder (`.wh..wh..opq`) over nothing
-// below (engine run: 27 of them in the second layer of the vendor's
-// frontend base). The base's layer, pushed in its place, keeps them as the
-// base has them.
-func sameOver(built, base, lower map[string]entry) bool {
-	for name, e := range built {
-		if be, ok := base[name]; ok && be != e || !ok && (!asBelow(lower, name, e) || deletes(base, name)) {
-			return false
-		}
-	}
-	for name, e := range base {
-		if _, ok := built[name]; !ok && !asBelow(lower, name, e) && !hidesNothing(lower, name) {
-			return false
-		}
-	}
-	return true
-}
-
-// over puts a layer's entries over lower: its whiteouts delete what they
-// name (a file, a folder and what is in it, or, for an opaque folder's
-// marker, what is in the folder); its other entries take their place.
-func over(lower, layer map[string]entry) {
+// over applies a layer's entries to fs, the file system of the layers
+// below, and returns it: its whiteouts delete what they name (a file, a
+// folder and what is in it, or, for an opaque folder's marker, what is in
+// the folder); its other entries take their place.
+func over(fs, layer map[string]entry) map[string]entry {
 	for name := range layer {
 		dir, file := path.Split(name)
 		if !strings.HasPrefix(file, ".wh.") {
@@ -93,70 +71,29 @@ func over(lower, layer map[string]entry) {
 		gone := dir
 		if file != ".wh..wh..opq" {
 			gone = dir + strings.TrimPrefix(file, ".wh.")
-			delete(lower, gone)
+			delete(fs, gone)
 			gone += "/"
 		}
-		for n := range lower {
+		for n := range fs {
 			if strings.HasPrefix(n, gone) {
-				delete(lower, n)
+				delete(fs, n)
 			}
 		}
 	}
 	for name, e := range layer {
 		if !strings.HasPrefix(path.Base(name), ".wh.") {
-			lower[name] = e
+			fs[name] = e
 		}
 	}
+	return fs
 }
 
-// asBelow reports whether the layers below hold e at name as it is, but
-// for a folder's time.
-func asBelow(lower map[string]entry, name string, e entry) bool {
-	le, ok := lower[name]
-	if ok && e.typeflag == tar.TypeDir {
-		le.mtime = e.mtime
-	}
-	return ok && le == e
-}
-
-// deletes reports whether layer deletes name from the layers below: a
-// whiteout of it or of a folder it is in, or the opaque marker of such a
-// folder.
-func deletes(layer map[string]entry, name string) bool {
-	for p := name; ; {
-		dir, file := path.Split(p)
-		if _, ok := layer[dir+".wh."+file]; ok {
-			return true
-		}
-		if _, ok := layer[dir+".wh..wh..opq"]; ok {
-			return true
-		}
-		if dir == "" {
-			return false
-		}
-		p = strings.TrimSuffix(dir, "/")
-	}
-}
-
-// hidesNothing reports whether name is the marker of an opaque folder that
-// the layers below hold nothing in.
-func hidesNothing(lower map[string]entry, name string) bool {
-	dir, file := path.Split(name)
-	if file != ".wh..wh..opq" {
-		return false
-	}
-	for n := range lower {
-		if strings.HasPrefix(n, dir) {
-			return false
-		}
-	}
-	return true
-}
-
-// entry is what a layer says of one path. A hard link is read as the file
-// it links to, with the names of all the links to that file (group): two
-// tars of the same files may write either name as the file and the other
-// as the link.
+// entry is what a layer says of one path. A folder's time is left out: a
+// remade layer leaves out a folder whose time alone changed (engine run:
+// `usr/lib` of nginx's second layer). A hard link is read as the file it
+// links to, with the names of all the links to that file (group): two tars
+// of the same files may write either name as the file and the other as the
+// link.
 type entry struct {
 	typeflag                      byte
 	mode, devmajor, devminor      int64
@@ -199,8 +136,10 @@ func entriesOf(p string, d v1.Descriptor) (map[string]entry, error) {
 			continue
 		}
 		e := entry{typeflag: h.Typeflag, mode: h.Mode, devmajor: h.Devmajor, devminor: h.Devminor, uid: h.Uid, gid: h.Gid,
-			size:     h.Size,
-			linkname: h.Linkname, mtime: h.ModTime.UTC().Truncate(1e9).String(), xattr: xattrsOf(h)}
+			size: h.Size, linkname: h.Linkname, xattr: xattrsOf(h)}
+		if h.Typeflag != tar.TypeDir {
+			e.mtime = h.ModTime.UTC().Truncate(time.Second).String()
+		}
 		hash := sha256.New()
 		if _, err := io.Copy(hash, tr); err != nil {
 			return nil, fmt.Errorf("read %s: %w", h.Name, err)
