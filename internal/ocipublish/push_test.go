@@ -449,3 +449,45 @@ func FuzzPushRequest(f *testing.F) {
 		}
 	})
 }
+
+// A registry's answer that goes on without end is read up to its limit
+// (an error's body is cut, any other fails: internal/commands tests a huge
+// token): the push fails, its error small.
+func TestAnEndlessAnswerEndsThePushWithASmallError(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+	}{{"an error", http.StatusBadRequest}, {"an answer", http.StatusAccepted}} {
+		t.Run(tc.name, func(t *testing.T) {
+			const most = 256 << 20
+			var mu sync.Mutex
+			served := 0
+			reg := registry.New()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/v2/" || r.Method == http.MethodHead {
+					reg.ServeHTTP(w, r)
+					return
+				}
+				w.Header().Set("Location", r.URL.Path)
+				w.WriteHeader(tc.status)
+				chunk := []byte(strings.Repeat("{", 64<<10))
+				for n := 0; n < most; n += len(chunk) {
+					if _, err := w.Write(chunk); err != nil {
+						return
+					}
+					mu.Lock()
+					served += len(chunk)
+					mu.Unlock()
+				}
+			}))
+			t.Cleanup(srv.Close)
+			u, _ := url.Parse(srv.URL)
+			_, _, err := pushOf(layoutOf(t, build(t, commit, amd64)), []string{u.Host + "/team/frontend:1"}, "", nil)
+			require.Error(t, err)
+			assert.Less(t, len(err.Error()), 1000, "a small error")
+			mu.Lock()
+			defer mu.Unlock()
+			assert.Less(t, served, 64<<20, "read up to the limit, not to the end")
+		})
+	}
+}
