@@ -14,37 +14,30 @@ type Options struct {
 	Epoch time.Time
 	// Platforms asked for; none: one image, any platform.
 	Platforms []string
-	// Cache keeps re-encoded blobs and bases as first exported.
-	Cache Cache
-	// Bases are the base image's, one per platform (firstExports,
-	// ReadBases); none: no layer is known to be the base image's.
+	Cache     Cache
+	// Bases are the base image's, one per platform; none: no layer is
+	// known to be the base's.
 	Bases []Base
 }
 
-// Base is what a built image has of the image its Dockerfile's last stage
-// starts from: the leading layers (by diff ID). Their content and times are
-// kept, as BuildKit's own rewrite-timestamp keeps them (tests/engine-facts.md,
-// fact 15): they are the base's, the same whenever the base image was built,
-// not the build's. Each is pushed re-encoded, as every layer is (reencode).
+// Base is the image the Dockerfile's last stage starts from, whose layers
+// (by diff ID) keep their times in an image on it, as BuildKit's
+// rewrite-timestamp keeps them (tests/engine-facts.md, fact 15).
 type Base struct {
 	Platform *v1.Platform `json:"platform,omitempty"`
 	DiffIDs  []v1.Hash    `json:"diffIDs"`
-	// FirstExport are the layers as the engine first exported them, as the
-	// cache folder keeps them (firstexport.go), which may take the place of
-	// remade copies (rebase); none for a base read from the engine's
-	// export now (ReadBases).
+	// FirstExport are its layers as the engine first exported them
+	// (firstexport.go); none for a base read now (ReadBases).
 	FirstExport []v1.Descriptor `json:"layers"`
 	// tookPlace is how many of them took the place of an image's layers.
 	tookPlace int
 }
 
-// maxBaseMetadata is the largest file ReadBases reads from a base tarball:
-// its index, manifests and configs, never its layers.
+// maxBaseMetadata is the largest file ReadBases reads: never a layer.
 const maxBaseMetadata = 4 << 20
 
-// ReadBases reads, from Container.asTarball of the base image, each
-// platform's layers and history, without reading the layers: their
-// metadata is unpacked into work.
+// ReadBases reads each platform's diff IDs from Container.asTarball of the
+// base image, unpacking its metadata into work.
 func ReadBases(tarball, work string) ([]Base, error) {
 	if err := unpack(tarball, work, maxBaseMetadata); err != nil {
 		return nil, err
@@ -64,9 +57,8 @@ func ReadBases(tarball, work string) ([]Base, error) {
 	return bases, nil
 }
 
-// baseFor is the base of an image of platform p: the base of the same
-// platform (a variant written out or not), or the one base there is when
-// either platform is not known.
+// baseFor is the base of an image of platform p: the one of that platform,
+// or the one base there is when either platform is not known.
 func baseFor(bases []Base, p *v1.Platform) *Base {
 	for i := range bases {
 		if samePlatform(bases[i].Platform, p) {
@@ -79,14 +71,12 @@ func baseFor(bases []Base, p *v1.Platform) *Base {
 	return nil
 }
 
-// samePlatform reports whether a and b are one platform, as
-// images.CheckPlatforms compares them (linux/arm64/v8 is linux/arm64).
+// samePlatform compares as images.CheckPlatforms: linux/arm64/v8 is linux/arm64.
 func samePlatform(a, b *v1.Platform) bool {
 	return a != nil && b != nil && images.CanonicalPlatform(platformOf(a)) == images.CanonicalPlatform(platformOf(b))
 }
 
-// keptOf is how many leading layers of an image are its base's: those equal
-// to the base's, in order, until the first that is not.
+// keptOf is how many leading layers of an image are its base's, by diff ID.
 func keptOf(cfg *v1.ConfigFile, base *Base) (layers int) {
 	if base == nil {
 		return 0

@@ -15,18 +15,15 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
-// newCanonicalWriter compresses a layer's tar into w in its canonical
-// encoding: the standard library's gzip at BestSpeed, no name, no time. Its
-// bytes depend on the tar's bytes alone (and on the Go release the module
-// is built with, which the module's engine version fixes), not on how they
-// are written.
+// newCanonicalWriter is a layer's canonical encoding: the standard
+// library's gzip, fastest, no name, no time. Its bytes depend on the tar's
+// alone (and on the Go release, which the engine version fixes).
 func newCanonicalWriter(w io.Writer) (*gzip.Writer, error) {
 	return gzip.NewWriterLevel(w, gzip.BestSpeed)
 }
 
-// newLayerReader is a gzip layer's tar stream, decompressed a piece ahead
-// of its reader on a goroutine of its own, so reading a layer and
-// compressing it again run at once; Close stops it.
+// newLayerReader decompresses a gzip layer on a goroutine of its own, so
+// that reading a layer and compressing it again run at once.
 func newLayerReader(r io.Reader) (io.ReadCloser, error) {
 	zr, err := gzip.NewReader(bufio.NewReaderSize(r, 1<<20))
 	if err != nil {
@@ -40,10 +37,8 @@ func newLayerReader(r io.Reader) (io.ReadCloser, error) {
 	return pr, nil
 }
 
-// encoder names the canonical encoding, as the folder the re-encoded blobs
-// kept across publishes are in: the Go release whose gzip compresses, and
-// its level. Another release may give other bytes, and a blob kept by a
-// module built with it must not stand for this one's.
+// encoder names the canonical encoding (Go release and level), as the
+// folder of the blobs kept: another release may give other bytes.
 var encoder = encoderName(runtime.Version())
 
 // encoderName is encoder for the Go release goVersion.
@@ -56,20 +51,14 @@ func encoderName(goVersion string) string {
 	}, goVersion) + "-level-1"
 }
 
-// reencode returns the layer l (diff ID diffID) as its canonical blob: its
-// tar as it is, in the canonical encoding (newCanonicalWriter). The engine
-// exports a layer as whichever blob it holds for that content (the
-// registry's gzip, another image's zstd, its own gzip of that:
-// tests/engine-facts.md, fact 41); this blob depends on the content alone.
-// An uncompressed layer is its tar already. A blob made once is kept in v
-// by the digest of the blob it was made from: once per engine, not on
-// every publish.
+// reencode is l's tar in the canonical encoding: the engine exports a
+// layer as whichever blob it holds for that content (tests/engine-facts.md,
+// fact 41). Kept in v by the digest it was made from: once per engine.
 func reencode(dir string, l v1.Descriptor, diffID v1.Hash, v Cache) (v1.Descriptor, error) {
 	if l.MediaType == types.OCIUncompressedLayer || l.MediaType == types.DockerUncompressedLayer {
 		return l, nil
 	}
-	// publishes beside each other (a deliver's images, often of one base)
-	// wait for the first to compress a layer they share, then copy it
+	// a deliver's images, often of one base, compress a shared layer once
 	defer v.lock(v.reencodedFile(l.Digest))()
 	d, ok := v.reencoded(dir, l)
 	if !ok {
@@ -92,11 +81,9 @@ func reencode(dir string, l v1.Descriptor, diffID v1.Hash, v Cache) (v1.Descript
 	return d, nil
 }
 
-// recompress writes into the layout in dir the tar stream of the layer l
-// (gzip or uncompressed) as transform copies it, in one pass: the tar is
-// hashed (its diff ID, which must be want unless that is zero) and, for a
-// gzip layer, compressed in the canonical encoding as it is written, so the
-// layer is never held whole; an uncompressed one stays a plain tar.
+// recompress writes l's tar as transform copies it, in one pass that
+// hashes it (its diff ID, checked against want unless zero) and compresses
+// a gzip layer canonically: a layer is never held whole.
 func recompress(dir string, l v1.Descriptor, want v1.Hash, transform func(tar io.Reader, out io.Writer) error) (v1.Descriptor, v1.Hash, error) {
 	r, err := openLayer(blobPath(dir, l.Digest), l.MediaType)
 	if err != nil {
@@ -139,35 +126,28 @@ func short(h v1.Hash) string {
 	return h.String()
 }
 
-// Cache is a folder kept between publishes (the module keeps it in a
-// cache volume): the blob a layer was re-encoded to (reencode), so a layer
-// is compressed once, and what the engine first exported of a base
-// (firstexport.go). A zero Cache keeps nothing; what cannot be written or
-// locked only loses the saving.
+// Cache is a folder kept between publishes (a cache volume): re-encoded
+// blobs and bases' first exports. What cannot be written only loses them.
 type Cache struct {
 	Dir string
 }
 
-// keep writes what r holds to file in the folder, whole (writeFile), since
-// concurrent publishes share the folder.
+// keep writes r to file whole: concurrent publishes share the folder.
 func (v Cache) keep(file string, r io.Reader) {
 	if v.Dir != "" {
 		writeFile(file, r)
 	}
 }
 
-// reencodedFile is where v keeps the canonical blob of the blob from, under
-// the encoding that made it (encoder).
+// reencodedFile is where v keeps the canonical blob of the blob from.
 func (v Cache) reencodedFile(from v1.Hash) string {
 	return filepath.Join(v.Dir, encoder, from.Algorithm+"-"+from.Hex)
 }
 
-// reencodeWait is how long a publish waits for another to re-encode a layer
-// they share before it re-encodes the layer itself.
+// reencodeWait bounds the wait for another publish to re-encode a layer.
 const reencodeWait = 2 * time.Minute
 
-// lock takes the lock of file, kept in v's folder, within reencodeWait,
-// and returns what releases it.
+// lock takes file's lock within reencodeWait; what it returns releases it.
 func (v Cache) lock(file string) (unlock func()) {
 	if v.Dir == "" || os.MkdirAll(filepath.Dir(file), 0o755) != nil {
 		return func() {}
@@ -179,8 +159,7 @@ func (v Cache) lock(file string) (unlock func()) {
 	return func() { f.Close() }
 }
 
-// reencoded copies into the layout in dir the canonical blob v keeps of l,
-// if any.
+// reencoded copies into dir the canonical blob v keeps of l, if any.
 func (v Cache) reencoded(dir string, l v1.Descriptor) (_ v1.Descriptor, ok bool) {
 	if v.Dir == "" {
 		return v1.Descriptor{}, false

@@ -11,35 +11,28 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
-// An engine restarted on its state exports a base it pulled before, and
-// every image built on it, with layers remade from the unpacked files:
-// other tars, so other digests than a fresh engine gives (tests/engine-facts.md,
-// fact 48). Until the restart it exports the layers as pulled (fact 52).
-// So the first publish on a base keeps what the engine exported of it then
-// (keepFirstExports): each platform's diff IDs and layers, whose canonical
-// blobs normalize keeps anyway (reencode). A later publish takes that as
-// the base (firstExports), and puts a kept layer in the place of a remade
-// copy with the same files (Base.rebase).
+// An engine restarted on its state exports a base it pulled before with
+// layers remade from the unpacked files: other digests than a fresh engine's
+// (tests/engine-facts.md, fact 48); until then, as pulled (fact 52). So the
+// first publish on a base keeps what the engine exported of it, and a later
+// one puts those layers in place of remade copies (Base.rebase).
 
-// firstExports are the bases kept for the base ref (pinned by the digest
-// the engine resolved it to: Container.imageRef), one per platform; none
-// for a ref without a digest or nothing kept.
+// firstExports are the bases kept for the pinned base ref, one per
+// platform, each whose canonical blobs v holds.
 func (v Cache) firstExports(ref string) []Base {
 	kept, _ := v.keptBases(v.firstExportFile(ref))
 	return slices.DeleteFunc(kept, func(b Base) bool { return !v.holdsBlobsOf(b) })
 }
 
 // holdsBlobsOf reports whether v holds the canonical blob of each of b's
-// first exported layers, which a module built by another Go release does
-// not (encoder), nor a cache that could not write them.
+// layers, which another Go release's module does not write (encoder).
 func (v Cache) holdsBlobsOf(b Base) bool {
 	return !slices.ContainsFunc(b.FirstExport, func(l v1.Descriptor) bool { return !fileExists(v.reencodedFile(l.Digest)) })
 }
 
-// exportedIn is the base of each image of imgs that holds it whole (every
-// layer of it, by diff ID) among read (bases read from the engine's export
-// now), named by the image's own blobs, whose canonical blobs normalize
-// keeps (reencode): what keepFirstExports keeps.
+// exportedIn is each base of read (the engine's export now) that an image
+// of imgs holds whole, named by the image's blobs: what
+// keepFirstExports keeps.
 func exportedIn(imgs []image, read []Base) []Base {
 	var found []Base
 	for _, img := range imgs {
@@ -51,10 +44,8 @@ func exportedIn(imgs []image, read []Base) []Base {
 	return found
 }
 
-// keepFirstExports keeps found (exportedIn) for the base ref, each whose
-// canonical blobs v holds, for each platform none is kept for. One kept
-// whose blobs are gone stays: the next publish on an engine that exports
-// the base as pulled writes them again.
+// keepFirstExports keeps found (exportedIn) for the base ref, for each
+// platform none is kept for, once normalize wrote its canonical blobs.
 func (v Cache) keepFirstExports(ref string, found []Base) {
 	file := v.firstExportFile(ref)
 	if file == "" || len(found) == 0 {
@@ -81,8 +72,8 @@ func (v Cache) keepFirstExports(ref string, found []Base) {
 	}
 }
 
-// firstExportFile is where v keeps the base ref as the engine first
-// exported it, by its digest; "" for no cache or no digest.
+// firstExportFile is where v keeps the base ref's first export, by its
+// digest; "" for no cache or no digest.
 func (v Cache) firstExportFile(ref string) string {
 	_, digest, _ := strings.Cut(ref, "@")
 	h, err := v1.NewHash(digest)

@@ -19,15 +19,13 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
-// Artifact is the image, or the index of one image per platform, that an
-// OCI image layout on disk names first (Load).
+// Artifact is what an OCI layout names first: an image or a platform index.
 type Artifact struct {
 	dir  string
 	root v1.Descriptor
 }
 
-// Load reads the image of an OCI image layout (Container.asTarball,
-// unpacked): its index's first manifest, an image or a platform index.
+// Load reads an unpacked OCI layout (Container.asTarball).
 func Load(dir string) (Artifact, error) {
 	idx, err := layout.ImageIndexFromPath(dir)
 	if err != nil {
@@ -72,8 +70,7 @@ func writeJSON(dir string, mt types.MediaType, v any) (v1.Descriptor, error) {
 	return v1.Descriptor{MediaType: mt, Size: size, Digest: h}, layout.Path(dir).WriteBlob(h, io.NopCloser(bytes.NewReader(data)))
 }
 
-// blobWriter writes a blob into a layout as it is made, hashing it, and
-// files it under its digest on commit.
+// blobWriter hashes a blob as it is written, and files it on commit.
 type blobWriter struct {
 	dir  string
 	f    *os.File
@@ -101,7 +98,7 @@ func (w *blobWriter) commit(mt types.MediaType) (v1.Descriptor, error) {
 
 func (w *blobWriter) abort() { w.f.Close(); os.Remove(w.f.Name()) }
 
-// newTemp is a new temporary file in dir (made if need be), for settle.
+// newTemp is a new temporary file in dir, for settle.
 func newTemp(dir string) (*os.File, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -109,8 +106,8 @@ func newTemp(dir string) (*os.File, error) {
 	return os.CreateTemp(dir, ".new-*")
 }
 
-// settle closes tmp and renames it to path, unless err; if err, or either
-// fails, it removes tmp: a file is written whole or not at all.
+// settle renames tmp to path unless err, else removes it: a file is
+// written whole or not at all.
 func settle(tmp *os.File, path string, err error) error {
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
@@ -141,9 +138,7 @@ func (c *hashCounter) sum() v1.Hash {
 	return v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(c.h.Sum(nil))}
 }
 
-// image is one image of an artifact: its descriptor (in its index, or the
-// artifact's root), manifest, config and platform (its index's word for it,
-// else its config's).
+// image is one image of an artifact.
 type image struct {
 	desc     v1.Descriptor
 	manifest *v1.Manifest
@@ -151,9 +146,8 @@ type image struct {
 	platform *v1.Platform
 }
 
-// imagesOf are the images of an artifact: the one image it is, or those of
-// its platform index, attestation manifests left out. Each image's config
-// must list as many layers as its manifest.
+// imagesOf are the images of an artifact, attestations left out, each
+// whose config lists as many layers as its manifest.
 func imagesOf(a Artifact) ([]image, error) {
 	idx, err := layout.Path(a.dir).ImageIndex()
 	descs := []v1.Descriptor{{MediaType: a.root.MediaType, Size: a.root.Size, Digest: a.root.Digest}}
@@ -189,7 +183,6 @@ func imagesOf(a Artifact) ([]image, error) {
 		if len(cfg.RootFS.DiffIDs) != len(m.Layers) {
 			return nil, fmt.Errorf("the image config lists %d layers (rootfs.diff_ids), its manifest %d", len(cfg.RootFS.DiffIDs), len(m.Layers))
 		}
-		// its platform: the index's word for it, else its config's
 		imgs = append(imgs, image{desc: d, manifest: m, config: cfg, platform: cmp.Or(d.Platform, cfg.Platform())})
 	}
 	if len(imgs) == 0 {

@@ -1,14 +1,8 @@
-// Package ocipublish pushes the images a build made so that the same inputs
-// give the same digests on any machine: every time in them (the config's
-// created, each history entry, each layer's file times) is clamped to the
-// commit time, and the platforms are checked before anything is pushed.
-//
-// Dagger v0.21.8's Container.publish stamps the build clock into the image
-// config and history and has no epoch option (tests/engine-facts.md), so the
-// module exports the image as an OCI layout, rewrites it here (the layout's
-// JSON read with go-containerregistry's types, its layers with archive/tar
-// and compress/gzip) and pushes it from a container of its own with
-// go-containerregistry's remote (Push), the module's one OCI library.
+// Package ocipublish pushes the images a build made with the same digests
+// for the same inputs on any machine: every time in them is clamped to the
+// commit time. Dagger v0.21.8's Container.publish stamps the build clock and
+// has no epoch option (tests/engine-facts.md), so the module exports each
+// image, rewrites it here and pushes it with go-containerregistry.
 package ocipublish
 
 import (
@@ -30,8 +24,7 @@ import (
 	"dagger/lowcode-pipeline/internal/fielderr"
 )
 
-// Clamp is the reproducible-builds rule for one time: a time after epoch
-// becomes epoch, an earlier one stays (SOURCE_DATE_EPOCH's "clamp").
+// Clamp is SOURCE_DATE_EPOCH's rule: a time after epoch becomes epoch.
 func Clamp(t, epoch time.Time) time.Time {
 	if t.After(epoch) {
 		return epoch
@@ -39,8 +32,7 @@ func Clamp(t, epoch time.Time) time.Time {
 	return t
 }
 
-// Epoch is the time an image's times are clamped to: --created, or the Unix
-// epoch when none is given (as ko does), never the clock.
+// Epoch is --created, or the Unix epoch (as ko does), never the clock.
 func Epoch(created time.Time) time.Time {
 	if created.IsZero() {
 		return time.Unix(0, 0).UTC()
@@ -48,12 +40,9 @@ func Epoch(created time.Time) time.Time {
 	return created.UTC()
 }
 
-// normalizeImage writes into the layout in dir the image img with every
-// time the build wrote clamped to epoch (the config's created, each history
-// entry's, each layer's file times) and returns the new manifest's
-// descriptor. The layers img has of its base (Base, nil for none; kept or
-// put back: rebase) and every other layer with no time after epoch keep
-// their content, re-encoded (reencode); the others are rewritten (rewrite).
+// normalizeImage writes img into the layout in dir with every time the
+// build wrote clamped to epoch, and returns its manifest's descriptor. The
+// base's layers and the layers with no later time keep their tar (reencode).
 func normalizeImage(dir string, img image, epoch time.Time, v Cache, base *Base) (v1.Descriptor, error) {
 	epoch = epoch.UTC().Truncate(time.Second)
 	cfg := img.config.DeepCopy()
@@ -62,8 +51,7 @@ func normalizeImage(dir string, img image, epoch time.Time, v Cache, base *Base)
 		return v1.Descriptor{}, err
 	}
 	layers := make([]v1.Descriptor, len(img.manifest.Layers))
-	// each layer is read and compressed on a core of its own: a base
-	// image's two largest layers take about as long as the larger
+	// a core per layer: a base's two largest take as long as the larger
 	errs := make([]error, len(layers))
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
@@ -80,17 +68,13 @@ func normalizeImage(dir string, img image, epoch time.Time, v Cache, base *Base)
 	}
 	g.Wait()
 	for i, err := range errs {
-		// the first layer's error, whichever failed first
-		if err != nil {
+		if err != nil { // the lowest layer's, whichever failed first
 			return v1.Descriptor{}, fmt.Errorf("layer %d: %w", i, err)
 		}
 	}
 	nameLayersAsPushed(cfg.History, layers, keptLayers)
-	// Every history time, the base's entries' too: a base without history
-	// gets one from the engine's exporter, stamped with the build's clock and
-	// equal in the base's export, so "the base's" is no proof of a fixed time
-	// (engine run: other digests after the engine's state was dropped). A time
-	// in the config is no layer: the base's layers stay byte for byte.
+	// the base's history too: the exporter stamps the clock into the entries
+	// of a base without history (engine run)
 	cfg.Created = v1.Time{Time: Clamp(cfg.Created.UTC(), epoch)}
 	for i := range cfg.History {
 		cfg.History[i].Created = v1.Time{Time: Clamp(cfg.History[i].Created.UTC(), epoch)}
@@ -103,24 +87,17 @@ func normalizeImage(dir string, img image, epoch time.Time, v Cache, base *Base)
 		Layers: layers, Annotations: img.manifest.Annotations})
 }
 
-// exporterImport is how the engine's exporter describes a layer of a base
-// image that has no history: "import image layer <digest>", naming the blob
-// it held for the layer, not the one it exported.
+// How the engine's exporter describes a layer of a base without history,
+// naming the blob it held, not the one it exported.
 const (
 	exporterImport  = "import image layer "
 	exporterComment = "buildkit.exporter.image.v0"
 )
 
-// nameLayersAsPushed points each history entry the engine's exporter wrote
-// for a layer of a base without history at the layer as it is pushed, when
-// the history's layer entries match the layers one for one; for the first
-// base layers (kept or put back) any exporter entry is one, since a
-// restarted engine says "rehydrated persisted snapshot" of them
-// (tests/engine-facts.md, fact 48). Its entry for a layer of the build names
-// the engine's snapshot (the call that made it, or "rehydrated persisted
-// snapshot" when a restarted engine reuses one: engine run, a source change
-// that left the web build's output as it was): it depends on the engine's
-// past, not the layer, so it is left out.
+// nameLayersAsPushed names, in the exporter's history entries, each base
+// layer as pushed, and leaves out what they say of a build layer: the
+// engine's snapshot, which depends on its past, not the layer
+// (tests/engine-facts.md, facts 48 and 53).
 func nameLayersAsPushed(history []v1.History, layers []v1.Descriptor, base int) {
 	var withLayer []int
 	for i, h := range history {
@@ -142,9 +119,8 @@ func nameLayersAsPushed(history []v1.History, layers []v1.Descriptor, base int) 
 	}
 }
 
-// clampLayer returns the layer l (diff ID diffID) re-encoded when no time
-// in it is after epoch, else l rewritten with every time clamped, and its
-// diff ID.
+// clampLayer is l re-encoded when no time in it is after epoch, else
+// rewritten with every time clamped, and its diff ID.
 func clampLayer(dir string, l v1.Descriptor, diffID v1.Hash, epoch time.Time, v Cache) (v1.Descriptor, v1.Hash, error) {
 	late, err := hasTimeAfter(dir, l, epoch)
 	if err != nil {
@@ -172,11 +148,9 @@ func hasTimeAfter(dir string, l v1.Descriptor, epoch time.Time) (bool, error) {
 	return false, nil
 }
 
-// rewrite writes the layer l anew into the layout in dir with every time
-// clamped to epoch (recompress): each header is built anew from the fields
-// that describe the file (as archive/tar asks of a header read and written
-// back), without a format, so the writer rounds times to the second and
-// writes no access or change time. Equal contents give equal bytes.
+// rewrite writes l anew with every time clamped to epoch. Each header is
+// made anew without a format (as archive/tar asks of a header written
+// back), so times are whole seconds, without access or change time.
 func rewrite(dir string, l v1.Descriptor, epoch time.Time) (v1.Descriptor, v1.Hash, error) {
 	return recompress(dir, l, v1.Hash{}, func(r io.Reader, w io.Writer) error {
 		tr, tw, buf := tar.NewReader(r), tar.NewWriter(w), make([]byte, 256<<10)
@@ -200,8 +174,7 @@ func rewrite(dir string, l v1.Descriptor, epoch time.Time) (v1.Descriptor, v1.Ha
 	})
 }
 
-// entries are the entries of tr, each refused when errSparse says so; the
-// first that cannot be read ends them, with an error said as reading what.
+// entries are tr's entries, a sparse one refused; an error ends them.
 func entries(tr *tar.Reader, what string) iter.Seq2[*tar.Header, error] {
 	return func(yield func(*tar.Header, error) bool) {
 		for {
@@ -222,9 +195,7 @@ func entries(tr *tar.Reader, what string) iter.Seq2[*tar.Header, error] {
 	}
 }
 
-// openLayer is the tar stream of the layer blob at p (media type mt): a gzip
-// layer decompressed (newLayerReader), an uncompressed one as it is; any
-// other is refused.
+// openLayer is the tar of the layer blob at p: only gzip and uncompressed.
 func openLayer(p string, mt types.MediaType) (io.ReadCloser, error) {
 	switch mt {
 	case types.OCILayer, types.DockerLayer, types.OCIUncompressedLayer, types.DockerUncompressedLayer:
@@ -256,9 +227,8 @@ func (r readCloser) Close() error { r.ReadCloser.Close(); return r.under.Close()
 
 func isGzip(mt types.MediaType) bool { return mt == types.OCILayer || mt == types.DockerLayer }
 
-// errSparse is a tar entry archive/tar would expand to the size it declares
-// (a GNU or PAX sparse file: holes of up to 2^63 bytes), which no engine
-// export holds: it is refused, not read.
+// errSparse refuses a sparse entry, which archive/tar would expand to up
+// to 2^63 bytes, and no engine export holds.
 func errSparse(h *tar.Header) error {
 	sparse := h.Typeflag == tar.TypeGNUSparse
 	for k := range h.PAXRecords {
@@ -270,8 +240,8 @@ func errSparse(h *tar.Header) error {
 	return fmt.Errorf("%s is a sparse file, which no image the engine exports holds: nothing was pushed", fielderr.Quote(h.Name))
 }
 
-// withoutTimes keeps a header's extended records (xattrs, capabilities)
-// but neither the times nor what the header's own fields carry.
+// withoutTimes keeps a header's extended records (xattrs, capabilities),
+// less its times and what its own fields carry.
 func withoutTimes(records map[string]string) map[string]string {
 	out := maps.Clone(records)
 	maps.DeleteFunc(out, func(k, _ string) bool {

@@ -8,13 +8,9 @@ import (
 	"dagger/lowcode-pipeline/internal/images"
 )
 
-// normalizeArtifact clamps every time the build wrote in the artifact a,
-// whose images are imgs (imagesOf, read once by the caller), to o.Epoch
-// (normalizeImage on each platform's image, with that platform's base),
-// writing what it makes into the artifact's layout, and checks, before
-// anything is pushed, that it holds exactly the platforms asked for (none
-// asked: one image, any platform). Attestation manifests are left out: they
-// name the digests before normalization.
+// normalizeArtifact normalizes each image of a (imgs) into a's layout,
+// after checking that they are the platforms asked for. Attestations are
+// left out (imagesOf): they name the digests before normalization.
 func normalizeArtifact(kind string, a Artifact, imgs []image, o Options) (Artifact, error) {
 	if err := checkPlatforms(kind, imgs, o.Platforms); err != nil {
 		return Artifact{}, err

@@ -26,20 +26,17 @@ import (
 	"dagger/lowcode-pipeline/internal/secret"
 )
 
-// Request is the push, the step run on every publish: the tags are read
-// first, so one that holds the image already is left as it is.
+// Request is the push, the step run on every publish.
 type Request struct {
 	// Kind names the image in messages.
 	Kind string `json:"kind"`
 	// Refs are registry/repository:tag, all of one repository, canonical
 	// (images.Target.Refs); the first is pushed, the others tagged.
 	Refs []string `json:"refs"`
-	// Connect, when set, is the address (host:port) the registry is reached
-	// at, in plain http: a Dagger service bound into the pushing container
-	// under another name. The refs, and so the result, keep theirs.
+	// Connect is where a registry run as a Dagger service is reached, in
+	// plain http; the refs, and so the result, keep their names.
 	Connect string `json:"connect,omitempty"`
-	// Username logs in with the password of the environment, never of this
-	// file; none: anonymous.
+	// Username logs in with the environment's password; none: anonymous.
 	Username string `json:"username,omitempty"`
 	// Timeout bounds the whole push (a Go duration).
 	Timeout string `json:"timeout"`
@@ -65,8 +62,7 @@ const (
 	OutcomeUnchanged = "unchanged" // the tag held the image already
 )
 
-// target is a Request parsed, once: each ref as it is named and as it is
-// reached, and how to log in.
+// target is a Request parsed once: each ref as named and as reached.
 type target struct {
 	Request
 	named   []name.Tag
@@ -77,8 +73,7 @@ type target struct {
 	opts    []remote.Option
 }
 
-// parse checks r, naming the field of any problem, and logs in with
-// password (none: anonymously), within r's time limit: cancel ends it.
+// parse checks r, naming the field of any problem; cancel ends its time limit.
 func (r Request) parse(ctx context.Context, password secret.Text) (_ *target, cancel context.CancelFunc, _ error) {
 	limit, err := time.ParseDuration(r.Timeout)
 	if err != nil || limit <= 0 {
@@ -114,11 +109,8 @@ func (r Request) parse(ctx context.Context, password secret.Text) (_ *target, ca
 	return t, cancel, nil
 }
 
-// Push brings the image of the OCI layout in dir (Normalized's) to every
-// ref of r, as the one container that reaches the registry: it reads what
-// each tag holds; every tag holding the image pushes nothing, some pointing
-// at it tags the others, none pushes what the repository lacks and then
-// tags. Each tag is then read back by digest. What it decided goes to log.
+// Push brings the image of the layout in dir (Normalized's) to every ref of
+// r, only where a tag lacks it (PlanPush), and reads every tag back.
 func Push(ctx context.Context, r Request, password secret.Text, dir string, log io.Writer) (Result, error) {
 	t, cancel, err := r.parse(ctx, password)
 	if err != nil {
@@ -162,9 +154,7 @@ func Push(ctx context.Context, r Request, password secret.Text, dir string, log 
 	return res, nil
 }
 
-// layoutRoot is what the layout in dir names first (Load), an image or a
-// platform index, which remote writes whole or puts as a manifest, and its
-// digest.
+// layoutRoot is what the layout in dir names first (Load), and its digest.
 func layoutRoot(dir string) (remote.Taggable, v1.Hash, error) {
 	a, err := Load(dir)
 	if err != nil {
@@ -182,8 +172,7 @@ func layoutRoot(dir string) (remote.Taggable, v1.Hash, error) {
 	return img, a.root.Digest, err
 }
 
-// tagged is the digest each tag holds, in order (a HEAD of each, at once);
-// a zero Hash for a tag not there.
+// tagged is the digest each tag holds (a HEAD each); zero for none.
 func (t *target) tagged() ([]v1.Hash, error) {
 	held := make([]v1.Hash, len(t.reached))
 	var g errgroup.Group
@@ -204,8 +193,7 @@ func (t *target) tagged() ([]v1.Hash, error) {
 	return held, g.Wait()
 }
 
-// push writes the image under the first ref (the blobs the repository
-// lacks, then the manifest), then tags the others.
+// push writes the image under the first ref, then tags the others.
 func (t *target) push(r remote.Taggable) error {
 	if err := remote.Push(t.reached[0], r, t.opts...); err != nil {
 		return t.wrap("push "+t.Refs[0], err)
@@ -238,12 +226,10 @@ func (t *target) readBack(digest v1.Hash) error {
 }
 
 // What is read of a registry's answers, which go-containerregistry reads
-// whole: an error's body is cut at errorBodyLimit (errorTextRead of its
-// text, less, is what wrap scrubs, so a body cut at the limit is always
-// scrubbed as cut); any other answer over answerLimit fails the push. A
-// push reads no blob, only manifests (at most 4 MiB in the distribution
-// registry), tokens and upload locations, so an endless or huge answer
-// costs no more than these.
+// whole: an error's body is cut at errorBodyLimit (wrap scrubs less of it:
+// errorTextRead), any other answer over answerLimit fails. A push reads
+// manifests (at most 4 MiB in the distribution registry) and tokens, never
+// a blob.
 const (
 	errorBodyLimit = 64 << 10
 	errorTextRead  = 8 << 10
@@ -251,9 +237,7 @@ const (
 )
 
 // boundedAnswers bounds every answer's body: errorBodyLimit, answerLimit.
-type boundedAnswers struct {
-	http.RoundTripper
-}
+type boundedAnswers struct{ http.RoundTripper }
 
 func (b boundedAnswers) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := b.RoundTripper.RoundTrip(r)
@@ -272,7 +256,7 @@ func (b boundedAnswers) RoundTrip(r *http.Request) (*http.Response, error) {
 
 var errOverLimit = fmt.Errorf("the registry's answer is over %d MiB, more than a manifest or a token", answerLimit>>20)
 
-// overLimit reads an answer, failing once more than left bytes came.
+// overLimit fails a read once more than left bytes came.
 type overLimit struct {
 	io.ReadCloser
 	left int64
@@ -289,10 +273,9 @@ func (o *overLimit) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// wrap says what failed, in words the registry's answer cannot forge: the
-// time limit when it stopped the push, a refused login's flags first, a
-// certificate not trusted with the way out, the registry's words scrubbed of
-// the password in any spelling, printable, cut.
+// wrap says what failed in words the registry cannot forge first (the time
+// limit, the login's flags, the CA), then the registry's, scrubbed of the
+// password in any spelling, printable, cut.
 func (t *target) wrap(what string, err error) error {
 	if err == nil {
 		return nil
@@ -319,16 +302,15 @@ func (t *target) wrap(what string, err error) error {
 type Plan struct {
 	// Push: the repository is not known to hold the artifact: push it.
 	Push bool
-	// Retag are the refs to point at the artifact, which another of its
-	// refs holds already: the repository has it whole (a registry takes a
-	// manifest only once it has what the manifest names).
+	// Retag are refs to point at the artifact another ref holds: a registry
+	// takes a manifest only once it has what it names.
 	Retag []string
 	// Why says which, in a line for the log.
 	Why string
 }
 
-// PlanPush decides how the kind image of digest reaches refs, from what
-// tagged read of them (held, or err; not read: a push).
+// PlanPush decides how the image of digest reaches refs from what they
+// hold (tagged); when they could not be read, a push.
 func PlanPush(kind string, digest v1.Hash, refs []string, held []v1.Hash, err error) Plan {
 	switch {
 	case err != nil:
@@ -373,8 +355,7 @@ func holding(ref string, held v1.Hash) string {
 	return ref + " holds " + held.String()
 }
 
-// ConnectAddress is where a registry run as a Dagger service is reached
-// from the pushing container, bound there as alias: the alias with the
+// ConnectAddress is a registry service bound as alias: the alias with the
 // registry's port, if it has one.
 func ConnectAddress(registry, alias string) string {
 	if i := strings.LastIndex(registry, ":"); i >= 0 && !strings.Contains(registry[i:], "]") {

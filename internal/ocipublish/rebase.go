@@ -14,14 +14,11 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
-// rebase returns how many leading layers of img are its base's: past the
-// first kept (equal by diff ID), each that gives the same file system as
-// the base's first exported layer at its place, over the layers below, but
-// not its bytes: a layer an engine restarted on its state made anew, which
-// leaves out what changes nothing below, such as a folder's time
-// (tests/engine-facts.md, fact 48). The first exported layer (whose
-// canonical blob v keeps) takes its place in img's manifest and cfg, so the
-// image gets the digest a fresh engine gives it.
+// rebase returns how many leading layers of img are its base's. Past the
+// kept ones (by diff ID), a layer that gives the same file system over the
+// layers below as the base's first exported layer is a copy a restarted
+// engine remade (tests/engine-facts.md, fact 48): the first export takes
+// its place, so the image gets the digest a fresh engine gives it.
 func (b *Base) rebase(dir string, img image, cfg *v1.ConfigFile, kept int, v Cache) (int, error) {
 	if b == nil || kept >= len(b.FirstExport) || len(b.FirstExport) != len(b.DiffIDs) || len(img.manifest.Layers) < len(b.FirstExport) {
 		return kept, nil
@@ -58,10 +55,8 @@ func (b *Base) rebase(dir string, img image, cfg *v1.ConfigFile, kept int, v Cac
 	return n, nil
 }
 
-// over applies a layer's entries to fs, the file system of the layers
-// below, and returns it: its whiteouts delete what they name (a file, a
-// folder and what is in it, or, for an opaque folder's marker, what is in
-// the folder); its other entries take their place.
+// over applies a layer to fs, the file system of the layers below, and
+// returns it: whiteouts (and opaque folders) first, then the entries.
 func over(fs, layer map[string]entry) map[string]entry {
 	for name := range layer {
 		dir, file := path.Split(name)
@@ -88,12 +83,10 @@ func over(fs, layer map[string]entry) map[string]entry {
 	return fs
 }
 
-// entry is what a layer says of one path. A folder's time is left out: a
-// remade layer leaves out a folder whose time alone changed (engine run:
-// `usr/lib` of nginx's second layer). A hard link is read as the file it
-// links to, with the names of all the links to that file (group): two tars
-// of the same files may write either name as the file and the other as the
-// link.
+// entry is what a layer says of one path, a folder's time left out: a
+// remade layer leaves out a folder whose time alone changed. A hard link is
+// the file, with the names of all its links (group): two tars of the same
+// files may write either name as the file.
 type entry struct {
 	typeflag                      byte
 	mode, devmajor, devminor      int64
@@ -160,8 +153,7 @@ func entriesOf(p string, d v1.Descriptor) (map[string]entry, error) {
 	return out, nil
 }
 
-// layerPath is a tar entry's path as a file system has it: "./bin/" and
-// "bin" are "bin"; the root is "".
+// layerPath is a tar entry's path: "./bin/" and "bin" are "bin"; the root "".
 func layerPath(name string) string {
 	return strings.TrimPrefix(path.Clean("/"+name), "/")
 }

@@ -16,10 +16,8 @@ import (
 	"dagger/lowcode-pipeline/internal/fielderr"
 )
 
-// Prepare is the first, cached step of a publish: normalize one image and
-// check its platforms. Its output depends on its inputs only, so the engine
-// keeps it, and a run where nothing changed at most pushes (not even that
-// when a tag already holds the image: PlanPush).
+// Prepare is a publish's first step, normalize: its output depends on its
+// inputs only, so the engine caches it and an unchanged run only pushes.
 type Prepare struct {
 	// Kind names the image in messages: frontend, backend, codeasdata.
 	Kind string `json:"kind"`
@@ -29,29 +27,22 @@ type Prepare struct {
 	Created time.Time `json:"created"`
 	// Platforms asked for; none: the one image the tarball holds.
 	Platforms []string `json:"platforms,omitempty"`
-	// Cache is a folder kept between publishes (see Cache); none: nothing
-	// is kept.
+	// Cache is a folder kept between publishes (Cache); none: nothing kept.
 	Cache string `json:"cache,omitempty"`
 	// BaseTarball is Container.asTarball of the image the Dockerfile's last
-	// stage starts from, for the same platforms (see Base); none: no layer is
-	// known to be the base image's.
+	// stage starts from (Base); none: no layer is known to be the base's.
 	BaseTarball string `json:"baseTarball,omitempty"`
-	// BaseRef is that image's reference pinned by the digest the engine
-	// resolved it to: what the first export of it is kept by (firstExports).
-	// None: nothing is kept.
+	// BaseRef is that image pinned by digest: its first export is kept by
+	// it (firstExports); none: nothing is kept.
 	BaseRef string `json:"baseRef,omitempty"`
 }
 
-// Normalized normalizes the image of the tarball, checks its platforms and
-// writes it as an OCI layout into out; work holds the base's metadata. The
-// tarball is unpacked into out itself, so each blob normalizing keeps is
-// written once, not copied again, and what it replaced is removed after.
-// The base is the one first exported (firstExports), else the one in the
-// base tarball, for each platform; one that cannot be read is said on warn
-// and left out: the publish stays right, every layer is then checked for
-// later times. What is said on warn is kept in out too (notesFile), for the
-// push to say: the engine shows no output of a step another one mounts. It
-// reads no network.
+// Normalized writes the tarball's image normalized, its platforms checked,
+// as an OCI layout into out (unpacked there, so a kept blob is written
+// once); work holds the base's metadata. A base that cannot be read is said
+// on warn and left out: every layer is then checked for later times. What
+// is said is kept in out too (notesFile): the engine shows no output of a
+// step another mounts. It reads no network.
 func Normalized(p Prepare, work, out string, warn io.Writer) error {
 	var said strings.Builder
 	warn = io.MultiWriter(warn, &said)
@@ -68,9 +59,8 @@ func Normalized(p Prepare, work, out string, warn io.Writer) error {
 	}
 	o := Options{Epoch: p.Created, Platforms: p.Platforms, Cache: Cache{Dir: p.Cache}}
 	o.Bases = o.Cache.firstExports(p.BaseRef)
-	// the engine's export of the base gives each platform no first export
-	// is kept for; those it gives whole are kept as first exported. Its
-	// error is said printable and cut: it may name a tar entry.
+	// the engine's export gives the base of each platform no first export
+	// is kept for; its error may name a tar entry: printable, cut
 	var exported []Base
 	if slices.ContainsFunc(imgs, func(img image) bool { return baseFor(o.Bases, img.platform) == nil }) && p.BaseTarball != "" {
 		if read, err := ReadBases(p.BaseTarball, filepath.Join(work, "base")); err != nil {
@@ -90,8 +80,7 @@ func Normalized(p Prepare, work, out string, warn io.Writer) error {
 	if i := slices.IndexFunc(o.Bases, func(b Base) bool { return b.tookPlace > 0 }); i >= 0 {
 		fmt.Fprintf(warn, "oci-publish: the %s image: %d of its base's layers are the ones the engine first exported (kept in the publish's cache volume), in place of its copies made anew from the same files (tests/engine-facts.md, fact 48)\n", p.Kind, o.Bases[i].tookPlace)
 	}
-	// normalizing wrote what it made beside the unpacked blobs: out's
-	// index.json becomes n's alone
+	// out's index names n alone
 	if err := writeIndex(out, n.root); err != nil {
 		return err
 	}
@@ -101,14 +90,11 @@ func Normalized(p Prepare, work, out string, warn io.Writer) error {
 	return os.WriteFile(filepath.Join(out, notesFile), []byte(said.String()), 0o644)
 }
 
-// notesFile is where, beside the layout it writes, normalize keeps what it
-// said, which the push says again.
+// notesFile keeps, beside the layout, what normalize said, for the push.
 const notesFile = "oci-publish-notes.txt"
 
-// keepOnly removes from a's layout every file that is not the layout's own
-// or a blob of a (a manifest, a config, a layer): what the unpacked tarball
-// held that normalizing replaced (the build's manifest and config, a
-// rewritten layer).
+// keepOnly removes from a's layout what normalizing replaced: every file
+// neither the layout's own nor a blob of a.
 func keepOnly(a Artifact) error {
 	imgs, err := imagesOf(a)
 	if err != nil {
@@ -128,10 +114,8 @@ func keepOnly(a Artifact) error {
 	})
 }
 
-// unpack extracts an image tarball's directories and regular files into
-// dir, refusing any entry that would land outside it, and leaving out every
-// file larger than maxSize (none when negative): the file is skipped, not
-// read, as the tarball is a file.
+// unpack extracts an image tarball's folders and files into dir, refusing
+// any entry outside it, and skips every file over maxSize (none if < 0).
 func unpack(tarball, dir string, maxSize int64) error {
 	f, err := os.Open(tarball)
 	if err != nil {
@@ -162,7 +146,7 @@ func unpack(tarball, dir string, maxSize int64) error {
 	return nil
 }
 
-// writeFile writes what r holds to path whole (settle).
+// writeFile writes r to path whole (settle).
 func writeFile(path string, r io.Reader) error {
 	tmp, err := newTemp(filepath.Dir(path))
 	if err != nil {
