@@ -415,13 +415,6 @@ func invoke(ctx context.Context, parentJSON []byte, parentName string, fnName st
 				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
 			}
 			return nil, (*Tests).InstallScrubsEverySnapshotConfig(&parent, ctx)
-		case "NormalizesBesideEachOtherTakeTurns":
-			var parent Tests
-			err = json.Unmarshal(parentJSON, &parent)
-			if err != nil {
-				panic(fmt.Errorf("%s: %w", "failed to unmarshal parent object", err))
-			}
-			return nil, (*Tests).NormalizesBesideEachOtherTakeTurns(&parent, ctx)
 		case "NpmrcNeverEntersLayer":
 			var parent Tests
 			err = json.Unmarshal(parentJSON, &parent)

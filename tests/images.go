@@ -426,35 +426,6 @@ func cannotPull(err error) bool {
 	return strings.Contains(err.Error(), "failed to resolve image") && strings.Contains(err.Error(), "@sha256:")
 }
 
-// Two execs running at once with one cache volume share its folder, and a lock one takes on a file in it (flock) keeps the other out until released: oci-publish's normalizes take such a lock to re-encode a base layer they share once.
-//
-// Both run in the image the module's tools run in (alpine:3.22); each
-// waits at most 60 s for the other, and says so when it gives up.
-// +check
-func (t *Tests) NormalizesBesideEachOtherTakeTurns(ctx context.Context) error {
-	run := time.Now().UTC().Format(time.RFC3339Nano)
-	beside := dag.Container().From("alpine:3.22").
-		WithMountedCache("/c", dag.CacheVolume("lowcode-pipeline-tests-lock-"+run)).
-		WithEnvVariable("RUN", run)
-	const holder = `flock /c/layer.lock -c 'touch /c/held; i=0
-until [ -e /c/go ] || [ $i -ge 600 ]; do sleep 0.1; i=$((i+1)); done
-[ -e /c/go ] || { echo "holder: no exec beside this one within 60 s"; exit 1; }'`
-	const waiter = `i=0
-until [ -e /c/held ] || [ $i -ge 600 ]; do sleep 0.1; i=$((i+1)); done
-[ -e /c/held ] || { echo "waiter: no exec holding the lock beside this one within 60 s"; exit 1; }
-if flock -n /c/layer.lock true; then echo "waiter: took the lock the other exec held"; exit 1; fi
-touch /c/go; i=0
-until flock -n /c/layer.lock true; do [ $i -ge 600 ] && { echo "waiter: lock not released within 60 s"; exit 1; }; sleep 0.1; i=$((i+1)); done`
-	errs := make(chan error, 2)
-	for _, script := range []string{holder, waiter} {
-		go func() {
-			_, err := beside.WithExec([]string{"sh", "-c", script}).Sync(ctx)
-			errs <- err
-		}()
-	}
-	return errors.Join(<-errs, <-errs)
-}
-
 // A call the module stops waiting for at its deadline stops the engine's work with it: an exec's command, and a Dockerfile's RUN step, end when the call does. The module bounds an image's build so (steplimit.Wait, 1 h 15 min with its FROM's pull).
 //
 // Each command calls a service when it begins, and would call it again 20 s

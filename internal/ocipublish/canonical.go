@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
@@ -58,8 +57,6 @@ func reencode(dir string, l v1.Descriptor, diffID v1.Hash, v Cache) (v1.Descript
 	if l.MediaType == types.OCIUncompressedLayer || l.MediaType == types.DockerUncompressedLayer {
 		return l, nil
 	}
-	// a deliver's images, often of one base, compress a shared layer once
-	defer v.lock(v.reencodedFile(l.Digest))()
 	d, ok := v.reencoded(dir, l)
 	if !ok {
 		var err error
@@ -142,21 +139,6 @@ func (v Cache) keep(file string, r io.Reader) {
 // reencodedFile is where v keeps the canonical blob of the blob from.
 func (v Cache) reencodedFile(from v1.Hash) string {
 	return filepath.Join(v.Dir, encoder, from.Algorithm+"-"+from.Hex)
-}
-
-// reencodeWait bounds the wait for another publish to re-encode a layer.
-const reencodeWait = 2 * time.Minute
-
-// lock takes file's lock within reencodeWait; what it returns releases it.
-func (v Cache) lock(file string) (unlock func()) {
-	if v.Dir == "" || os.MkdirAll(filepath.Dir(file), 0o755) != nil {
-		return func() {}
-	}
-	f, err := lockFile(file+".lock", reencodeWait)
-	if err != nil {
-		return func() {}
-	}
-	return func() { f.Close() }
 }
 
 // reencoded copies into dir the canonical blob v keeps of l, if any.

@@ -51,7 +51,6 @@ func (v Cache) keepFirstExports(ref string, found []Base) {
 	if file == "" || len(found) == 0 {
 		return
 	}
-	defer v.lock(file)() // publishes beside each other add their platforms in turn
 	kept, ok := v.keptBases(file)
 	if !ok && fileExists(file) {
 		return // not read, so not written over
