@@ -21,15 +21,18 @@ func newCanonicalWriter(w io.Writer) (*gzip.Writer, error) {
 	return gzip.NewWriterLevel(w, gzip.BestSpeed)
 }
 
-// newLayerReader decompresses a gzip layer on a goroutine of its own, so
-// that reading a layer and compressing it again run at once.
-func newLayerReader(r io.Reader) (io.ReadCloser, error) {
+// newLayerReader decompresses the gzip layer r on a goroutine of its own,
+// so that reading a layer and compressing it again run at once; r is closed
+// once read, or once its reader is.
+func newLayerReader(r io.ReadCloser) (io.ReadCloser, error) {
 	zr, err := gzip.NewReader(bufio.NewReaderSize(r, 1<<20))
 	if err != nil {
+		r.Close()
 		return nil, err
 	}
 	pr, pw := io.Pipe()
 	go func() {
+		defer r.Close()
 		_, err := io.CopyBuffer(pw, zr, make([]byte, 256<<10))
 		pw.CloseWithError(err)
 	}()

@@ -98,7 +98,7 @@ func TestTheCanonicalEncodingIsReadAsGzipByAnyReader(t *testing.T) {
 	assert.Equal(t, data, back, "one gzip member holding the whole tar")
 	assert.Less(t, len(blob), len(data), "compressed")
 
-	r, err := newLayerReader(bytes.NewReader(blob))
+	r, err := newLayerReader(io.NopCloser(bytes.NewReader(blob)))
 	require.NoError(t, err)
 	back, err = io.ReadAll(r)
 	require.NoError(t, err)

@@ -211,19 +211,10 @@ func openLayer(p string, mt types.MediaType) (io.ReadCloser, error) {
 	}
 	zr, err := newLayerReader(f)
 	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("read the layer: %w", err)
 	}
-	return readCloser{zr, f}, nil
+	return zr, nil
 }
-
-// readCloser closes its reader, then what that reads.
-type readCloser struct {
-	io.ReadCloser
-	under io.Closer
-}
-
-func (r readCloser) Close() error { r.ReadCloser.Close(); return r.under.Close() }
 
 func isGzip(mt types.MediaType) bool { return mt == types.OCILayer || mt == types.DockerLayer }
 
