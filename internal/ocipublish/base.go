@@ -46,12 +46,8 @@ func ReadBases(tarball, work string) ([]Base, error) {
 	if err != nil {
 		return nil, err
 	}
-	imgs, err := imagesOf(a)
-	if err != nil {
-		return nil, err
-	}
-	bases := make([]Base, len(imgs))
-	for i, img := range imgs {
+	bases := make([]Base, len(a.images))
+	for i, img := range a.images {
 		bases[i] = Base{Platform: img.config.Platform(), DiffIDs: img.config.RootFS.DiffIDs}
 	}
 	return bases, nil

@@ -27,8 +27,7 @@ func TestABaseLayerReencodedOnceIsNotReadAgain(t *testing.T) {
 	require.NoError(t, err)
 
 	a := loaded(t, img)
-	imgs, err := imagesOf(a)
-	require.NoError(t, err)
+	imgs := a.images
 	require.NoError(t, os.Remove(blobPath(a.dir, imgs[0].manifest.Layers[0].Digest)), "a layer that cannot be read")
 	_, err = normalizeImage(a.dir, imgs[0], commit, Cache{}, base)
 	require.ErrorContains(t, err, "read the layer", "without the blob kept, the layer is read")

@@ -28,8 +28,7 @@ func TestPublishesBesideEachOtherShareTheCacheFolder(t *testing.T) {
 	require.NoError(t, err)
 	reencoded := func(v Cache) (v1.Descriptor, v1.Hash, error) {
 		a := loaded(t, img)
-		imgs, err := imagesOf(a)
-		require.NoError(t, err)
+		imgs := a.images
 		l := imgs[0].manifest.Layers[0]
 		d, err := reencode(a.dir, l, imgs[0].config.RootFS.DiffIDs[0], v)
 		return d, l.Digest, err
@@ -64,8 +63,7 @@ func TestAnImageWhoseLayersFailNamesTheFirstWhicheverFailsFirst(t *testing.T) {
 	require.NoError(t, err)
 	for range 20 {
 		a := loaded(t, img)
-		imgs, err := imagesOf(a)
-		require.NoError(t, err)
+		imgs := a.images
 		for _, i := range []int{1, 2, 3} {
 			require.NoError(t, os.Remove(blobPath(a.dir, imgs[0].manifest.Layers[i].Digest)))
 		}

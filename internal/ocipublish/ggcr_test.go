@@ -81,23 +81,18 @@ func readBack(t testing.TB, a Artifact) digester {
 func normalize(t testing.TB, kind string, x digester, o Options) (digester, error) {
 	t.Helper()
 	a := loaded(t, x)
-	imgs, err := imagesOf(a)
+	root, err := normalizeArtifact(kind, a, o)
 	if err != nil {
 		return nil, err
 	}
-	n, err := normalizeArtifact(kind, a, imgs, o)
-	if err != nil {
-		return nil, err
-	}
-	return readBack(t, n), nil
+	return readBack(t, Artifact{dir: a.dir, root: root}), nil
 }
 
 // normalizeImage1 is normalizeImage of img on base, read back as an image.
 func normalizeImage1(t testing.TB, img v1.Image, epoch time.Time, v Cache, base *Base) (v1.Image, error) {
 	t.Helper()
 	a := loaded(t, img)
-	imgs, err := imagesOf(a)
-	require.NoError(t, err)
+	imgs := a.images
 	d, err := normalizeImage(a.dir, imgs[0], epoch, v, base)
 	if err != nil {
 		return nil, err

@@ -19,10 +19,12 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
-// Artifact is what an OCI layout names first: an image or a platform index.
+// Artifact is what an OCI layout names first, an image or a platform index,
+// and its images.
 type Artifact struct {
-	dir  string
-	root v1.Descriptor
+	dir    string
+	root   v1.Descriptor
+	images []image
 }
 
 // Load reads an unpacked OCI layout (Container.asTarball).
@@ -40,7 +42,11 @@ func Load(dir string) (Artifact, error) {
 	case !im.Manifests[0].MediaType.IsIndex() && !im.Manifests[0].MediaType.IsImage():
 		return Artifact{}, fmt.Errorf("the OCI layout's index names a %s, not an image", im.Manifests[0].MediaType)
 	}
-	return Artifact{dir: dir, root: im.Manifests[0]}, nil
+	a := Artifact{dir: dir, root: im.Manifests[0]}
+	if a.images, err = imagesOf(idx, a.root); err != nil {
+		return Artifact{}, err
+	}
+	return a, nil
 }
 
 // writeIndex makes root the one artifact the layout in dir names.
@@ -146,22 +152,20 @@ type image struct {
 	platform *v1.Platform
 }
 
-// imagesOf are the images of an artifact, attestations left out, each
-// whose config lists as many layers as its manifest.
-func imagesOf(a Artifact) ([]image, error) {
-	idx, err := layout.Path(a.dir).ImageIndex()
-	descs := []v1.Descriptor{{MediaType: a.root.MediaType, Size: a.root.Size, Digest: a.root.Digest}}
-	if err == nil && a.root.MediaType.IsIndex() {
+// imagesOf are the images of root in the layout's index idx, attestations
+// left out, each whose config lists as many layers as its manifest.
+func imagesOf(idx v1.ImageIndex, root v1.Descriptor) ([]image, error) {
+	descs := []v1.Descriptor{{MediaType: root.MediaType, Size: root.Size, Digest: root.Digest}}
+	if root.MediaType.IsIndex() {
 		var im *v1.IndexManifest
-		if idx, err = idx.ImageIndex(a.root.Digest); err == nil {
+		var err error
+		if idx, err = idx.ImageIndex(root.Digest); err == nil {
 			im, err = idx.IndexManifest()
 		}
-		if err == nil {
-			descs = im.Manifests
+		if err != nil {
+			return nil, fmt.Errorf("read the OCI layout: %w", err)
 		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read the OCI layout: %w", err)
+		descs = im.Manifests
 	}
 	var imgs []image
 	for _, d := range descs {

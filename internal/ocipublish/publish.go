@@ -8,28 +8,27 @@ import (
 	"dagger/lowcode-pipeline/internal/images"
 )
 
-// normalizeArtifact normalizes each image of a (imgs) into a's layout,
-// after checking that they are the platforms asked for. Attestations are
-// left out (imagesOf): they name the digests before normalization.
-func normalizeArtifact(kind string, a Artifact, imgs []image, o Options) (Artifact, error) {
-	if err := checkPlatforms(kind, imgs, o.Platforms); err != nil {
-		return Artifact{}, err
+// normalizeArtifact normalizes each image of a into a's layout, after
+// checking that they are the platforms asked for, and returns what it
+// wrote last. Attestations are left out (imagesOf): they name the digests
+// before normalization.
+func normalizeArtifact(kind string, a Artifact, o Options) (v1.Descriptor, error) {
+	if err := checkPlatforms(kind, a.images, o.Platforms); err != nil {
+		return v1.Descriptor{}, err
 	}
 	if a.root.MediaType.IsImage() {
-		d, err := normalizeImage(a.dir, imgs[0], o.Epoch, o.Cache, baseFor(o.Bases, imgs[0].platform))
-		return Artifact{dir: a.dir, root: d}, err
+		return normalizeImage(a.dir, a.images[0], o.Epoch, o.Cache, baseFor(o.Bases, a.images[0].platform))
 	}
 	out := v1.IndexManifest{SchemaVersion: 2, MediaType: a.root.MediaType}
-	for _, img := range imgs {
+	for _, img := range a.images {
 		d, err := normalizeImage(a.dir, img, o.Epoch, o.Cache, baseFor(o.Bases, img.platform))
 		if err != nil {
-			return Artifact{}, fmt.Errorf("%s: %w", platformOf(img.platform), err)
+			return v1.Descriptor{}, fmt.Errorf("%s: %w", platformOf(img.platform), err)
 		}
 		d.Platform = img.desc.Platform
 		out.Manifests = append(out.Manifests, d)
 	}
-	d, err := writeJSON(a.dir, a.root.MediaType, out)
-	return Artifact{dir: a.dir, root: d}, err
+	return writeJSON(a.dir, a.root.MediaType, out)
 }
 
 // checkPlatforms fails when the images are not exactly the platforms asked.

@@ -84,8 +84,7 @@ func BenchmarkNormalizeRealBaseLayer(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			a := loaded(b, img)
-			imgs, err := imagesOf(a)
-			require.NoError(b, err)
+			imgs := a.images
 			if _, err := normalizeImage(a.dir, imgs[0], commit, bc.v, nil); err != nil { // keeps the blob
 				b.Fatal(err)
 			}

@@ -53,10 +53,7 @@ func Normalized(p Prepare, work, out string, warn io.Writer) error {
 	if err != nil {
 		return err
 	}
-	imgs, err := imagesOf(loaded)
-	if err != nil {
-		return err
-	}
+	imgs := loaded.images
 	o := Options{Epoch: p.Created, Platforms: p.Platforms, Cache: Cache{Dir: p.Cache}}
 	o.Bases = o.Cache.firstExports(p.BaseRef)
 	// the engine's export gives the base of each platform no first export
@@ -71,7 +68,7 @@ func Normalized(p Prepare, work, out string, warn io.Writer) error {
 			exported = exportedIn(imgs, read)
 		}
 	}
-	n, err := normalizeArtifact(p.Kind, loaded, imgs, o)
+	root, err := normalizeArtifact(p.Kind, loaded, o)
 	if err != nil {
 		return err
 	}
@@ -80,11 +77,10 @@ func Normalized(p Prepare, work, out string, warn io.Writer) error {
 	if i := slices.IndexFunc(o.Bases, func(b Base) bool { return b.tookPlace > 0 }); i >= 0 {
 		fmt.Fprintf(warn, "oci-publish: the %s image: %d of its base's layers are the ones the engine first exported (kept in the publish's cache volume), in place of its copies made anew from the same files (tests/engine-facts.md, fact 48)\n", p.Kind, o.Bases[i].tookPlace)
 	}
-	// out's index names n alone
-	if err := writeIndex(out, n.root); err != nil {
+	if err := writeIndex(out, root); err != nil {
 		return err
 	}
-	if err := keepOnly(n); err != nil || said.Len() == 0 {
+	if err := keepOnly(out); err != nil || said.Len() == 0 {
 		return err
 	}
 	return os.WriteFile(filepath.Join(out, notesFile), []byte(said.String()), 0o644)
@@ -93,15 +89,15 @@ func Normalized(p Prepare, work, out string, warn io.Writer) error {
 // notesFile keeps, beside the layout, what normalize said, for the push.
 const notesFile = "oci-publish-notes.txt"
 
-// keepOnly removes from a's layout what normalizing replaced: every file
-// neither the layout's own nor a blob of a.
-func keepOnly(a Artifact) error {
-	imgs, err := imagesOf(a)
+// keepOnly removes from the layout in dir what normalizing replaced: every
+// file neither the layout's own nor a blob of what it names.
+func keepOnly(dir string) error {
+	a, err := Load(dir)
 	if err != nil {
 		return err
 	}
 	keep := map[string]bool{filepath.Join(a.dir, "index.json"): true, filepath.Join(a.dir, "oci-layout"): true, blobPath(a.dir, a.root.Digest): true}
-	for _, img := range imgs {
+	for _, img := range a.images {
 		for _, d := range append([]v1.Descriptor{img.desc, img.manifest.Config}, img.manifest.Layers...) {
 			keep[blobPath(a.dir, d.Digest)] = true
 		}
