@@ -1,24 +1,10 @@
 package ocipublish
 
 import (
-	"time"
-
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"dagger/lowcode-pipeline/internal/images"
 )
-
-// Options are how normalizeArtifact rewrites an image.
-type Options struct {
-	// Epoch is the time every time the build wrote is clamped to.
-	Epoch time.Time
-	// Platforms asked for; none: one image, any platform.
-	Platforms []string
-	Cache     Cache
-	// Bases are the base image's, one per platform; none: no layer is
-	// known to be the base's.
-	Bases []Base
-}
 
 // Base is the image the Dockerfile's last stage starts from, whose layers
 // (by diff ID) keep their times in an image on it, as BuildKit's

@@ -74,11 +74,11 @@ func basesOf(t *testing.T, imgs ...v1.Image) []Base {
 func TestTheBaseImageIsKeptAsItIsWhateverItsTimes(t *testing.T) {
 	base := baseImage(t, amd64)
 	monday, tuesday := onBase(t, base, commit.Add(96*time.Hour)), onBase(t, base, commit.Add(120*time.Hour))
-	o := Options{Epoch: commit, Bases: basesOf(t, base)}
+	p, bases := Prepare{Kind: "backend", Created: commit}, basesOf(t, base)
 
-	a, err := normalize(t, "backend", monday, o)
+	a, err := normalize(t, monday, p, bases...)
 	require.NoError(t, err)
-	b, err := normalize(t, "backend", tuesday, o)
+	b, err := normalize(t, tuesday, p, bases...)
 	require.NoError(t, err)
 	assert.Equal(t, digestOf(t, a), digestOf(t, b), "builds at other times: one digest")
 
@@ -99,7 +99,7 @@ func TestTheBaseImageIsKeptAsItIsWhateverItsTimes(t *testing.T) {
 	assert.Equal(t, commit, cfg.History[1].Created.UTC(), "the build's history is clamped")
 	assert.Equal(t, commit, cfg.Created.UTC())
 
-	without, err := normalize(t, "backend", monday, Options{Epoch: commit})
+	without, err := normalize(t, monday, Prepare{Kind: "backend", Created: commit})
 	require.NoError(t, err)
 	wl, err := without.(v1.Image).Layers()
 	require.NoError(t, err)
@@ -110,9 +110,9 @@ func TestTheBaseImageIsKeptAsItIsWhateverItsTimes(t *testing.T) {
 func TestABaseThatIsNotTheImagesKeepsNothing(t *testing.T) {
 	other := baseImage(t, v1.Platform{OS: "linux", Architecture: "riscv64"})
 	img := onBase(t, baseImage(t, amd64), commit.Add(time.Hour))
-	withOther, err := normalize(t, "backend", img, Options{Epoch: commit, Bases: basesOf(t, other)})
+	withOther, err := normalize(t, img, Prepare{Kind: "backend", Created: commit}, basesOf(t, other)...)
 	require.NoError(t, err)
-	without, err := normalize(t, "backend", img, Options{Epoch: commit})
+	without, err := normalize(t, img, Prepare{Kind: "backend", Created: commit})
 	require.NoError(t, err)
 	assert.Equal(t, digestOf(t, without), digestOf(t, withOther), "layers that differ from the base's are the build's")
 }
@@ -124,7 +124,7 @@ func TestEachPlatformKeepsItsOwnBase(t *testing.T) {
 	for i, p := range []v1.Platform{amd64, arm64} {
 		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: onBase(t, bases[i], commit.Add(time.Hour)), Descriptor: v1.Descriptor{Platform: &p}})
 	}
-	n, err := normalize(t, "backend", idx, Options{Epoch: commit, Platforms: []string{"linux/amd64", "linux/arm64"}, Bases: basesOf(t, bases...)})
+	n, err := normalize(t, idx, Prepare{Kind: "backend", Created: commit, Platforms: []string{"linux/amd64", "linux/arm64"}}, basesOf(t, bases...)...)
 	require.NoError(t, err)
 	im, err := n.(v1.ImageIndex).IndexManifest()
 	require.NoError(t, err)
@@ -262,7 +262,7 @@ func TestABaseLayerGivesOneDigestWhicheverBlobTheEngineHeld(t *testing.T) {
 		base, err = mutate.ConfigFile(base, cfg)
 		require.NoError(t, err)
 
-		n, err := normalize(t, "frontend", onBase(t, base, commit.Add(time.Hour)), Options{Epoch: commit, Bases: basesOf(t, base)})
+		n, err := normalize(t, onBase(t, base, commit.Add(time.Hour)), Prepare{Kind: "frontend", Created: commit}, basesOf(t, base)...)
 		require.NoError(t, err)
 		images[digestOf(t, n)] = true
 		out := n.(v1.Image)
@@ -426,7 +426,7 @@ func TestNormalizedWritesAPlatformIndexWithExactlyItsBlobs(t *testing.T) {
 	want = slices.Compact(want) // the platforms' build layers are the same bytes: one blob
 	assert.ElementsMatch(t, want, filesUnder(t, out), "the normalized index's blobs and nothing else: not the build's manifests, not the attestation's")
 
-	inMemory, err := normalize(t, "backend", built, Options{Epoch: commit, Platforms: []string{"linux/amd64", "linux/arm64"}, Bases: basesOf(t, bases...)})
+	inMemory, err := normalize(t, built, Prepare{Kind: "backend", Created: commit, Platforms: []string{"linux/amd64", "linux/arm64"}}, basesOf(t, bases...)...)
 	require.NoError(t, err)
 	assert.Equal(t, digestOf(t, inMemory), d.String(), "the same index as normalizing in memory gives")
 }
@@ -449,9 +449,9 @@ func TestABaseWithoutHistoryGivesOneDigestOnFreshEngines(t *testing.T) {
 	}
 	first, firstBase := built(commit.Add(24 * time.Hour))
 	second, secondBase := built(commit.Add(48 * time.Hour))
-	a, err := normalize(t, "frontend", first, Options{Epoch: commit, Bases: []Base{firstBase}})
+	a, err := normalize(t, first, Prepare{Kind: "frontend", Created: commit}, firstBase)
 	require.NoError(t, err)
-	b, err := normalize(t, "frontend", second, Options{Epoch: commit, Bases: []Base{secondBase}})
+	b, err := normalize(t, second, Prepare{Kind: "frontend", Created: commit}, secondBase)
 	require.NoError(t, err)
 	assert.Equal(t, digestOf(t, a), digestOf(t, b))
 	cfg, err := a.(v1.Image).ConfigFile()

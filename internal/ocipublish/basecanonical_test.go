@@ -69,7 +69,7 @@ func TestABaseLayerIsPushedCanonicalWhereverItCameFrom(t *testing.T) {
 			digests[digestOf(t, img)] = true
 		})
 	}
-	n, err := normalize(t, "backend", imageOf(t, pulled, own), Options{Epoch: commit, Bases: basesOf(t, base)})
+	n, err := normalize(t, imageOf(t, pulled, own), Prepare{Kind: "backend", Created: commit}, basesOf(t, base)...)
 	require.NoError(t, err)
 	digests[digestOf(t, n)] = true
 	assert.Len(t, digests, 1, "one image, wherever its base came from")

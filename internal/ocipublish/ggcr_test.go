@@ -78,10 +78,10 @@ func readBack(t testing.TB, a Artifact) digester {
 
 // normalize is normalizeArtifact of x (an image or index of
 // go-containerregistry's), read back.
-func normalize(t testing.TB, kind string, x digester, o Options) (digester, error) {
+func normalize(t testing.TB, x digester, p Prepare, bases ...Base) (digester, error) {
 	t.Helper()
 	a := loaded(t, x)
-	root, err := normalizeArtifact(kind, a, o)
+	root, err := normalizeArtifact(p, a, bases)
 	if err != nil {
 		return nil, err
 	}

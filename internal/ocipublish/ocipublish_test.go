@@ -115,20 +115,20 @@ func TestTheSameSourcesBuiltAtOtherTimesGiveTheSameDigest(t *testing.T) {
 	monday, tuesday := build(t, commit.Add(24*time.Hour), amd64), build(t, commit.Add(48*time.Hour), amd64)
 	require.NotEqual(t, digestOf(t, monday), digestOf(t, tuesday), "as built, the clock is in the digest")
 
-	a, err := normalize(t, "frontend", monday, Options{Epoch: commit})
+	a, err := normalize(t, monday, Prepare{Kind: "frontend", Created: commit})
 	require.NoError(t, err)
-	b, err := normalize(t, "frontend", tuesday, Options{Epoch: commit})
+	b, err := normalize(t, tuesday, Prepare{Kind: "frontend", Created: commit})
 	require.NoError(t, err)
 	assert.Equal(t, digestOf(t, a), digestOf(t, b), "normalized, only the inputs are")
 
-	other, err := normalize(t, "frontend", monday, Options{Epoch: commit.Add(time.Second)})
+	other, err := normalize(t, monday, Prepare{Kind: "frontend", Created: commit.Add(time.Second)})
 	require.NoError(t, err)
 	assert.NotEqual(t, digestOf(t, a), digestOf(t, other), "--created is an input")
 }
 
 func TestNormalizingClampsTimesAndKeepsWhatIsOlder(t *testing.T) {
 	img := build(t, commit.Add(time.Hour), amd64)
-	n, err := normalize(t, "frontend", img, Options{Epoch: commit})
+	n, err := normalize(t, img, Prepare{Kind: "frontend", Created: commit})
 	require.NoError(t, err)
 	out := n.(v1.Image)
 
@@ -177,7 +177,7 @@ func TestPlatformsAreCheckedBeforeAnythingIsPushed(t *testing.T) {
 		mutate.IndexAddendum{Add: build(t, commit.Add(time.Hour), amd64), Descriptor: v1.Descriptor{Platform: &amd64}},
 		mutate.IndexAddendum{Add: build(t, commit.Add(time.Hour), amd64), Descriptor: v1.Descriptor{Platform: &arm}})
 
-	_, err := normalize(t, "frontend", idx, Options{Epoch: commit, Platforms: []string{"linux/amd64", "linux/arm64"}})
+	_, err := normalize(t, idx, Prepare{Kind: "frontend", Created: commit, Platforms: []string{"linux/amd64", "linux/arm64"}})
 	require.Error(t, err, "a base image without arm64 gives amd64 twice")
 	assert.ErrorContains(t, err, "linux/arm64 is missing")
 	assert.ErrorContains(t, err, "nothing was pushed")
@@ -185,14 +185,14 @@ func TestPlatformsAreCheckedBeforeAnythingIsPushed(t *testing.T) {
 	good := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
 		mutate.IndexAddendum{Add: build(t, commit.Add(time.Hour), amd64), Descriptor: v1.Descriptor{Platform: &amd64}},
 		mutate.IndexAddendum{Add: build(t, commit.Add(time.Hour), arm), Descriptor: v1.Descriptor{Platform: &arm}})
-	n, err := normalize(t, "frontend", good, Options{Epoch: commit, Platforms: []string{"linux/amd64", "linux/arm64"}})
+	n, err := normalize(t, good, Prepare{Kind: "frontend", Created: commit, Platforms: []string{"linux/amd64", "linux/arm64"}})
 	require.NoError(t, err)
 	im, err := n.(v1.ImageIndex).IndexManifest()
 	require.NoError(t, err)
 	require.Len(t, im.Manifests, 2)
 	assert.Equal(t, "arm64", im.Manifests[1].Platform.Architecture, "each manifest keeps its platform")
 
-	_, err = normalize(t, "frontend", build(t, commit, amd64), Options{Epoch: commit, Platforms: []string{"linux/arm64"}})
+	_, err = normalize(t, build(t, commit, amd64), Prepare{Kind: "frontend", Created: commit, Platforms: []string{"linux/arm64"}})
 	assert.ErrorContains(t, err, "linux/arm64 is missing")
 }
 

@@ -8,20 +8,22 @@ import (
 	"dagger/lowcode-pipeline/internal/images"
 )
 
-// normalizeArtifact normalizes each image of a into a's layout, after
-// checking that they are the platforms asked for, and returns what it
+// normalizeArtifact normalizes each image of a, on its platform's base of
+// bases (none: no layer is known to be the base's), into a's layout, after
+// checking that they are the platforms p asks for, and returns what it
 // wrote last. Attestations are left out (imagesOf): they name the digests
 // before normalization.
-func normalizeArtifact(kind string, a Artifact, o Options) (v1.Descriptor, error) {
-	if err := checkPlatforms(kind, a.images, o.Platforms); err != nil {
+func normalizeArtifact(p Prepare, a Artifact, bases []Base) (v1.Descriptor, error) {
+	if err := checkPlatforms(p.Kind, a.images, p.Platforms); err != nil {
 		return v1.Descriptor{}, err
 	}
+	v := Cache{Dir: p.Cache}
 	if a.root.MediaType.IsImage() {
-		return normalizeImage(a.dir, a.images[0], o.Epoch, o.Cache, baseFor(o.Bases, a.images[0].platform))
+		return normalizeImage(a.dir, a.images[0], p.Created, v, baseFor(bases, a.images[0].platform))
 	}
 	out := v1.IndexManifest{SchemaVersion: 2, MediaType: a.root.MediaType}
 	for _, img := range a.images {
-		d, err := normalizeImage(a.dir, img, o.Epoch, o.Cache, baseFor(o.Bases, img.platform))
+		d, err := normalizeImage(a.dir, img, p.Created, v, baseFor(bases, img.platform))
 		if err != nil {
 			return v1.Descriptor{}, fmt.Errorf("%s: %w", platformOf(img.platform), err)
 		}

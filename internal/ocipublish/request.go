@@ -54,28 +54,28 @@ func Normalized(p Prepare, work, out string, warn io.Writer) error {
 		return err
 	}
 	imgs := loaded.images
-	o := Options{Epoch: p.Created, Platforms: p.Platforms, Cache: Cache{Dir: p.Cache}}
-	o.Bases = o.Cache.firstExports(p.BaseRef)
+	v := Cache{Dir: p.Cache}
+	bases := v.firstExports(p.BaseRef)
 	// the engine's export gives the base of each platform no first export
 	// is kept for; its error may name a tar entry: printable, cut
 	var exported []Base
-	if slices.ContainsFunc(imgs, func(img image) bool { return baseFor(o.Bases, img.platform) == nil }) && p.BaseTarball != "" {
+	if slices.ContainsFunc(imgs, func(img image) bool { return baseFor(bases, img.platform) == nil }) && p.BaseTarball != "" {
 		if read, err := ReadBases(p.BaseTarball, filepath.Join(work, "base")); err != nil {
 			fmt.Fprintf(warn, "oci-publish: the %s image's base could not be read from the engine's export, so the layers of a platform it was to give a base are not known to be the base's: %v\n", p.Kind, fielderr.Cut(fielderr.Printable(err.Error()), 500))
 		} else {
-			read = slices.DeleteFunc(read, func(b Base) bool { return baseFor(o.Bases, b.Platform) != nil })
-			o.Bases = append(o.Bases, read...)
+			read = slices.DeleteFunc(read, func(b Base) bool { return baseFor(bases, b.Platform) != nil })
+			bases = append(bases, read...)
 			exported = exportedIn(imgs, read)
 		}
 	}
-	root, err := normalizeArtifact(p.Kind, loaded, o)
+	root, err := normalizeArtifact(p, loaded, bases)
 	if err != nil {
 		return err
 	}
 	// after normalizing: it kept the canonical blobs of the layers named
-	o.Cache.keepFirstExports(p.BaseRef, exported)
-	if i := slices.IndexFunc(o.Bases, func(b Base) bool { return b.tookPlace > 0 }); i >= 0 {
-		fmt.Fprintf(warn, "oci-publish: the %s image: %d of its base's layers are the ones the engine first exported (kept in the publish's cache volume), in place of its copies made anew from the same files (tests/engine-facts.md, fact 48)\n", p.Kind, o.Bases[i].tookPlace)
+	v.keepFirstExports(p.BaseRef, exported)
+	if i := slices.IndexFunc(bases, func(b Base) bool { return b.tookPlace > 0 }); i >= 0 {
+		fmt.Fprintf(warn, "oci-publish: the %s image: %d of its base's layers are the ones the engine first exported (kept in the publish's cache volume), in place of its copies made anew from the same files (tests/engine-facts.md, fact 48)\n", p.Kind, bases[i].tookPlace)
 	}
 	if err := writeIndex(out, root); err != nil {
 		return err
