@@ -52,9 +52,5 @@ func platformOf(p *v1.Platform) string {
 	if p == nil {
 		return "unknown"
 	}
-	s := p.OS + "/" + p.Architecture
-	if p.Variant != "" {
-		s += "/" + p.Variant
-	}
-	return s
+	return p.String()
 }
