@@ -3,6 +3,7 @@ package ocipublish
 import (
 	"bufio"
 	"compress/gzip"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"os"
@@ -100,14 +101,14 @@ func recompress(dir string, l v1.Descriptor, want v1.Hash, transform func(tar io
 		zw, err = newCanonicalWriter(w)
 		out = zw
 	}
-	diffID := newHashCounter()
+	diffID := sha256.New()
 	if err == nil {
-		err = transform(r, io.MultiWriter(&diffID, out))
+		err = transform(r, io.MultiWriter(diffID, out))
 	}
 	if err == nil && zw != nil {
 		err = zw.Close()
 	}
-	if got := diffID.sum(); err == nil && want != (v1.Hash{}) && got != want {
+	if got := sumOf(diffID); err == nil && want != (v1.Hash{}) && got != want {
 		err = fmt.Errorf("the layer %s holds content %s, not the %s its image's config says", short(l.Digest), short(got), short(want))
 	}
 	if err != nil {
@@ -115,7 +116,7 @@ func recompress(dir string, l v1.Descriptor, want v1.Hash, transform func(tar io
 		return v1.Descriptor{}, v1.Hash{}, err
 	}
 	d, err := w.commit(l.MediaType)
-	return d, diffID.sum(), err
+	return d, sumOf(diffID), err
 }
 
 // short is a digest's first 12 hex digits, as an error names it.

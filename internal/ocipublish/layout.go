@@ -23,6 +23,7 @@ import (
 // and its images.
 type Artifact struct {
 	dir    string
+	index  v1.ImageIndex // the layout's
 	root   v1.Descriptor
 	images []image
 }
@@ -42,7 +43,7 @@ func Load(dir string) (Artifact, error) {
 	case !im.Manifests[0].MediaType.IsIndex() && !im.Manifests[0].MediaType.IsImage():
 		return Artifact{}, fmt.Errorf("the OCI layout's index names a %s, not an image", im.Manifests[0].MediaType)
 	}
-	a := Artifact{dir: dir, root: im.Manifests[0]}
+	a := Artifact{dir: dir, index: idx, root: im.Manifests[0]}
 	if a.images, err = imagesOf(idx, a.root); err != nil {
 		return Artifact{}, err
 	}
@@ -80,7 +81,8 @@ func writeJSON(dir string, mt types.MediaType, v any) (v1.Descriptor, error) {
 type blobWriter struct {
 	dir  string
 	f    *os.File
-	hash hashCounter
+	hash hash.Hash
+	size int64
 }
 
 func newBlobWriter(dir string) (*blobWriter, error) {
@@ -88,17 +90,18 @@ func newBlobWriter(dir string) (*blobWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &blobWriter{dir: dir, f: f, hash: newHashCounter()}, nil
+	return &blobWriter{dir: dir, f: f, hash: sha256.New()}, nil
 }
 
 func (w *blobWriter) Write(p []byte) (int, error) {
 	w.hash.Write(p)
+	w.size += int64(len(p))
 	return w.f.Write(p)
 }
 
 // commit closes the blob and files it; abort removes it.
 func (w *blobWriter) commit(mt types.MediaType) (v1.Descriptor, error) {
-	d := v1.Descriptor{MediaType: mt, Size: w.hash.n, Digest: w.hash.sum()}
+	d := v1.Descriptor{MediaType: mt, Size: w.size, Digest: sumOf(w.hash)}
 	return d, settle(w.f, blobPath(w.dir, d.Digest), nil)
 }
 
@@ -127,21 +130,9 @@ func settle(tmp *os.File, path string, err error) error {
 	return err
 }
 
-// hashCounter is a sha256 with the count of bytes it read.
-type hashCounter struct {
-	h hash.Hash
-	n int64
-}
-
-func newHashCounter() hashCounter { return hashCounter{h: sha256.New()} }
-
-func (c *hashCounter) Write(p []byte) (int, error) {
-	c.n += int64(len(p))
-	return c.h.Write(p)
-}
-
-func (c *hashCounter) sum() v1.Hash {
-	return v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(c.h.Sum(nil))}
+// sumOf is a sha256's sum, as a digest.
+func sumOf(h hash.Hash) v1.Hash {
+	return v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(h.Sum(nil))}
 }
 
 // image is one image of an artifact.

@@ -16,7 +16,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"golang.org/x/sync/errgroup"
@@ -160,15 +159,11 @@ func layoutRoot(dir string) (remote.Taggable, v1.Hash, error) {
 	if err != nil {
 		return nil, v1.Hash{}, err
 	}
-	idx, err := layout.Path(dir).ImageIndex()
-	if err != nil {
-		return nil, v1.Hash{}, fmt.Errorf("read the OCI layout: %w", err)
-	}
 	if a.root.MediaType.IsIndex() {
-		ii, err := idx.ImageIndex(a.root.Digest)
+		ii, err := a.index.ImageIndex(a.root.Digest)
 		return ii, a.root.Digest, err
 	}
-	img, err := idx.Image(a.root.Digest)
+	img, err := a.index.Image(a.root.Digest)
 	return img, a.root.Digest, err
 }
 
