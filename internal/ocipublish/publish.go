@@ -8,11 +8,11 @@ import (
 	"dagger/lowcode-pipeline/internal/images"
 )
 
-// normalizeArtifact normalizes each image of a, on its platform's base of
-// bases (none: no layer is known to be the base's), into a's layout, after
-// checking that they are the platforms p asks for, and returns what it
-// wrote last. Attestations are left out (imagesOf): they name the digests
-// before normalization.
+// normalizeArtifact writes each image of a normalized into a's layout, on
+// its platform's base of bases (none: no layer is known to be the base's),
+// once they are checked to be the platforms p asks for, and returns the
+// new image's or index's descriptor. Attestations are left out (imagesOf):
+// they name the digests before normalization.
 func normalizeArtifact(p Prepare, a Artifact, bases []Base) (v1.Descriptor, error) {
 	if err := checkPlatforms(p.Kind, a.images, p.Platforms); err != nil {
 		return v1.Descriptor{}, err
